@@ -1,0 +1,114 @@
+# iolayer — build, test and demo.  `make help` lists the targets.
+# Tools are found by convention: bpf/NAME.bpf.c + user/NAME.c (+ bpf/NAME.h shared types)
+# give the binary NAME with '_' turned into '-' (writeback_ret -> writeback-ret).
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+CC      ?= gcc
+ARCH    := x86
+
+TOOLS    := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+BINS     := $(foreach t,$(TOOLS),$(BUILD)/bin/$(subst _,-,$(t)))
+LIB_SRC  := $(wildcard user/lib/*.c)
+LIB_OBJ  := $(patsubst user/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+LIB      := $(BUILD)/libiolayer.a
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNITS    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+WL_SRC   := $(wildcard tests/workloads/*.c)
+WLS      := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRC))
+MANS     := $(wildcard docs/man/*.8)
+
+PKGS     := libbpf libelf zlib json-c libdw
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS   ?= -g -O2
+override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD)
+LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Werror -Wall \
+              -Wno-unused-function -Wno-compare-distinct-pointer-types
+
+.PHONY: all deps demo check check-unit check-integration vmtest bench install clean help
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BINS) $(WLS)
+
+help:
+	@echo "make [all]              build the tools into $(BUILD)/bin and test workloads"
+	@echo "make deps               install what building and testing need (Debian packages)"
+	@echo "sudo make demo          deps + build + the tools on a bundled workload (loop ext4 in /dev/shm)"
+	@echo "sudo make check         deps + build + unit tests + integration tests (root)"
+	@echo "make check-unit         unit tests only (cmocka, no root)"
+	@echo "sudo make check-integration   integration tests only (TAP, prove, root)"
+	@echo "sudo make vmtest [KERNELS='5.10 6.1 6.12'|KERNELS=/path/bzImage]  integration suite in virtme-ng guests"
+	@echo "sudo make bench         benchmarks (slowdown ratios, lost events)"
+	@echo "make install [PREFIX=/usr/local DESTDIR=]   install binaries and man pages"
+
+deps:
+	@tools/install-deps
+
+# --- BPF objects and skeletons -------------------------------------------------
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(BUILD)/bpf
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(BPFTOOL) gen object $@ $@.tmp
+	@rm -f $@.tmp
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $* > $@
+
+# --- user space ------------------------------------------------------------------
+$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/lib
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/obj/%.o: user/%.c $(BUILD)/%.skel.h $(wildcard user/lib/*.h) $(wildcard bpf/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c $< -o $@
+
+define tool_rule
+$(BUILD)/bin/$(subst _,-,$(1)): $(BUILD)/obj/$(1).o $(LIB) | $(BUILD)/bin
+	$$(CC) $$(CFLAGS) $$< -o $$@ $$(LDLIBS)
+endef
+$(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+
+$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+	$(CC) $(CFLAGS) $< -o $@ -lpthread
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(LDLIBS) -lcmocka
+
+$(BUILD)/bpf $(BUILD)/lib $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads:
+	@mkdir -p $@
+
+# --- running ----------------------------------------------------------------------
+demo: deps
+	@$(MAKE) --no-print-directory all
+	tools/demo $(BUILD)
+
+check: deps
+	@$(MAKE) --no-print-directory all $(UNITS)
+	@$(MAKE) --no-print-directory check-unit check-integration
+
+check-unit: $(UNITS)
+	@fail=0; for t in $(UNITS); do CMOCKA_MESSAGE_OUTPUT=stdout ./$$t tests/unit || fail=1; done; exit $$fail
+
+check-integration: all
+	IOLAYER_BUILD=$(abspath $(BUILD)) prove -v tests/integration/*.t
+
+vmtest: all
+	tools/vmtest $(KERNELS)
+
+bench: all
+	tools/bench $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/sbin/
+	$(if $(MANS),install -m 0644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man8/)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Included first by every bpf/NAME.bpf.c: kernel types, libbpf's BPF headers, the shared
+ * drop counters and small map helpers.
+ */
+#ifndef IOLAYER_COMMON_BPF_H
+#define IOLAYER_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "lib/shared.h"
+
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+/* Per-CPU counters of what could not be measured, indexed by enum il_drop; user space sums
+ * the CPUs and prints them at exit (user/lib/drops.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, IL_DROP__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} il_drops SEC(".maps");
+
+static __always_inline void il_drop(enum il_drop what)
+{
+	__u32 key = what;
+	__u64 *v = bpf_map_lookup_elem(&il_drops, &key);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+/* Look up key in map; create it from init when absent. NULL (and IL_DROP_MAP_FULL counted)
+ * when the map is full. */
+static __always_inline void *il_lookup_or_init(void *map, const void *key, const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+	long err;
+
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		il_drop(IL_DROP_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(map, key);
+}
+
+/* Reserve size bytes in ring buffer rb; NULL (and IL_DROP_RINGBUF_FULL counted) when full. */
+static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
+{
+	void *e = bpf_ringbuf_reserve(rb, size, 0);
+
+	if (!e)
+		il_drop(IL_DROP_RINGBUF_FULL);
+	return e;
+}
+
+#endif /* IOLAYER_COMMON_BPF_H */

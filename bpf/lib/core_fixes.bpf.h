@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one place that knows how the kernel's structs changed between 5.10 and 6.18.
+ * Each helper reads through CO-RE and picks the layout this kernel has from its BTF
+ * (bpf_core_field_exists / bpf_core_type_exists), never from a version number.
+ */
+#ifndef IOLAYER_CORE_FIXES_BPF_H
+#define IOLAYER_CORE_FIXES_BPF_H
+
+#include "lib/common.bpf.h"
+
+/* task_struct.state was renamed __state (and became unsigned int) in 5.14,
+ * commit 2f064a59a11f ("sched: Change task_struct::state"). */
+struct task_struct___o {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 il_task_state(struct task_struct *t)
+{
+	struct task_struct___o *old = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ(old, state);
+}
+
+/* request.rq_disk was removed in 6.0, commit f3fa33acca9f ("block: remove the ->rq_disk
+ * field in struct request"); the disk is then rq->q->disk. Returns the disk's dev_t as the
+ * kernel encodes it for user space (MKDEV: major << 20 | minor), 0 when unknown. */
+struct request___o {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct gendisk *il_rq_disk(struct request *rq)
+{
+	struct request___o *old = (void *)rq;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		return BPF_CORE_READ(old, rq_disk);
+	return BPF_CORE_READ(rq, q, disk);
+}
+
+static __always_inline __u32 il_disk_dev(struct gendisk *disk)
+{
+	if (!disk)
+		return 0;
+	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+}
+
+/* request.cmd_flags: `unsigned int` before 6.0, `blk_opf_t` after; same bits. The low
+ * REQ_OP_BITS (8, include/linux/blk_types.h, unchanged since 4.10) hold the operation.
+ * The operation's enum was `enum req_opf` until 6.0 and `enum req_op` after, commit
+ * ff07a02e9e8e ("treewide: use enum req_op where appropriate"). The values are read from
+ * the kernel's own enum through CO-RE. */
+#define IL_REQ_OP_MASK 0xff
+
+enum req_opf___o {
+	REQ_OP_READ___o = 0,
+	REQ_OP_WRITE___o = 1,
+	REQ_OP_FLUSH___o = 2,
+	REQ_OP_DISCARD___o = 3,
+};
+
+static __always_inline __u32 il_rq_op(struct request *rq)
+{
+	__u32 op = BPF_CORE_READ(rq, cmd_flags) & IL_REQ_OP_MASK;
+
+	if (bpf_core_type_exists(enum req_op)) {
+		if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
+			return IL_OP_READ;
+		if (op == bpf_core_enum_value(enum req_op, REQ_OP_WRITE))
+			return IL_OP_WRITE;
+		if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH))
+			return IL_OP_FLUSH;
+		if (op == bpf_core_enum_value(enum req_op, REQ_OP_DISCARD))
+			return IL_OP_DISCARD;
+		return IL_OP_OTHER;
+	}
+	if (op == bpf_core_enum_value(enum req_opf___o, REQ_OP_READ___o))
+		return IL_OP_READ;
+	if (op == bpf_core_enum_value(enum req_opf___o, REQ_OP_WRITE___o))
+		return IL_OP_WRITE;
+	if (op == bpf_core_enum_value(enum req_opf___o, REQ_OP_FLUSH___o))
+		return IL_OP_FLUSH;
+	if (op == bpf_core_enum_value(enum req_opf___o, REQ_OP_DISCARD___o))
+		return IL_OP_DISCARD;
+	return IL_OP_OTHER;
+}
+
+#endif /* IOLAYER_CORE_FIXES_BPF_H */

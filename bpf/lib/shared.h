@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Types and helpers shared by every BPF object and by user space.
+ * Fixed-width types only; included both after vmlinux.h (BPF) and from user space.
+ */
+#ifndef IOLAYER_SHARED_H
+#define IOLAYER_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define IL_TASK_COMM_LEN 16
+#define IL_HIST_SLOTS 64 /* log2 slots of a histogram: slot i holds [2^i, 2^(i+1)), slot 0 holds 0 and 1 */
+
+/* Block I/O operation kinds, decoded from request.cmd_flags by il_rq_op() (core_fixes.bpf.h). */
+enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP_OTHER, IL_OP__MAX };
+
+/* What the kernel side could not count, one per-CPU counter each (map `il_drops`). */
+enum il_drop {
+	IL_DROP_RINGBUF_FULL, /* bpf_ringbuf_reserve() failed: an event was lost */
+	IL_DROP_MAP_FULL,     /* a start-time or aggregate map was full: an operation was not measured */
+	IL_DROP_MISSED_START, /* an end without its start (began before tracing): not measured */
+	IL_DROP_BACKWARDS,    /* end timestamp before start timestamp: not measured */
+	IL_DROP_STACK,        /* bpf_get_stackid() failed (stack map full or hash collision) */
+	IL_DROP__MAX
+};
+
+/*
+ * il_log2() - floor(log2(v)) for v > 0, and 0 for v == 0, without loops (BPF-friendly).
+ * il_hist_slot() - the histogram slot of v: il_log2(v) clamped to nslots - 1, so a value
+ * never falls off the end (0 -> 0, 1 -> 0, 2 -> 1, 3 -> 1, 4 -> 2, 2^32 -> 32, 2^63 -> 63).
+ */
+static inline __u32 il_log2_u32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xFFFF) << 4;
+	v >>= r;
+	shift = (v > 0xFF) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xF) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+static inline __u32 il_log2(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	if (hi)
+		return il_log2_u32(hi) + 32;
+	return il_log2_u32((__u32)v);
+}
+
+static inline __u32 il_hist_slot(__u64 v, __u32 nslots)
+{
+	__u32 s = il_log2(v);
+
+	return s < nslots ? s : nslots - 1;
+}
+
+#endif /* IOLAYER_SHARED_H */

@@ -1,0 +1,98 @@
+# shellcheck shell=bash
+# TAP helpers and fixtures shared by the integration tests (sourced, not run).
+# Environment:
+#   IOLAYER_BUILD   build folder holding bin/ and workloads/ (default: ./build)
+#   IOLAYER_ATTACH  when set (fentry|kprobe|tracepoint), passed to every tool as --attach=...
+#                   so `make vmtest` runs the same suite under each attach method.
+set -u
+
+IOLAYER_BUILD=${IOLAYER_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}
+BIN=$IOLAYER_BUILD/bin
+WL=$IOLAYER_BUILD/workloads
+TMPD=$(mktemp -d /tmp/iolayer-test.XXXXXX)
+_tap_n=0
+_tap_fail=0
+_cleanups=()
+
+plan() { echo "1..$1"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+ok() { # ok CONDITION_STATUS DESCRIPTION
+	_tap_n=$((_tap_n + 1))
+	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"; else echo "not ok $_tap_n - $2"; _tap_fail=1; fi
+}
+check() { # check DESCRIPTION COMMAND... : ok when the command succeeds
+	local d=$1; shift
+	if "$@"; then ok 0 "$d"; else ok 1 "$d"; fi
+}
+is() { # is GOT EXPECTED DESCRIPTION
+	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got:      '$1'"; echo "#   expected: '$2'"; fi
+}
+skip() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n # SKIP $*"; }
+diag() { echo "# $*"; }
+diag_file() { sed 's/^/#   /' "$1"; }
+
+at_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" >/dev/null 2>&1 || true; done
+	rm -rf "$TMPD"
+}
+trap _run_cleanups EXIT
+
+# Path of tool NAME plus the forced attach option, if any: "$(tool biolatency)" -D ...
+tool() {
+	local t="$BIN/$1"
+	[ -x "$t" ] || { echo "not ok - $t is not built" >&2; exit 1; }
+	if [ -n "${IOLAYER_ATTACH:-}" ]; then echo "$t --attach=$IOLAYER_ATTACH"; else echo "$t"; fi
+}
+
+require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
+
+# A loop device over a file in /dev/shm, formatted ext4 and mounted.
+# Sets LOOPDEV (/dev/loopN), LOOPNAME (loopN), MNT. Size in MiB (default 256).
+loop_ext4_setup() {
+	local size=${1:-256} img=/dev/shm/iolayer-test-$$-$RANDOM.img
+	truncate -s "${size}M" "$img"
+	at_exit "rm -f $img"
+	LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
+	at_exit "losetup -d $LOOPDEV"
+	LOOPNAME=${LOOPDEV#/dev/}
+	mkfs.ext4 -q -F "$LOOPDEV" || { echo "Bail out! mkfs.ext4 failed"; exit 1; }
+	MNT=$TMPD/mnt
+	mkdir -p "$MNT"
+	mount "$LOOPDEV" "$MNT" || { echo "Bail out! mount failed"; exit 1; }
+	at_exit "umount $MNT"
+}
+
+# Start a tool in the background: tool_start NAME OUT ERR CMD...
+# Waits until the tool says it is tracing (the "Hit Ctrl-C" line on stderr) or exits.
+# Sets TOOL_PID. Returns 1 when the tool never got ready (its stderr is printed as diag).
+tool_start() {
+	local out=$1 err=$2 i; shift 2
+	"$@" >"$out" 2>"$err" &
+	TOOL_PID=$!
+	at_exit "kill -9 $TOOL_PID"
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'Hit Ctrl-C' "$err" 2>/dev/null && return 0
+		kill -0 "$TOOL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	diag "tool did not get ready: $*"; diag_file "$err"
+	return 1
+}
+
+# Stop the tool started by tool_start with SIGINT (Ctrl-C) and wait; sets TOOL_RC.
+tool_stop() {
+	kill -INT "$TOOL_PID" 2>/dev/null
+	wait "$TOOL_PID"
+	TOOL_RC=$?
+}
+
+# BPF programs currently loaded whose name starts with one of the given prefixes.
+bpf_progs_named() {
+	local re
+	re=$(printf '%s|' "$@"); re=${re%|}
+	bpftool prog show 2>/dev/null | grep -E "name ($re)" || true
+}
+
+done_testing() { [ "$_tap_fail" = 0 ]; exit $?; }

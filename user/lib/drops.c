@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "drops.h"
+
+static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
+	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost: ring buffer full" },
+	[IL_DROP_MAP_FULL] = { "map_full", "operations not measured: BPF map full" },
+	[IL_DROP_MISSED_START] = { "missed_start", "operations not measured: began before tracing started" },
+	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
+	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
+};
+
+const char *il_drop_name(enum il_drop d)
+{
+	return d < IL_DROP__MAX ? drops[d].name : "?";
+}
+
+int il_drops_read(int map_fd, __u64 out[IL_DROP__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < IL_DROP__MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(map_fd, &k, vals)) {
+			int err = -errno;
+
+			free(vals);
+			return err;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void il_drops_print(FILE *f, const __u64 d[IL_DROP__MAX])
+{
+	for (int i = 0; i < IL_DROP__MAX; i++)
+		if (d[i])
+			fprintf(f, "%s: %llu\n", drops[i].text, (unsigned long long)d[i]);
+}
+
+struct json_object *il_drops_json(const __u64 d[IL_DROP__MAX])
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int i = 0; i < IL_DROP__MAX; i++)
+		json_object_object_add(o, drops[i].name, json_object_new_uint64(d[i]));
+	return o;
+}

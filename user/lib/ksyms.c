@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ksyms.h"
+
+struct il_ksyms {
+	struct il_ksym *syms;
+	size_t n, cap;
+	char **strs; /* owned strings (names and module names) */
+	size_t nstrs, capstrs;
+};
+
+static char *keep(struct il_ksyms *ks, const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		return NULL;
+	if (ks->nstrs == ks->capstrs) {
+		size_t cap = ks->capstrs ? ks->capstrs * 2 : 4096;
+		char **n = realloc(ks->strs, cap * sizeof(*n));
+
+		if (!n) {
+			free(d);
+			return NULL;
+		}
+		ks->strs = n;
+		ks->capstrs = cap;
+	}
+	ks->strs[ks->nstrs++] = d;
+	return d;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct il_ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct il_ksyms *il_ksyms_load(const char *path)
+{
+	struct il_ksyms *ks = calloc(1, sizeof(*ks));
+	char line[512], name[256], mod[128], type, *lastmod = NULL;
+	unsigned long addr;
+	FILE *f;
+
+	if (!ks)
+		return NULL;
+	f = fopen(path ? path : "/proc/kallsyms", "r");
+	if (!f) {
+		free(ks);
+		return NULL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%lx %c %255s [%127[^]]]", &addr, &type, name, mod);
+
+		if (n < 3 || !addr)
+			continue;
+		if (ks->n == ks->cap) {
+			size_t cap = ks->cap ? ks->cap * 2 : 65536;
+			struct il_ksym *s = realloc(ks->syms, cap * sizeof(*s));
+
+			if (!s)
+				goto nomem;
+			ks->syms = s;
+			ks->cap = cap;
+		}
+		struct il_ksym *s = &ks->syms[ks->n];
+		s->addr = addr;
+		s->name = keep(ks, name);
+		s->module = NULL;
+		if (n == 4) {
+			if (!lastmod || strcmp(lastmod, mod))
+				lastmod = keep(ks, mod);
+			s->module = lastmod;
+		}
+		if (!s->name || (n == 4 && !s->module))
+			goto nomem;
+		ks->n++;
+	}
+	fclose(f);
+	if (!ks->n) {
+		il_ksyms_free(ks);
+		errno = ENOENT;
+		return NULL;
+	}
+	qsort(ks->syms, ks->n, sizeof(*ks->syms), cmp_addr);
+	return ks;
+nomem:
+	fclose(f);
+	il_ksyms_free(ks);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void il_ksyms_free(struct il_ksyms *ks)
+{
+	if (!ks)
+		return;
+	for (size_t i = 0; i < ks->nstrs; i++)
+		free(ks->strs[i]);
+	free(ks->strs);
+	free(ks->syms);
+	free(ks);
+}
+
+const struct il_ksym *il_ksyms_find(const struct il_ksyms *ks, unsigned long addr)
+{
+	size_t lo = 0, hi;
+
+	if (!ks || !ks->n || addr < ks->syms[0].addr)
+		return NULL;
+	hi = ks->n;
+	while (hi - lo > 1) { /* invariant: syms[lo].addr <= addr < syms[hi].addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &ks->syms[lo];
+}
+
+const char *il_ksyms_format(const struct il_ksyms *ks, unsigned long addr, char *buf, size_t len)
+{
+	const struct il_ksym *s = il_ksyms_find(ks, addr);
+
+	if (!s)
+		snprintf(buf, len, "[unknown]");
+	else if (s->module)
+		snprintf(buf, len, "%s+0x%lx [%s]", s->name, addr - s->addr, s->module);
+	else
+		snprintf(buf, len, "%s+0x%lx", s->name, addr - s->addr);
+	return buf;
+}
+
+bool il_ksym_exists(const char *name)
+{
+	char line[512], sym[256], type;
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %c %255s", &type, sym) == 2 && (type == 't' || type == 'T') &&
+		    !strcmp(sym, name))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "log.h"
+#include "util.h"
+
+void il_require_root(void)
+{
+	if (geteuid() != 0)
+		il_die("must run as root (try: sudo %s ...)", il_tool);
+}
+
+void il_require_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		il_die("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): it needs "
+		       "CONFIG_DEBUG_INFO_BTF=y");
+}
+
+void il_require_tracing(void)
+{
+	il_require_root();
+	il_require_btf();
+}
+
+const char *il_errno_name(int err)
+{
+	static __thread char buf[32];
+	const char *n;
+
+	if (err < 0)
+		err = -err;
+	n = strerrorname_np(err);
+	if (n)
+		return n;
+	snprintf(buf, sizeof(buf), "errno %d", err);
+	return buf;
+}
+
+int il_parse_uint(const char *s, const char *what, unsigned long long min,
+		  unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!isdigit((unsigned char)*s))
+		goto bad;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	if (max == ULLONG_MAX)
+		il_err("%s must be a whole number >= %llu, got '%s'", what, min, s);
+	else
+		il_err("%s must be a whole number from %llu to %llu, got '%s'", what, min, max, s);
+	return -1;
+}
+
+const char *il_clock_str(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%H:%M:%S", &tm);
+	return buf;
+}
+
+const char *il_disk_name(__u32 dev, char *buf, size_t len)
+{
+	char path[96], line[256];
+	FILE *f;
+
+	snprintf(buf, len, "%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", IL_DEV_MAJOR(dev),
+		 IL_DEV_MINOR(dev));
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "DEVNAME=", 8)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(buf, len, "%s", line + 8);
+			break;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+int il_disk_dev(const char *name, __u32 *dev)
+{
+	char path[320];
+	unsigned ma, mi;
+	FILE *f;
+	int n;
+
+	if (!strncmp(name, "/dev/", 5))
+		name += 5;
+	if (!*name || strchr(name, '/'))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%u:%u", &ma, &mi);
+	fclose(f);
+	if (n != 2)
+		return -1;
+	*dev = IL_MKDEV(ma, mi);
+	return 0;
+}
+
+void il_json_print(FILE *f, struct json_object *obj)
+{
+	fprintf(f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
+	json_object_put(obj);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Small things every tool needs: preconditions, errno names, numbers, time, disks, JSON. */
+#ifndef IOLAYER_UTIL_H
+#define IOLAYER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <json-c/json.h>
+
+#define IL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Exit with one line unless running as root / the kernel has BTF. */
+void il_require_root(void);
+void il_require_btf(void);
+
+/* Call both of the above, in the order a user can act on. */
+void il_require_tracing(void);
+
+/* "ENOMEM" for 12 or -12; "E?" style fallback "errno 1234" for unknown values (static buffer). */
+const char *il_errno_name(int err);
+
+/* Parse a decimal unsigned integer in [min, max]. On error prints one line naming `what`
+ * ("interval must be a whole number of seconds, got '-1'") and returns -1. */
+int il_parse_uint(const char *s, const char *what, unsigned long long min,
+		  unsigned long long max, unsigned long long *out);
+
+/* Local wall-clock time as "HH:MM:SS" into buf (>= 9 bytes); returns buf. */
+const char *il_clock_str(char *buf, size_t len);
+
+/* Kernel dev_t encoding as BPF reads it from struct gendisk (major << 20 | minor). */
+#define IL_DEV_MAJOR(d) ((unsigned)((d) >> 20))
+#define IL_DEV_MINOR(d) ((unsigned)((d) & 0xfffff))
+#define IL_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
+
+/* Block device name ("loop0", "nvme0n1") for dev, from /sys/dev/block/MAJ:MIN; falls back
+ * to "MAJ:MIN". Returns buf. */
+const char *il_disk_name(__u32 dev, char *buf, size_t len);
+
+/* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
+int il_disk_dev(const char *name, __u32 *dev);
+
+/* Print obj on one line to f and release it (json_object_put). */
+void il_json_print(FILE *f, struct json_object *obj);
+
+#endif
