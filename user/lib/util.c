@@ -126,3 +126,12 @@ void il_json_print(FILE *f, struct json_object *obj)
 	fprintf(f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
 	json_object_put(obj);
 }
+
+void il_require_pid(int pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (pid <= 0 || access(path, F_OK))
+		il_die("no process with pid %d", pid);
+}

@@ -41,6 +41,9 @@ const char *il_disk_name(__u32 dev, char *buf, size_t len);
 /* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
 int il_disk_dev(const char *name, __u32 *dev);
 
+/* Exit with one line unless process pid exists ("no process with pid 123"). */
+void il_require_pid(int pid);
+
 /* Print obj on one line to f and release it (json_object_put). */
 void il_json_print(FILE *f, struct json_object *obj);
 

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * fsync_loop: the bundled write+fsync workload with known answers.
+ *
+ *   fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] PATH
+ *
+ * Each of THREADS threads opens its own file (PATH when THREADS is 1, else PATH.0, PATH.1,
+ * ...) and does COUNT times: pwrite(BYTES at offset i*BYTES), then fsync (-m sync, default),
+ * fdatasync (-m data), nothing (-m none), or opens the file O_SYNC so the write syncs itself
+ * (-m osync). With -g it first prints "pid PID" and the thread ids ("tid TID" lines) and
+ * waits until GOFILE exists, so a tracer can be started on the pid before the first write.
+ * Exit 0 when every call succeeded, 1 otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static long count = 200, size = 4096;
+static const char *mode = "sync", *path, *gofile;
+static int nthreads = 1;
+static pthread_barrier_t ready;
+static volatile int failed;
+
+static void wait_go(void)
+{
+	while (gofile && access(gofile, F_OK))
+		usleep(10000);
+}
+
+static void *worker(void *arg)
+{
+	long idx = (long)arg;
+	char name[4096], *buf;
+	int fd, flags = O_WRONLY | O_CREAT | O_TRUNC;
+
+	if (nthreads == 1)
+		snprintf(name, sizeof(name), "%s", path);
+	else
+		snprintf(name, sizeof(name), "%s.%ld", path, idx);
+	if (!strcmp(mode, "osync"))
+		flags |= O_SYNC;
+	buf = malloc(size);
+	memset(buf, 'x', size);
+	printf("tid %ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	pthread_barrier_wait(&ready);
+	wait_go();
+	fd = open(name, flags, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "fsync_loop: open %s: %s\n", name, strerror(errno));
+		failed = 1;
+		return NULL;
+	}
+	for (long i = 0; i < count; i++) {
+		if (pwrite(fd, buf, size, i * size) != size) {
+			failed = 1;
+			break;
+		}
+		if (!strcmp(mode, "sync") && fsync(fd))
+			failed = 1;
+		if (!strcmp(mode, "data") && fdatasync(fd))
+			failed = 1;
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[64];
+	int c;
+
+	while ((c = getopt(argc, argv, "n:s:t:m:g:")) != -1) {
+		switch (c) {
+		case 'n': count = atol(optarg); break;
+		case 's': size = atol(optarg); break;
+		case 't': nthreads = atoi(optarg); break;
+		case 'm': mode = optarg; break;
+		case 'g': gofile = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1 || count < 0 || size <= 0 || nthreads < 1 || nthreads > 64 ||
+	    (strcmp(mode, "sync") && strcmp(mode, "data") && strcmp(mode, "osync") && strcmp(mode, "none")))
+		goto usage;
+	path = argv[optind];
+	if (gofile) {
+		printf("pid %d\n", getpid());
+		fflush(stdout);
+	}
+	pthread_barrier_init(&ready, NULL, nthreads + 1);
+	for (long i = 0; i < nthreads; i++)
+		pthread_create(&th[i], NULL, worker, (void *)i);
+	pthread_barrier_wait(&ready);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(th[i], NULL);
+	return failed;
+usage:
+	fprintf(stderr, "usage: fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] PATH\n");
+	return 2;
+}
