@@ -393,6 +393,14 @@ int il_plan_method(const struct il_plan *p)
 	return p->chosen < 0 ? -1 : (int)p->opts[p->chosen].method;
 }
 
+static bool plan_has_family(const struct il_plan *p, enum il_family fam)
+{
+	for (int j = 0; j < IL_MAX_OPTIONS && p->opts[j].progs[0].prog; j++)
+		if (il_method_family(p->opts[j].method) == fam)
+			return true;
+	return false;
+}
+
 int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 {
 	/* Everything listed starts off; the chosen programs are turned back on. */
@@ -406,11 +414,18 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 		char reasons[1024] = "", why[256];
 		size_t used = 0;
 
+		enum il_family want = fam;
+
 		p->chosen = -1;
+		if (want != IL_FAM_ANY && !plan_has_family(p, want)) {
+			il_info("%s: no %s method exists for it; choosing as usual", p->what,
+				want == IL_FAM_FENTRY ? "fentry" : want == IL_FAM_KPROBE ? "kprobe" : "tracepoint");
+			want = IL_FAM_ANY;
+		}
 		for (int j = 0; j < IL_MAX_OPTIONS && p->opts[j].progs[0].prog; j++) {
 			struct il_option *o = &p->opts[j];
 
-			if (fam != IL_FAM_ANY && il_method_family(o->method) != fam)
+			if (want != IL_FAM_ANY && il_method_family(o->method) != want)
 				continue;
 			if (option_fits(o, p->skipped, why, sizeof(why))) {
 				p->chosen = j;
@@ -426,7 +441,7 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 			if (!used)
 				snprintf(reasons, sizeof(reasons), "this tool has no such attach method");
 			il_err("cannot trace %s on this kernel%s: %s", p->what,
-			       fam == IL_FAM_ANY ? "" : " with the forced attach method", reasons);
+			       want == IL_FAM_ANY ? "" : " with the forced attach method", reasons);
 			return -1;
 		}
 		struct il_option *o = &p->opts[p->chosen];

@@ -60,7 +60,8 @@ const char *il_method_name(enum il_method m);
 enum il_family il_method_family(enum il_method m);
 
 /* Choose an option for each of n plans (see top). With fam != IL_FAM_ANY only that family
- * is considered. Prints the choice with -v. Returns 0, or -1 after printing one line that
+ * is considered for plans that have an option of it; a plan with none (e.g. one built only on
+ * tracepoints) is chosen as usual and -v says so. Prints the choice with -v. Returns 0, or -1 after printing one line that
  * says what this kernel lacks. */
 int il_plans_choose(struct il_plan *plans, int n, enum il_family fam);
 
