@@ -56,7 +56,7 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) vm
 	@rm -f $@.tmp
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $* > $@
+	$(BPFTOOL) gen skeleton $< > $@  # struct NAME_bpf, NAME_bpf__open() ...
 
 # --- user space ------------------------------------------------------------------
 $(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/lib
