@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* biolatency: block request latency as log2 histograms, per disk and/or operation. */
+#include "lib/block.bpf.h"
+#include "biolatency.h"
+
+const volatile bool targ_queued = false;   /* -Q: from insert (queued in the OS), not issue */
+const volatile bool targ_ms = false;       /* -m: histogram in msecs */
+const volatile bool targ_per_disk = false; /* -D */
+const volatile bool targ_per_op = false;   /* -F */
+const volatile __u32 targ_dev = 0;         /* -d: only this disk (major << 20 | minor); 0 all */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct bio_hist_key);
+	__type(value, struct bio_hist);
+} hists SEC(".maps");
+
+static struct bio_hist zero_hist;
+
+static __always_inline int on_insert(unsigned long long *ctx)
+{
+	if (targ_queued)
+		il_block_start(il_block_rq_arg(ctx), false);
+	return 0;
+}
+
+static __always_inline int on_issue(unsigned long long *ctx)
+{
+	il_block_start(il_block_rq_arg(ctx), targ_queued);
+	return 0;
+}
+
+static __always_inline int on_complete(unsigned long long *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	struct bio_hist_key key = {};
+	struct bio_hist *h;
+	__u64 delta;
+	__u32 dev, slot;
+
+	dev = il_disk_dev(il_rq_disk(rq));
+	if (targ_dev && dev != targ_dev) {
+		__u64 k = (__u64)rq;
+
+		bpf_map_delete_elem(&il_rq_start, &k);
+		return 0;
+	}
+	if (il_block_end(rq, &delta))
+		return 0;
+	if (targ_per_disk)
+		key.dev = dev;
+	if (targ_per_op)
+		key.op = il_rq_op(rq);
+	h = il_lookup_or_init(&hists, &key, &zero_hist);
+	if (!h)
+		return 0;
+	delta /= targ_ms ? 1000000 : 1000;
+	slot = il_hist_slot(delta, IL_HIST_SLOTS);
+	if (slot >= IL_HIST_SLOTS)
+		return 0;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(btf_rq_insert) { return on_insert(ctx); }
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(btf_rq_issue) { return on_issue(ctx); }
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }
+
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(raw_rq_insert) { return on_insert(ctx); }
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(raw_rq_issue) { return on_issue(ctx); }
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+
+char LICENSE[] SEC("license") = "GPL";

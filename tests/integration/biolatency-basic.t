@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# biolatency: exact request counts on a loop device, filters, bad input, clean detach.
+source "$(dirname "$0")/lib.sh"
+require_root
+plan 18
+
+img=/dev/shm/iolayer-bl-$$.img
+truncate -s 64M "$img"; at_exit "rm -f $img"
+LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup -d $LOOPDEV"
+LOOPNAME=${LOOPDEV#/dev/}
+BL=$(tool biolatency)
+
+# total requests of one disk/op in biolatency --json -D -F output (all lines summed)
+count_of() { # FILE DISK OP
+	jq -s --arg d "$2" --arg o "$3" \
+		'[.[] | .histograms? // [] | .[] | select(.disk == $d and .op == $o) | .total] | add // 0' "$1"
+}
+
+# 1. 1000 direct 4 KiB writes -> exactly 1000 write requests on the loop device, no reads
+check "biolatency starts (-D -F --json)" tool_start "$TMPD/w.out" "$TMPD/w.err" $BL -D -F --json
+dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=1000 status=none
+tool_stop
+is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
+is "$(count_of "$TMPD/w.out" "$LOOPNAME" write)" 1000 "1000 writes in, 1000 write requests out"
+is "$(count_of "$TMPD/w.out" "$LOOPNAME" read)" 0 "no read requests on $LOOPNAME"
+is "$(jq -s '[.[] | select(.lost) | .lost.ringbuf_full] | add' "$TMPD/w.out")" 0 "lost counters reported in JSON"
+
+# 2. a read job -> reads only; -d keeps other disks out
+check "biolatency starts (-d $LOOPNAME)" tool_start "$TMPD/r.out" "$TMPD/r.err" $BL -D -F --json -d "$LOOPNAME"
+dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=500 status=none
+tool_stop
+is "$(count_of "$TMPD/r.out" "$LOOPNAME" read)" 500 "500 direct reads in, 500 read requests out"
+is "$(count_of "$TMPD/r.out" "$LOOPNAME" write)" 0 "no write requests in the read job"
+is "$(jq -s '[.[] | .histograms? // [] | .[] | select(.disk != $d)] | length' --arg d "$LOOPNAME" "$TMPD/r.out")" 0 \
+	"-d $LOOPNAME shows no other disk"
+
+# 3. -Q (insert -> complete) counts the same requests
+check "biolatency -Q starts" tool_start "$TMPD/q.out" "$TMPD/q.err" $BL -Q -D -F --json -d "$LOOPNAME"
+dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=300 status=none
+tool_stop
+is "$(count_of "$TMPD/q.out" "$LOOPNAME" write)" 300 "-Q: 300 writes in, 300 out"
+
+# 4. text output: the classic layout, and interval/count ends by itself
+$BL -T -d "$LOOPNAME" 1 2 >"$TMPD/i.out" 2>"$TMPD/i.err" &
+bgpid=$!
+sleep 0.5; dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=100 status=none
+wait $bgpid
+is "$?" 0 "interval 1 count 2 exits 0 by itself"
+is "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMPD/i.out")" 2 "-T: two timestamped intervals"
+check "text histogram has the usecs header" grep -q 'usecs *: count *distribution' "$TMPD/i.out"
+
+# 5. bad input: one line on stderr, exit 1
+bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
+	local d=$1 re=$2; shift 2
+	"$@" >/dev/null 2>"$TMPD/bad.err"; local rc=$?
+	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
+		ok 0 "$d"
+	else
+		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
+	fi
+}
+bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BL -d nosuchdisk
+bad "negative interval: one line, exit 1" "interval .* got '-1'" $BL -- -1
+bad "non-root: one line, exit 1" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $BL
+
+# 6. nothing of ours stays loaded after Ctrl-C
+is "$(bpf_progs_named btf_rq_ raw_rq_)" "" "no biolatency BPF program left after exit"
+
+done_testing
