@@ -9,7 +9,7 @@
 static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost: ring buffer full" },
 	[IL_DROP_MAP_FULL] = { "map_full", "operations not measured: BPF map full" },
-	[IL_DROP_MISSED_START] = { "missed_start", "operations not measured: began before tracing started" },
+	[IL_DROP_MISSED_START] = { "missed_start", "ends not measured: no start seen (began before tracing, or the kernel skipped the start event)" },
 	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
 	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
 };
