@@ -10,7 +10,7 @@ BPFTOOL ?= bpftool
 CC      ?= gcc
 ARCH    := x86
 
-TOOLS    := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
+TOOLS    := $(filter $(patsubst user/%.c,%,$(wildcard user/*.c)),$(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c)))
 BINS     := $(foreach t,$(TOOLS),$(BUILD)/bin/$(subst _,-,$(t)))
 LIB_SRC  := $(wildcard user/lib/*.c)
 LIB_OBJ  := $(patsubst user/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
