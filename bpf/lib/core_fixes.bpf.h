@@ -87,4 +87,15 @@ static __always_inline __u32 il_rq_op(struct request *rq)
 	return IL_OP_OTHER;
 }
 
+/* task_struct.in_iowait: set by io_schedule_prepare() (io_schedule, io_schedule_timeout and
+ * their callers) for the whole sleep and restored after schedule() returns, so it is still set
+ * when the sleeper is switched back in. The bit exists in every supported kernel
+ * (docs/kernel-matrix.md), but it sits in a block of one-bit fields whose membership changes
+ * between versions and configs, so its bit offset is not fixed: it is read through a CO-RE
+ * bitfield relocation. Works on BTF (tp_btf) and plain (raw_tp) kernel pointers. */
+static __always_inline bool il_task_in_iowait(struct task_struct *t)
+{
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+}
+
 #endif /* IOLAYER_CORE_FIXES_BPF_H */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The I/O-wait layer: who sleeps in io_schedule()/io_schedule_timeout(), under which stack,
+ * for how long. Maps, filters and the sched_switch handler live here once; a tool's object
+ * (bpf/iowaitstack.bpf.c, later the aggregate tool) includes this header after
+ * lib/core_fixes.bpf.h and gets both program flavours (tp_btf preferred, raw_tp fallback).
+ *
+ * A sleep starts when a task is switched out, not preempted, not TASK_RUNNING, with
+ * task_struct.in_iowait set (what io_schedule_prepare() sets), and ends when the same task is
+ * switched back in. At switch-out the task is still `current`, so bpf_get_stackid() records
+ * its own stacks. Results are cumulative per (tgid, tid, kernel stack, user stack) in
+ * iw_waits; user space reads differences between reads for intervals.
+ */
+#ifndef IOLAYER_IOWAIT_BPF_H
+#define IOLAYER_IOWAIT_BPF_H
+
+#include "lib/core_fixes.bpf.h"
+#include "iowaitstack.h"
+
+/* Filters and options, set by user space before load (0 = no filter). */
+const volatile __u32 iw_targ_tgid = 0;  /* only this process */
+const volatile __u32 iw_targ_tid = 0;   /* only this thread */
+const volatile __u64 iw_min_ns = 0;     /* only sleeps at least this long, ns */
+const volatile __u64 iw_max_ns = 0;     /* only sleeps at most this long, ns (0: no limit) */
+const volatile bool iw_user_stacks = false; /* also record user stacks (-U) */
+
+/* A sleep in progress: when it began and the stacks it began under. */
+struct iw_sleep {
+	__u64 ts;       /* bpf_ktime_get_ns() at switch-out */
+	__s32 kstack;   /* stack id or IW_STACK_* */
+	__s32 ustack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IW_MAX_SLEEPERS);
+	__type(key, __u32);                 /* tid */
+	__type(value, struct iw_sleep);
+} iw_sleeping SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, IW_MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, IW_MAX_STACK_DEPTH * sizeof(__u64));
+} iw_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IW_MAX_ENTRIES);
+	__type(key, struct iw_key);
+	__type(value, struct iw_val);
+} iw_waits SEC(".maps");
+
+/* Stack id of the current task's kernel or user stack. Without BPF_F_REUSE_STACKID a bucket
+ * that holds another stack fails with -EEXIST instead of being overwritten, so an id never
+ * changes meaning under a sleep already recorded: the sleep is kept as IW_STACK_LOST. */
+static __always_inline __s32 iw_stackid(void *ctx, __u64 flags)
+{
+	long id = bpf_get_stackid(ctx, &iw_stacks, flags);
+
+	if (id < 0) {
+		il_drop(IL_DROP_STACK);
+		return IW_STACK_LOST;
+	}
+	return id;
+}
+
+static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev)
+{
+	struct iw_sleep s;
+	__u32 tid, tgid;
+
+	if (!il_task_in_iowait(prev))
+		return;
+	tid = BPF_CORE_READ(prev, pid);
+	tgid = BPF_CORE_READ(prev, tgid);
+	if (!tid || (iw_targ_tgid && tgid != iw_targ_tgid) || (iw_targ_tid && tid != iw_targ_tid))
+		return;
+	if (il_task_state(prev) == 0) /* TASK_RUNNING: woken before it slept */
+		return;
+	s.ts = bpf_ktime_get_ns();
+	s.kstack = iw_stackid(ctx, 0);
+	s.ustack = IW_STACK_NONE;
+	if (iw_user_stacks && BPF_CORE_READ(prev, mm))
+		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
+	if (bpf_map_update_elem(&iw_sleeping, &tid, &s, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+}
+
+static __always_inline void iw_switch_in(struct task_struct *next)
+{
+	struct iw_val zero = {}, *v;
+	struct iw_key key = {};
+	struct iw_sleep *s;
+	__u64 delta;
+	__u32 tid;
+
+	/* in_iowait is still set when an I/O sleeper runs again: every other task is done here
+	 * without a map lookup. */
+	if (!il_task_in_iowait(next))
+		return;
+	tid = BPF_CORE_READ(next, pid);
+	s = bpf_map_lookup_elem(&iw_sleeping, &tid);
+	if (!s)
+		return; /* began before tracing, or filtered out at switch-out */
+	delta = bpf_ktime_get_ns() - s->ts;
+	key.kstack = s->kstack;
+	key.ustack = s->ustack;
+	bpf_map_delete_elem(&iw_sleeping, &tid);
+	if ((__s64)delta < 0) {
+		il_drop(IL_DROP_BACKWARDS);
+		return;
+	}
+	if (delta < iw_min_ns || (iw_max_ns && delta > iw_max_ns))
+		return;
+	key.tid = tid;
+	key.tgid = BPF_CORE_READ(next, tgid);
+	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
+	v = il_lookup_or_init(&iw_waits, &key, &zero);
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total_ns, delta);
+	if (delta > v->max_ns)
+		v->max_ns = delta; /* one waker per thread at a time: no race on max */
+}
+
+/* sched_switch(bool preempt, prev, next[, unsigned int prev_state since 6.1]): the first three
+ * arguments are the same on every supported kernel. A preempted task is runnable, not asleep. */
+static __always_inline int iw_on_switch(void *ctx, bool preempt, struct task_struct *prev,
+					struct task_struct *next)
+{
+	if (!preempt)
+		iw_switch_out(ctx, prev);
+	iw_switch_in(next);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(iw_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return iw_on_switch(ctx, preempt, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(iw_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return iw_on_switch(ctx, preempt, prev, next);
+}
+
+#endif /* IOLAYER_IOWAIT_BPF_H */

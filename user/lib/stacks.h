@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Stacks recorded by bpf_get_stackid(): reading them from a BPF_MAP_TYPE_STACK_TRACE map,
+ * recognising the tracer's own kernel frames, and naming user-space addresses with libdw
+ * (elfutils' libdwfl: the process's mappings from /proc/PID/maps, symbols from .symtab or
+ * .dynsym, separate debuginfo where installed).
+ */
+#ifndef IOLAYER_STACKS_H
+#define IOLAYER_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Read stack `id` of the stack map `map_fd` into ips (room for max addresses). Returns the
+ * number of frames (the map pads unused slots with 0), or -errno (-ENOENT: no such id). */
+int il_stack_read(int map_fd, __u32 id, __u64 *ips, int max);
+
+/* True when a kernel symbol belongs to the tracer rather than the traced code: BPF programs
+ * (bpf_prog_*), the tracepoint glue that runs them (bpf_trace_run*, __bpf_trace_*,
+ * __traceiter_*, perf_trace_*, trace_event_raw_event_*) and the stack helpers
+ * (bpf_get_stack*). Such frames are dropped before printing. */
+bool il_ksym_is_tracer(const char *name);
+
+struct il_usyms;
+
+/* An empty cache of per-process symbol tables. NULL when out of memory. */
+struct il_usyms *il_usyms_new(void);
+void il_usyms_free(struct il_usyms *u);
+
+/* Name user address addr of process pid into buf (always NUL-terminated) as
+ * "function+0xoff (object)", or "object+0xoff" when the object has no symbol there, or
+ * "[unknown]" when no mapping of pid holds addr (or pid is gone). Return addresses are looked
+ * up at addr - 1 so a call at the end of a function is charged to that function. The
+ * process's mappings are read the first time pid is seen and kept until il_usyms_forget().
+ * Returns buf. */
+const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, size_t len);
+
+/* Drop what is cached for pid (e.g. after it exec()ed). */
+void il_usyms_forget(struct il_usyms *u, int pid);
+
+#endif
