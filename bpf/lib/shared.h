@@ -23,6 +23,7 @@ enum il_drop {
 	IL_DROP_MISSED_START, /* an end without its start (began before tracing, or no start event, e.g. a flush the block layer completed without issuing it): not measured */
 	IL_DROP_BACKWARDS,    /* end timestamp before start timestamp: not measured */
 	IL_DROP_STACK,        /* bpf_get_stackid() failed (stack map full or hash collision) */
+	IL_DROP_MISSED_RETURN, /* a call's entry was seen but not its return (kretprobe out of instances) */
 	IL_DROP__MAX
 };
 

@@ -11,7 +11,7 @@
 /* Sum the per-CPU counters of the il_drops map (fd) into out. 0, or -errno. */
 int il_drops_read(int map_fd, __u64 out[IL_DROP__MAX]);
 
-/* Short name of a counter: "ringbuf_full", "map_full", "missed_start", "backwards", "stack". */
+/* Short name of a counter: "ringbuf_full", "map_full", "missed_start", "backwards", "stack", "missed_return". */
 const char *il_drop_name(enum il_drop d);
 
 /* One line per non-zero counter, e.g. "lost: 12 events (ring buffer full)". Nothing when

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The writeback layer: what ext4_writepages / do_writepages (or any int-returning kernel
+ * function) return, call by call. Maps, filters and handlers live here once, with one
+ * program per attach method; user space turns on the programs of the method it chose
+ * (user/lib/attach.h):
+ *
+ *   fentry/fexit        wb_fentry + wb_fexit          on the function itself (target set by user space)
+ *   kprobe/kretprobe    wb_kprobe + wb_kretprobe      on the function itself
+ *   tp_btf / raw_tp     ext4:ext4_writepages + ext4:ext4_writepages_result      (ext4_writepages)
+ *                       writeback:writeback_single_inode_start + _single_inode  (do_writepages,
+ *                       flusher path only; the return value is not carried)
+ *
+ * Entry and return are paired per thread in `wb_starts`; each return updates the in-kernel
+ * summary `wb_stats` and, unless filtered (wb_errors_only), sends a struct wb_event.
+ */
+#ifndef IOLAYER_WRITEBACK_BPF_H
+#define IOLAYER_WRITEBACK_BPF_H
+
+#include "lib/common.bpf.h"
+#include "writeback_ret.h"
+
+/* Set by user space before load. */
+const volatile __u32 wb_targ_tgid = 0;   /* only this process; 0: all */
+const volatile __u32 wb_targ_tid = 0;    /* only this thread; 0: all */
+const volatile __u32 wb_func = WB_FUNC_EXT4_WRITEPAGES; /* enum wb_func */
+const volatile __u32 wb_nargs = 2;       /* arguments of the traced function (fexit reads ret after them), 0..6 */
+const volatile bool wb_has_wbc = true;   /* the function is f(struct address_space *, struct writeback_control *) */
+const volatile bool wb_errors_only = false; /* rows only for non-zero returns */
+const volatile bool wb_want_stack = false;  /* kernel stack on non-zero returns */
+const volatile bool wb_want_rows = true;    /* false: summary only */
+
+/* What an entry leaves for its return (key: thread id). */
+struct wb_start {
+	__u64 ts;            /* bpf_ktime_get_ns() at entry */
+	__u64 wbc;           /* struct writeback_control *, 0 when none */
+	__u64 inode;         /* struct inode *, 0 when none */
+	__s64 nr_to_write;   /* wbc->nr_to_write at entry */
+	__s32 sync_mode;     /* wbc->sync_mode at entry, -1 when no wbc */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 10240);
+	__type(key, __u32);
+	__type(value, struct wb_start);
+} wb_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct wb_stat_key);
+	__type(value, struct wb_stat);
+} wb_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} wb_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__uint(value_size, 127 * sizeof(__u64));
+} wb_stacks SEC(".maps");
+
+static __always_inline bool wb_filtered(__u64 pid_tgid)
+{
+	if (wb_targ_tgid && (pid_tgid >> 32) != wb_targ_tgid)
+		return true;
+	if (wb_targ_tid && (__u32)pid_tgid != wb_targ_tid)
+		return true;
+	return false;
+}
+
+/*
+ * A name of the inode: its first dentry alias (inode->i_dentry, dentry->d_u.d_alias,
+ * dentry->d_name; include/linux/fs.h, include/linux/dcache.h). Best effort: "" when the
+ * inode has no dentry.
+ */
+static __always_inline void wb_inode_name(struct inode *inode, char *buf, __u32 len)
+{
+	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+	struct dentry *d;
+	const unsigned char *name;
+
+	buf[0] = 0;
+	if (!first)
+		return;
+	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (name)
+		bpf_probe_read_kernel_str(buf, len, name);
+}
+
+/* Entry of a call: remember when, and what wbc said then. inode/wbc may be NULL. */
+static __always_inline int wb_enter(struct inode *inode, struct writeback_control *wbc)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct wb_start s = {}, *old;
+
+	if (wb_filtered(id))
+		return 0;
+	s.ts = bpf_ktime_get_ns();
+	s.inode = (__u64)inode;
+	s.wbc = (__u64)wbc;
+	s.sync_mode = -1;
+	if (wbc) {
+		s.nr_to_write = BPF_CORE_READ(wbc, nr_to_write);
+		s.sync_mode = BPF_CORE_READ(wbc, sync_mode);
+	}
+	old = bpf_map_lookup_elem(&wb_starts, &tid);
+	if (old) {
+		/* The functions traced here do not recurse: an open entry means its return
+		 * was missed (kretprobe out of instances, or tracing began mid-call). */
+		il_drop(IL_DROP_MISSED_RETURN);
+		*old = s;
+		return 0;
+	}
+	if (bpf_map_update_elem(&wb_starts, &tid, &s, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+	return 0;
+}
+
+/*
+ * Return of a call. ret_known: ret is the real return value. pages: pages written as the
+ * kernel reports them, or -1 to derive them from wbc->nr_to_write (entry minus now).
+ */
+static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pages)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct wb_stat_key key = {};
+	struct wb_stat zero = {}, *st;
+	struct wb_start *s;
+	struct wb_event *e;
+	struct inode *inode;
+	__u64 now, lat;
+
+	if (wb_filtered(id))
+		return 0;
+	s = bpf_map_lookup_elem(&wb_starts, &tid);
+	if (!s) {
+		il_drop(IL_DROP_MISSED_START);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	if (now < s->ts) {
+		il_drop(IL_DROP_BACKWARDS);
+		bpf_map_delete_elem(&wb_starts, &tid);
+		return 0;
+	}
+	lat = now - s->ts;
+	if (pages < 0 && s->wbc) {
+		struct writeback_control *wbc = (void *)s->wbc;
+
+		pages = s->nr_to_write - BPF_CORE_READ(wbc, nr_to_write);
+	}
+
+	key.ret = ret_known ? ret : 0;
+	key.sync_mode = s->sync_mode;
+	key.func = wb_func;
+	key.ret_known = ret_known;
+	st = il_lookup_or_init(&wb_stats, &key, &zero);
+	if (st) {
+		__sync_fetch_and_add(&st->count, 1);
+		__sync_fetch_and_add(&st->total_ns, lat);
+		if (lat > st->max_ns)
+			st->max_ns = lat; /* racy across CPUs; a lost max is off by one call */
+	}
+
+	if (!wb_want_rows || (wb_errors_only && (!ret_known || ret == 0)))
+		goto out;
+	e = il_ringbuf_reserve(&wb_events, sizeof(*e));
+	if (!e)
+		goto out;
+	e->end_ns = now;
+	e->lat_ns = lat;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->ret = key.ret;
+	e->ret_known = ret_known;
+	e->sync_mode = s->sync_mode;
+	e->pages = pages;
+	e->func = wb_func;
+	e->stack_id = WB_NO_STACK;
+	e->ino = 0;
+	e->dev = 0;
+	e->file[0] = 0;
+	inode = (void *)s->inode;
+	if (inode) {
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		wb_inode_name(inode, e->file, sizeof(e->file));
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (wb_want_stack && ret_known && ret != 0) {
+		long sid = bpf_get_stackid(ctx, &wb_stacks, 0);
+
+		if (sid < 0)
+			il_drop(IL_DROP_STACK);
+		else
+			e->stack_id = sid;
+	}
+	bpf_ringbuf_submit(e, 0);
+out:
+	bpf_map_delete_elem(&wb_starts, &tid);
+	return 0;
+}
+
+/* ---- fentry/fexit: the function itself ---------------------------------------------- */
+
+/* f(struct address_space *mapping, struct writeback_control *wbc): the inode is
+ * mapping->host. Other functions (generic mode) give neither. */
+static __always_inline int wb_enter_args(__u64 a0, __u64 a1)
+{
+	struct address_space *mapping = (void *)a0;
+
+	if (!wb_has_wbc)
+		return wb_enter(NULL, NULL);
+	return wb_enter(BPF_CORE_READ(mapping, host), (void *)a1);
+}
+
+SEC("fentry")
+int wb_fentry(unsigned long long *ctx)
+{
+	if (!wb_has_wbc)
+		return wb_enter(NULL, NULL);
+	return wb_enter_args(ctx[0], ctx[1]);
+}
+
+/* The return value follows the wb_nargs arguments in ctx; wb_nargs is rodata, so the
+ * verifier sees one constant index. */
+SEC("fexit")
+int wb_fexit(unsigned long long *ctx)
+{
+	__u64 ret;
+
+	switch (wb_nargs) {
+	case 0: ret = ctx[0]; break;
+	case 1: ret = ctx[1]; break;
+	case 2: ret = ctx[2]; break;
+	case 3: ret = ctx[3]; break;
+	case 4: ret = ctx[4]; break;
+	case 5: ret = ctx[5]; break;
+	default: ret = ctx[6]; break;
+	}
+	return wb_exit(ctx, (int)ret, true, -1);
+}
+
+/* ---- kprobe/kretprobe: the function itself ------------------------------------------ */
+
+SEC("kprobe")
+int BPF_KPROBE(wb_kprobe, void *a0, void *a1)
+{
+	return wb_enter_args((__u64)a0, (__u64)a1);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(wb_kretprobe, long ret)
+{
+	return wb_exit(ctx, (int)ret, true, -1);
+}
+
+/* ---- tracepoints: ext4_writepages ----------------------------------------------------
+ * include/trace/events/ext4.h: ext4_writepages(inode, wbc) at the top of
+ * ext4_do_writepages(), ext4_writepages_result(inode, wbc, ret, pages_written) at its end.
+ * Returns taken before them (e.g. -EIO on a shut-down filesystem) are not seen. */
+
+/* One handler body under a tp_btf and a raw_tp section: same arguments, the tp_btf one typed
+ * by BTF, the raw_tp one (kernels without tp_btf) reading them as plain words. */
+#define WB_TP_TWINS(tp, name, body, args...)					\
+	SEC("tp_btf/" #tp) int BPF_PROG(name##_btf, args) body			\
+	SEC("raw_tp/" #tp) int BPF_PROG(name##_raw, args) body
+
+WB_TP_TWINS(ext4_writepages, wb_ext4_wp, { return wb_enter(inode, wbc); },
+	    struct inode *inode, struct writeback_control *wbc)
+WB_TP_TWINS(ext4_writepages_result, wb_ext4_wpr, { return wb_exit(ctx, ret, true, pages_written); },
+	    struct inode *inode, struct writeback_control *wbc, int ret, int pages_written)
+
+/* ---- tracepoints: do_writepages, flusher path ----------------------------------------
+ * include/trace/events/writeback.h: writeback_single_inode_start(inode, wbc, nr_to_write)
+ * and writeback_single_inode(inode, wbc, nr_to_write) bracket the do_writepages() call of
+ * __writeback_single_inode() (fs/fs-writeback.c). They carry no return value, and the
+ * fsync path (filemap_fdatawrite_wbc -> do_writepages) has no such bracket. */
+
+WB_TP_TWINS(writeback_single_inode_start, wb_wsi_start, { return wb_enter(inode, wbc); },
+	    struct inode *inode, struct writeback_control *wbc, unsigned long nr_to_write)
+WB_TP_TWINS(writeback_single_inode, wb_wsi, { return wb_exit(ctx, 0, false, -1); },
+	    struct inode *inode, struct writeback_control *wbc, unsigned long nr_to_write)
+
+#endif /* IOLAYER_WRITEBACK_BPF_H */

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * writeback-ret: what the writeback path returns, call by call — ext4_writepages (default),
+ * do_writepages, or any int-returning kernel function — with its sync mode, pages written
+ * and latency, and at exit a table of return values by function and sync mode.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "iolayer.h"
+#include "kfunc.h"
+#include "stacks.h"
+#include "writeback_ret.h"
+#include "writeback_ret.skel.h"
+
+static struct env {
+	unsigned pid, tid, duration;
+	const char *func;
+	bool errors, stack, json;
+} env = { .func = "ext4_writepages" };
+
+enum { OPT_TID = 0x100, OPT_ERRORS, OPT_STACK, OPT_JSON };
+
+static const char doc[] =
+	"Show what the writeback path returns, call by call.\v"
+	"One row per return of the traced function: the value (signed, with its errno\n"
+	"name), the writeback_control's sync mode, pages written, latency, device and\n"
+	"inode. At exit: return values by function and sync mode (count, total and\n"
+	"max latency), and what could not be measured.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  writeback-ret                     # every ext4_writepages call\n"
+	"  writeback-ret --errors --stack    # failing calls only, with kernel stacks\n"
+	"  writeback-ret -p 1234             # calls made by process 1234\n"
+	"  writeback-ret -f do_writepages    # do_writepages instead\n"
+	"  writeback-ret -f vfs_fsync_range  # any int-returning kernel function\n"
+	"                                    # (needs fexit or kretprobes)\n"
+	"  writeback-ret -d 10 --json        # 10 seconds, one JSON object per line\n"
+	"\n"
+	"RET -12 ENOMEM with WB_SYNC_ALL is the case where do_writepages retries in a\n"
+	"loop and fsync stalls.";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Only calls made by this process", 0 },
+	{ "tid", OPT_TID, "TID", 0, "Only calls made by this thread", 0 },
+	{ "func", 'f', "FUNC", 0,
+	  "Function to trace: ext4_writepages (default), do_writepages, or any kernel function "
+	  "returning int (needs fexit or kretprobes)", 0 },
+	{ "errors", OPT_ERRORS, NULL, 0, "Only rows with a non-zero return value", 0 },
+	{ "stack", OPT_STACK, NULL, 0, "Kernel stack under each non-zero return", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Trace for this long, then print the summary", 0 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per row and one for the summary", 0 },
+	{ 0 },
+};
+
+static unsigned parse_num(struct argp_state *state, const char *arg, const char *what,
+			  unsigned long long min, unsigned long long max)
+{
+	unsigned long long v;
+
+	if (il_parse_uint(arg, what, min, max, &v))
+		exit(IL_EXIT_ERR); /* il_parse_uint printed the line */
+	return (unsigned)v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': env.pid = parse_num(state, arg, "pid", 1, 0x7fffffff); break;
+	case OPT_TID: env.tid = parse_num(state, arg, "tid", 1, 0x7fffffff); break;
+	case 'd': env.duration = parse_num(state, arg, "duration (seconds)", 1, 100000000); break;
+	case 'f': env.func = arg; break;
+	case OPT_ERRORS: env.errors = true; break;
+	case OPT_STACK: env.stack = true; break;
+	case OPT_JSON: env.json = true; break;
+	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
+	default: return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- the function to trace ----------------------------------------------------------- */
+
+static enum wb_func func_id;
+static int func_nargs = 2;
+static bool func_has_btf = true; /* prototype known: fexit can read the return value */
+
+/* Decide what -f names; exits with one line when it cannot be traced here. */
+static void resolve_func(void)
+{
+	char why_f[256] = "", why_k[256] = "";
+	bool is_int;
+
+	if (!strcmp(env.func, "ext4_writepages")) {
+		func_id = WB_FUNC_EXT4_WRITEPAGES;
+		return;
+	}
+	if (!strcmp(env.func, "do_writepages")) {
+		func_id = WB_FUNC_DO_WRITEPAGES;
+		return;
+	}
+	func_id = WB_FUNC_GENERIC;
+	if (!il_kernel_has_func(env.func))
+		il_die("no kernel function named '%s' (not in the kernel's BTF nor in /proc/kallsyms)",
+		       env.func);
+	if (il_kfunc_proto(env.func, &func_nargs, &is_int)) {
+		func_has_btf = false; /* kretprobe only: fexit needs to know where ret is */
+	} else {
+		if (!is_int)
+			il_die("%s does not return int (its BTF prototype says so); only int-returning "
+			       "functions can be traced", env.func);
+		if (func_nargs > 6)
+			func_has_btf = false;
+	}
+	if (!(func_has_btf && il_can_fentry(env.func, why_f, sizeof(why_f))) &&
+	    !il_can_kprobe(env.func, why_k, sizeof(why_k)))
+		il_die("tracing %s needs fexit or kretprobes, and this kernel has neither (%s; %s)",
+		       env.func, func_has_btf ? why_f : "no BTF prototype for fexit", why_k);
+}
+
+/* ---- rows ------------------------------------------------------------------------------ */
+
+static struct writeback_ret_bpf *skel;
+static struct il_ksyms *ksyms;
+static int func_width = 15;
+
+static const char *sync_mode_str(int m)
+{
+	switch (m) {
+	case 0: return "WB_SYNC_NONE";
+	case 1: return "WB_SYNC_ALL";
+	case -1: return "-";
+	default: return "?";
+	}
+}
+
+/* "-12 ENOMEM", "0", "1"; "?" when the method does not see the return value. */
+static const char *ret_str(int ret, bool known, char *buf, size_t len)
+{
+	if (!known)
+		snprintf(buf, len, "?");
+	else if (ret < 0 && ret >= -4095)
+		snprintf(buf, len, "%d %s", ret, il_errno_name(ret));
+	else
+		snprintf(buf, len, "%d", ret);
+	return buf;
+}
+
+/* il_disk_name() reads sysfs; rows come in bursts from one device. */
+static const char *dev_str(__u32 dev, char *buf, size_t len)
+{
+	static __u32 last_dev = ~0u;
+	static char last[32];
+
+	if (!dev) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (dev != last_dev) {
+		il_disk_name(dev, last, sizeof(last));
+		last_dev = dev;
+	}
+	snprintf(buf, len, "%s", last);
+	return buf;
+}
+
+static const char *func_name(int f)
+{
+	switch (f) {
+	case WB_FUNC_EXT4_WRITEPAGES: return "ext4_writepages";
+	case WB_FUNC_DO_WRITEPAGES: return "do_writepages";
+	default: return env.func;
+	}
+}
+
+/* Kernel frames of stack `id` in wb_stacks, innermost first, the tracer's own frames left out;
+ * the number kept, 0 when none or gone. */
+static int read_stack(__s32 id, __u64 *ips, int max)
+{
+	int n, kept = 0;
+
+	if (id < 0)
+		return 0;
+	n = il_stack_read(bpf_map__fd(skel->maps.wb_stacks), id, ips, max);
+	for (int i = 0; i < n; i++) {
+		const struct il_ksym *k = il_ksyms_find(ksyms, ips[i]);
+
+		if (k && il_ksym_is_tracer(k->name))
+			continue;
+		ips[kept++] = ips[i];
+	}
+	return kept;
+}
+
+static void print_header(void)
+{
+	if (env.json)
+		return;
+	printf("%-8s %-16s %7s %7s %-*s %-14s %-12s %6s %10s %-8s %10s %s\n", "TIME", "COMM", "PID",
+	       "TID", func_width, "FUNC", "RET", "SYNC_MODE", "PAGES", "LAT(us)", "DEV", "INO", "FILE");
+	fflush(stdout);
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	const struct wb_event *e = data;
+	char ts[16], rs[48], ds[32], ps[24];
+	__u64 ips[127];
+	int nips = env.stack ? read_stack(e->stack_id, ips, 127) : 0;
+
+	il_clock_str(ts, sizeof(ts));
+	ret_str(e->ret, e->ret_known, rs, sizeof(rs));
+	dev_str(e->dev, ds, sizeof(ds));
+	if (env.json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "time", json_object_new_string(ts));
+		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+		json_object_object_add(o, "pid", json_object_new_int(e->pid));
+		json_object_object_add(o, "tid", json_object_new_int(e->tid));
+		json_object_object_add(o, "func", json_object_new_string(func_name(e->func)));
+		json_object_object_add(o, "ret", e->ret_known ? json_object_new_int(e->ret) : NULL);
+		if (e->ret_known && e->ret < 0 && e->ret >= -4095)
+			json_object_object_add(o, "errno", json_object_new_string(il_errno_name(e->ret)));
+		json_object_object_add(o, "sync_mode", e->sync_mode >= 0 ?
+				       json_object_new_string(sync_mode_str(e->sync_mode)) : NULL);
+		json_object_object_add(o, "pages", e->pages >= 0 ? json_object_new_int64(e->pages) : NULL);
+		json_object_object_add(o, "usecs", json_object_new_double(e->lat_ns / 1000.0));
+		json_object_object_add(o, "dev", e->dev ? json_object_new_string(ds) : NULL);
+		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
+		json_object_object_add(o, "file", e->file[0] ? json_object_new_string(e->file) : NULL);
+		if (env.stack && e->ret_known && e->ret) {
+			struct json_object *st = json_object_new_array();
+			char sym[256];
+
+			for (int i = 0; i < nips; i++)
+				json_object_array_add(st, json_object_new_string(
+					il_ksyms_format(ksyms, ips[i], sym, sizeof(sym))));
+			json_object_object_add(o, "stack", st);
+		}
+		il_json_print(stdout, o);
+		return 0;
+	}
+	if (e->pages >= 0)
+		snprintf(ps, sizeof(ps), "%lld", (long long)e->pages);
+	else
+		snprintf(ps, sizeof(ps), "-");
+	printf("%-8s %-16s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts, e->comm, e->pid,
+	       e->tid, func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
+	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino, e->file);
+	if (env.stack && e->ret_known && e->ret) {
+		char sym[256];
+
+		if (!nips)
+			printf("    [stack not available]\n");
+		for (int i = 0; i < nips; i++)
+			printf("    %s\n", il_ksyms_format(ksyms, ips[i], sym, sizeof(sym)));
+	}
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- summary --------------------------------------------------------------------------- */
+
+struct stat_row {
+	struct wb_stat_key k;
+	struct wb_stat v;
+};
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct stat_row *x = a, *y = b;
+
+	if (x->k.func != y->k.func)
+		return x->k.func < y->k.func ? -1 : 1;
+	if (x->k.sync_mode != y->k.sync_mode)
+		return x->k.sync_mode < y->k.sync_mode ? -1 : 1;
+	if (x->v.count != y->v.count)
+		return x->v.count > y->v.count ? -1 : 1;
+	return x->k.ret < y->k.ret ? -1 : x->k.ret > y->k.ret;
+}
+
+static void print_summary(void)
+{
+	int fd = bpf_map__fd(skel->maps.wb_stats);
+	struct stat_row rows[1024];
+	struct wb_stat_key key, last;
+	__u64 drops[IL_DROP__MAX] = {};
+	int n = 0;
+	bool first = true;
+
+	while (n < (int)IL_ARRAY_SIZE(rows) && !bpf_map_get_next_key(fd, first ? NULL : &last, &key)) {
+		first = false;
+		last = key;
+		rows[n].k = key;
+		if (!bpf_map_lookup_elem(fd, &key, &rows[n].v))
+			n++;
+	}
+	qsort(rows, n, sizeof(rows[0]), cmp_rows);
+	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
+
+	if (env.json) {
+		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+
+		for (int i = 0; i < n; i++) {
+			struct json_object *r = json_object_new_object();
+			const struct stat_row *s = &rows[i];
+
+			json_object_object_add(r, "func", json_object_new_string(func_name(s->k.func)));
+			json_object_object_add(r, "ret", s->k.ret_known ? json_object_new_int(s->k.ret) : NULL);
+			if (s->k.ret_known && s->k.ret < 0 && s->k.ret >= -4095)
+				json_object_object_add(r, "errno", json_object_new_string(il_errno_name(s->k.ret)));
+			json_object_object_add(r, "sync_mode", s->k.sync_mode >= 0 ?
+					       json_object_new_string(sync_mode_str(s->k.sync_mode)) : NULL);
+			json_object_object_add(r, "count", json_object_new_uint64(s->v.count));
+			json_object_object_add(r, "total_usecs", json_object_new_double(s->v.total_ns / 1000.0));
+			json_object_object_add(r, "max_usecs", json_object_new_double(s->v.max_ns / 1000.0));
+			json_object_array_add(arr, r);
+		}
+		json_object_object_add(o, "summary", arr);
+		json_object_object_add(o, "lost", il_drops_json(drops));
+		il_json_print(stdout, o);
+		return;
+	}
+	printf("\n%-*s %-14s %-12s %8s %12s %10s\n", func_width, "FUNC", "RET", "SYNC_MODE", "COUNT",
+	       "TOTAL(us)", "MAX(us)");
+	for (int i = 0; i < n; i++) {
+		const struct stat_row *s = &rows[i];
+		char rs[48];
+
+		printf("%-*s %-14s %-12s %8llu %12.1f %10.1f\n", func_width, func_name(s->k.func),
+		       ret_str(s->k.ret, s->k.ret_known, rs, sizeof(rs)), sync_mode_str(s->k.sync_mode),
+		       (unsigned long long)s->v.count, s->v.total_ns / 1000.0, s->v.max_ns / 1000.0);
+	}
+	if (!n)
+		printf("(no calls seen)\n");
+	il_drops_print(stdout, drops);
+}
+
+/* ---- attach plan ------------------------------------------------------------------------ */
+
+static void fill_plan(struct il_plan *p)
+{
+	typeof(skel->progs) *g = &skel->progs;
+	int o = 0;
+
+	p->what = func_id == WB_FUNC_GENERIC ? "the function's returns" : "writeback returns";
+	if (func_id != WB_FUNC_GENERIC || func_has_btf)
+		p->opts[o++] = (struct il_option){ IL_M_FENTRY,
+			{ { g->wb_fentry, env.func }, { g->wb_fexit, env.func } }, NULL };
+	p->opts[o++] = (struct il_option){ IL_M_KPROBE,
+		{ { g->wb_kprobe, env.func }, { g->wb_kretprobe, env.func } },
+		"a return is missed when too many calls sleep at once (counted as missed_return at exit)" };
+	if (func_id == WB_FUNC_GENERIC)
+		return;
+	/* Tracepoints that bracket the call: tp_btf, then raw_tp, with the same handlers. */
+	bool ext4 = func_id == WB_FUNC_EXT4_WRITEPAGES;
+	const char *tp_enter = ext4 ? "ext4:ext4_writepages" : "writeback:writeback_single_inode_start";
+	const char *tp_exit = ext4 ? "ext4:ext4_writepages_result" : "writeback:writeback_single_inode";
+	const char *limits = ext4 ? "returns taken before ext4:ext4_writepages_result are not seen"
+				  : "flusher calls only, no return value";
+	struct bpf_program *progs[2][2] = {
+		{ ext4 ? g->wb_ext4_wp_btf : g->wb_wsi_start_btf, ext4 ? g->wb_ext4_wpr_btf : g->wb_wsi_btf },
+		{ ext4 ? g->wb_ext4_wp_raw : g->wb_wsi_start_raw, ext4 ? g->wb_ext4_wpr_raw : g->wb_wsi_raw },
+	};
+	for (int m = 0; m < 2; m++)
+		p->opts[o++] = (struct il_option){ m ? IL_M_RAW_TP : IL_M_TP_BTF,
+			{ { progs[m][0], tp_enter }, { progs[m][1], tp_exit } }, limits };
+}
+
+/* What the chosen method cannot see, said once at start (always, not only with -v). */
+static void say_limits(int method)
+{
+	if (method != IL_M_TP_BTF && method != IL_M_RAW_TP)
+		return;
+	if (func_id == WB_FUNC_EXT4_WRITEPAGES)
+		il_warn("tracepoint mode: only calls that reach ext4:ext4_writepages_result are seen; "
+			"returns taken before the tracepoint (e.g. -EIO from a shut-down filesystem) "
+			"are invisible in this mode (fexit or kretprobe see them)");
+	else
+		il_warn("tracepoint mode: do_writepages is seen only where writeback:writeback_single_inode* "
+			"brackets it (the flusher, not fsync), and its return value is invisible (RET ?)");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
+	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
+	struct il_plan plan = {};
+	struct ring_buffer *rb = NULL;
+	int err, rc = IL_EXIT_ERR;
+
+	il_opts_init();
+	il_log_init("writeback-ret", 0);
+	argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	il_log_init("writeback-ret", il_opts.verbose);
+	il_require_tracing();
+	if (env.pid)
+		il_require_pid(env.pid);
+	if (env.tid)
+		il_require_pid(env.tid);
+	resolve_func();
+	if ((int)strlen(env.func) > func_width)
+		func_width = strlen(env.func);
+	if (env.stack && !(ksyms = il_ksyms_load(NULL)))
+		il_die("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+
+	skel = writeback_ret_bpf__open();
+	if (!skel)
+		il_die("cannot open the BPF object: %s", strerror(errno));
+	skel->rodata->wb_targ_tgid = env.pid;
+	skel->rodata->wb_targ_tid = env.tid;
+	skel->rodata->wb_func = func_id;
+	skel->rodata->wb_nargs = func_nargs;
+	skel->rodata->wb_has_wbc = func_id != WB_FUNC_GENERIC;
+	skel->rodata->wb_errors_only = env.errors;
+	skel->rodata->wb_want_stack = env.stack;
+	fill_plan(&plan);
+	if (il_plans_choose(&plan, 1, il_opts.attach))
+		goto out;
+	err = writeback_ret_bpf__load(skel);
+	if (err) {
+		il_err("cannot load the BPF programs: %s (run with -vv for the verifier log)",
+		       strerror(-err));
+		goto out;
+	}
+	if (il_plans_attach(&plan, 1))
+		goto out;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.wb_events), on_event, NULL, NULL);
+	if (!rb) {
+		il_err("cannot create the ring buffer: %s", strerror(errno));
+		goto out;
+	}
+	il_signals_init();
+	say_limits(il_plan_method(&plan));
+	print_header();
+	fprintf(stderr, "Tracing %s returns%s... Hit Ctrl-C to end.\n", env.func,
+		env.errors ? " (errors only)" : "");
+
+	struct il_run run = { .duration_s = env.duration, .rb = rb };
+	if (il_run(&run) < 0)
+		goto out;
+	print_summary();
+	rc = IL_EXIT_OK;
+out:
+	ring_buffer__free(rb);
+	il_plans_detach();
+	writeback_ret_bpf__destroy(skel);
+	il_ksyms_free(ksyms);
+	return rc;
+}
