@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Types shared by the filesystem layer's BPF handlers (bpf/lib/fs.bpf.h) and user space
+ * (user/fsslower.c, later the iolayer aggregate). Fixed-width types only.
+ */
+#ifndef IOLAYER_FSSLOWER_H
+#define IOLAYER_FSSLOWER_H
+
+#include "lib/shared.h"
+
+/* File operations, as the R/W/O/F column shows them. */
+enum fs_op { FS_OP_READ, FS_OP_WRITE, FS_OP_OPEN, FS_OP_FSYNC, FS_OP__MAX };
+
+/* Filesystems the layer knows, indexing the per-filesystem rodata of fs.bpf.h. */
+enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
+
+/* Superblock magics (include/uapi/linux/magic.h): what the tracepoint path compares
+ * file->f_inode->i_sb->s_magic with. The ext4 driver also serves ext2/ext3 mounts, under the
+ * same magic and the same file operations the fentry/kprobe paths hook. */
+#define FS_EXT4_MAGIC 0xEF53ULL
+#define FS_XFS_MAGIC 0x58465342ULL
+#define FS_BTRFS_MAGIC 0x9123683EULL
+
+/* The path is sent as dentry names from the file up towards the filesystem's root, at most
+ * FS_PATH_DEPTH of them, each cut to FS_NAME_LEN - 1 bytes. */
+#define FS_PATH_DEPTH 8
+#define FS_NAME_LEN 64
+
+/* Flags of struct fs_event. */
+#define FS_EV_NESTED 0x1   /* an fsync run inside a write (O_SYNC/O_DSYNC), not an fsync call */
+#define FS_EV_DATASYNC 0x2 /* fdatasync (or an O_DSYNC write's sync): data only */
+#define FS_EV_DEEPER 0x4   /* the path has more than FS_PATH_DEPTH components */
+
+/* One operation that took at least the threshold; sent through the ring buffer. */
+struct fs_event {
+	__u64 delta_ns;  /* latency: entry to return of the traced call, ns */
+	__s64 offset;    /* file position at entry, bytes (R/W; 0 for O/F) */
+	__s64 ret;       /* return value: bytes moved (R/W), 0 or -errno */
+	__u64 size;      /* bytes asked for (R/W), 0 for O/F */
+	__u64 ino;       /* inode number (inode.i_ino) */
+	__u32 dev;       /* superblock's dev_t, kernel encoding (major << 20 | minor) */
+	__u32 tgid;      /* process id */
+	__u32 tid;       /* thread id */
+	__u8 op;         /* enum fs_op */
+	__u8 flags;      /* FS_EV_* */
+	__u8 depth;      /* names[] used, 0..FS_PATH_DEPTH; names[0] is the file's own name */
+	__u8 pad;
+	char comm[IL_TASK_COMM_LEN];
+	char names[FS_PATH_DEPTH][FS_NAME_LEN];
+};
+
+/* Per-operation totals of every traced call (slow or not), one per-CPU array slot per op;
+ * user space sums the CPUs. slots[] is a log2 histogram of latency in ns (il_hist_slot). */
+struct fs_op_stats {
+	__u64 count;     /* calls completed */
+	__u64 slow;      /* of which at or above the threshold (sent as events) */
+	__u64 total_ns;  /* sum of latencies, ns */
+	__u64 max_ns;    /* largest latency, ns */
+	__u64 slots[IL_HIST_SLOTS];
+};
+
+#endif /* IOLAYER_FSSLOWER_H */

@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filesystem layer: latency of read, write, open and fsync/fdatasync per thread, with
+ * the file they touched. Three ways in, chosen per filesystem by user space (attach plans):
+ *
+ *  - fentry/fexit on the filesystem's own file operations (ext4_file_read_iter, ...), one
+ *    program per function (FS_FENTRY_OPS), because a tracing program has a single target;
+ *  - kprobe/kretprobe on the same functions; their arguments are alike across ext4, xfs and
+ *    btrfs, so one program per operation serves every filesystem;
+ *  - the syscall tracepoints of read, write, pread64, pwrite64, openat, fsync and fdatasync:
+ *    the fd is resolved to its struct file through the task's fdtable and kept only when its
+ *    superblock's magic is one of fs_sys_magic[]. ext4:ext4_sync_file_enter/exit add the
+ *    fsync that an O_SYNC/O_DSYNC write runs inside the write.
+ *
+ * In-flight calls are keyed by (thread, operation), so the fsync nested in an O_SYNC write
+ * does not overwrite the write; it is flagged FS_EV_NESTED. A nested ext4_sync_file is only
+ * taken on the tracepoint path when a traced write is in flight, which keeps an fsync(2)
+ * (seen by its syscall tracepoints) from being counted twice.
+ *
+ * Include once per BPF object, after lib/common.bpf.h. User space fills the rodata below.
+ */
+#ifndef IOLAYER_FS_BPF_H
+#define IOLAYER_FS_BPF_H
+
+#include "lib/core_fixes.bpf.h"
+#include "fsslower.h"
+
+/* Filters, set before load. 0 means "any". */
+const volatile __u32 fs_targ_tgid = 0;  /* only this process (all its threads) */
+const volatile __u32 fs_targ_tid = 0;   /* only this thread */
+const volatile __u32 fs_self_tgid = 0;  /* never this process (the tracer, whose output may be on a traced fs) */
+const volatile __u64 fs_min_ns = 0;     /* send an event when latency >= this, ns */
+const volatile __u32 fs_targ_dev = 0;   /* with fs_targ_ino: only this file (kernel dev_t encoding) */
+const volatile __u64 fs_targ_ino = 0;
+/* Superblock magics (FS_*_MAGIC) whose files the syscall tracepoints report; 0 = unused slot.
+ * A filesystem traced by fentry or kprobe is left out, so nothing is counted twice. */
+const volatile __u64 fs_sys_magic[FS_TYPE__MAX] = {};
+
+struct fs_key {
+	__u32 tid;
+	__u32 op; /* enum fs_op */
+};
+
+struct fs_start {
+	__u64 ts;         /* bpf_ktime_get_ns() at entry */
+	struct file *file; /* NULL for an openat(2) until it returns its fd */
+	__s64 offset;     /* bytes */
+	__u64 size;       /* bytes asked for */
+	__u32 flags;      /* FS_EV_NESTED, FS_EV_DATASYNC */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fs_key);
+	__type(value, struct fs_start);
+} fs_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* ~28,000 events of 592 bytes */
+} fs_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FS_OP__MAX);
+	__type(key, __u32);
+	__type(value, struct fs_op_stats);
+} fs_stats SEC(".maps");
+
+/* ---- filters ------------------------------------------------------------------- */
+
+static __always_inline bool fs_task_wanted(__u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+
+	if (fs_targ_tgid && tgid != fs_targ_tgid)
+		return false;
+	if (fs_targ_tid && tid != fs_targ_tid)
+		return false;
+	return tgid != fs_self_tgid;
+}
+
+/* The -f file filter: struct inode.i_ino and i_sb->s_dev of file. */
+static __always_inline bool fs_file_wanted(struct file *file)
+{
+	struct inode *inode;
+
+	if (!fs_targ_ino)
+		return true;
+	inode = BPF_CORE_READ(file, f_inode);
+	return BPF_CORE_READ(inode, i_ino) == fs_targ_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == fs_targ_dev;
+}
+
+/* Tracepoint path: is file on a filesystem the syscall tracepoints report
+ * (file->f_inode->i_sb->s_magic in fs_sys_magic[]), and wanted by -f? */
+static __always_inline bool fs_sys_file_wanted(struct file *file)
+{
+	__u64 magic;
+
+	if (!file)
+		return false;
+	magic = BPF_CORE_READ(file, f_inode, i_sb, s_magic);
+	if (!magic || (magic != fs_sys_magic[FS_EXT4] && magic != fs_sys_magic[FS_XFS] &&
+		       magic != fs_sys_magic[FS_BTRFS]))
+		return false;
+	return fs_file_wanted(file);
+}
+
+/* struct file of descriptor fd of the current task: current->files->fdt->fd[fd]
+ * (include/linux/fdtable.h), NULL when out of range or closed. */
+static __always_inline struct file *fs_fd_file(long fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+
+	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
+	return file;
+}
+
+/* ---- begin / end ------------------------------------------------------------------ */
+
+static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *file,
+				    __s64 offset, __u64 size, __u32 flags)
+{
+	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
+	struct fs_start s = {
+		.ts = bpf_ktime_get_ns(), .file = file, .offset = offset, .size = size, .flags = flags,
+	};
+
+	if (bpf_map_update_elem(&fs_inflight, &key, &s, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+	return 0;
+}
+
+/* Names of the dentries from file's own up to (not including) its filesystem's root:
+ * dentry.d_name.name, following dentry.d_parent (include/linux/dcache.h). */
+static __always_inline void fs_fill_path(struct fs_event *e, struct dentry *d)
+{
+	int i;
+
+	e->depth = 0;
+	for (i = 0; i < FS_PATH_DEPTH; i++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+		if (!parent || parent == d)
+			return;
+		bpf_probe_read_kernel_str(e->names[i], FS_NAME_LEN, BPF_CORE_READ(d, d_name.name));
+		e->depth = i + 1;
+		d = parent;
+	}
+	if (BPF_CORE_READ(d, d_parent) != d)
+		e->flags |= FS_EV_DEEPER;
+}
+
+static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
+				       struct file *file, __s64 ret)
+{
+	__u64 delta = bpf_ktime_get_ns() - s->ts;
+	__u32 k = op;
+	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
+	struct fs_event *e;
+	struct inode *inode;
+	bool slow = delta >= fs_min_ns;
+
+	if ((__s64)delta < 0) {
+		il_drop(IL_DROP_BACKWARDS);
+		return;
+	}
+	if (st) { /* per-CPU: plain adds */
+		st->count++;
+		st->total_ns += delta;
+		if (delta > st->max_ns)
+			st->max_ns = delta;
+		st->slots[il_hist_slot(delta, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)]++;
+		if (slow)
+			st->slow++;
+	}
+	if (!slow)
+		return;
+	e = il_ringbuf_reserve(&fs_events, sizeof(*e));
+	if (!e)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	e->delta_ns = delta;
+	e->offset = s->offset;
+	e->ret = ret;
+	e->size = s->size;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->tgid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->op = op;
+	e->flags = s->flags;
+	e->pad = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	fs_fill_path(e, BPF_CORE_READ(file, f_path.dentry));
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* The recorded start of this thread's op into *s, removing it: false when there is none
+ * (the thread is filtered out, or the call began before tracing or was not wanted). */
+static __always_inline bool fs_take(__u64 pid_tgid, enum fs_op op, struct fs_start *s)
+{
+	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
+	struct fs_start *sp;
+
+	if (!fs_task_wanted(pid_tgid))
+		return false;
+	sp = bpf_map_lookup_elem(&fs_inflight, &key);
+	if (!sp)
+		return false;
+	*s = *sp;
+	bpf_map_delete_elem(&fs_inflight, &key);
+	return true;
+}
+
+/* A traced call returned ret: account it when its start was recorded. */
+static __always_inline int fs_end(enum fs_op op, __s64 ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_start s;
+
+	if (!fs_take(pid_tgid, op, &s))
+		return 0;
+	if (op == FS_OP_OPEN || op == FS_OP_FSYNC)
+		ret = ret < 0 ? ret : 0;
+	fs_account(pid_tgid, op, &s, s.file, ret);
+	return 0;
+}
+
+/* ---- fentry / kprobe entries: the filesystem's file operations ------------------ */
+
+/* FS_read_iter / FS_write_iter (struct kiocb *iocb, struct iov_iter *iter): file
+ * iocb->ki_filp, position iocb->ki_pos, size iter->count (include/linux/fs.h, uio.h). */
+static __always_inline int fs_iter_begin(enum fs_op op, struct kiocb *iocb, struct iov_iter *iter)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct file *file;
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	file = BPF_CORE_READ(iocb, ki_filp);
+	if (!fs_file_wanted(file))
+		return 0;
+	return fs_begin(pid_tgid, op, file, BPF_CORE_READ(iocb, ki_pos), BPF_CORE_READ(iter, count), 0);
+}
+
+/* FS_file_open(struct inode *inode, struct file *file). */
+static __always_inline int fs_open_begin(struct file *file)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!fs_task_wanted(pid_tgid) || !fs_file_wanted(file))
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_OPEN, file, 0, 0, 0);
+}
+
+/* FS_sync_file(struct file *file, loff_t start, loff_t end, int datasync); nested when the
+ * thread is inside a traced write (generic_write_sync of an O_SYNC/O_DSYNC write). */
+static __always_inline int fs_fsync_begin(struct file *file, int datasync)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_key w = { .tid = (__u32)pid_tgid, .op = FS_OP_WRITE };
+	__u32 flags = datasync ? FS_EV_DATASYNC : 0;
+
+	if (!fs_task_wanted(pid_tgid) || !fs_file_wanted(file))
+		return 0;
+	if (bpf_map_lookup_elem(&fs_inflight, &w))
+		flags |= FS_EV_NESTED;
+	return fs_begin(pid_tgid, FS_OP_FSYNC, file, 0, 0, flags);
+}
+
+/* One fentry and one fexit program per function: a tracing program has exactly one
+ * target, set by user space (bpf_program__set_attach_target) for the chosen filesystem.
+ * fexit's ctx[n] after the n arguments is the return value. */
+#define FS_FENTRY_OPS(fs)                                                                   \
+	SEC("fentry") int fs_fentry_##fs##_read(__u64 *ctx)                                   \
+	{ return fs_iter_begin(FS_OP_READ, (void *)ctx[0], (void *)ctx[1]); }                 \
+	SEC("fexit") int fs_fexit_##fs##_read(__u64 *ctx)                                     \
+	{ return fs_end(FS_OP_READ, (long)ctx[2]); }                                          \
+	SEC("fentry") int fs_fentry_##fs##_write(__u64 *ctx)                                  \
+	{ return fs_iter_begin(FS_OP_WRITE, (void *)ctx[0], (void *)ctx[1]); }                \
+	SEC("fexit") int fs_fexit_##fs##_write(__u64 *ctx)                                    \
+	{ return fs_end(FS_OP_WRITE, (long)ctx[2]); }                                         \
+	SEC("fentry") int fs_fentry_##fs##_open(__u64 *ctx)                                   \
+	{ return fs_open_begin((void *)ctx[1]); }                                             \
+	SEC("fexit") int fs_fexit_##fs##_open(__u64 *ctx)                                     \
+	{ return fs_end(FS_OP_OPEN, (int)ctx[2]); }                                           \
+	SEC("fentry") int fs_fentry_##fs##_fsync(__u64 *ctx)                                  \
+	{ return fs_fsync_begin((void *)ctx[0], (int)ctx[3]); }                               \
+	SEC("fexit") int fs_fexit_##fs##_fsync(__u64 *ctx)                                    \
+	{ return fs_end(FS_OP_FSYNC, (int)ctx[4]); }
+
+FS_FENTRY_OPS(ext4)
+FS_FENTRY_OPS(xfs)
+FS_FENTRY_OPS(btrfs)
+
+/* kprobes: attached by user space to each chosen filesystem's functions. */
+SEC("kprobe") int BPF_KPROBE(fs_kprobe_read, struct kiocb *iocb, struct iov_iter *iter)
+{ return fs_iter_begin(FS_OP_READ, iocb, iter); }
+SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_read, long ret)
+{ return fs_end(FS_OP_READ, ret); }
+SEC("kprobe") int BPF_KPROBE(fs_kprobe_write, struct kiocb *iocb, struct iov_iter *iter)
+{ return fs_iter_begin(FS_OP_WRITE, iocb, iter); }
+SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_write, long ret)
+{ return fs_end(FS_OP_WRITE, ret); }
+SEC("kprobe") int BPF_KPROBE(fs_kprobe_open, struct inode *inode, struct file *file)
+{ return fs_open_begin(file); }
+SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_open, int ret)
+{ return fs_end(FS_OP_OPEN, ret); }
+SEC("kprobe") int BPF_KPROBE(fs_kprobe_fsync, struct file *file, loff_t start, loff_t end, int datasync)
+{ return fs_fsync_begin(file, datasync); }
+SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_fsync, int ret)
+{ return fs_end(FS_OP_FSYNC, ret); }
+
+/* ---- tracepoint path: the syscall boundary -------------------------------------- */
+
+/* read/write/pread64/pwrite64(fd, buf, count[, pos]) and fsync/fdatasync(fd): the call's
+ * file from its fd; pos < 0 means "the file position" (file->f_pos). */
+static __always_inline int fs_sys_begin(enum fs_op op, long fd, __u64 count, __s64 pos,
+					__u32 flags)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct file *file;
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	file = fs_fd_file(fd);
+	if (!fs_sys_file_wanted(file))
+		return 0;
+	if (pos < 0)
+		pos = BPF_CORE_READ(file, f_pos);
+	return fs_begin(pid_tgid, op, file, pos, count, flags);
+}
+
+/* openat(2) returns the fd: the file, and whether it is wanted, is known only then. */
+static __always_inline int fs_sys_open_end(long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_start s;
+	struct file *file;
+
+	if (!fs_take(pid_tgid, FS_OP_OPEN, &s))
+		return 0;
+	if (ret < 0)
+		return 0; /* no file: the filesystem cannot be told */
+	file = fs_fd_file(ret);
+	if (!fs_sys_file_wanted(file))
+		return 0;
+	fs_account(pid_tgid, FS_OP_OPEN, &s, file, 0);
+	return 0;
+}
+
+#define FS_SYS_RW(name, op, pos)                                                            \
+	SEC("tp/syscalls/sys_enter_" #name)                                                 \
+	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	{ return fs_sys_begin(op, ctx->args[0], ctx->args[2], pos, 0); }                        \
+	SEC("tp/syscalls/sys_exit_" #name)                                                  \
+	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
+	{ return fs_end(op, ctx->ret); }
+
+FS_SYS_RW(read, FS_OP_READ, -1)
+FS_SYS_RW(write, FS_OP_WRITE, -1)
+FS_SYS_RW(pread64, FS_OP_READ, (__s64)ctx->args[3])
+FS_SYS_RW(pwrite64, FS_OP_WRITE, (__s64)ctx->args[3])
+
+SEC("tp/syscalls/sys_enter_openat")
+int fs_sys_enter_openat(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_OPEN, NULL, 0, 0, 0);
+}
+
+SEC("tp/syscalls/sys_exit_openat")
+int fs_sys_exit_openat(struct trace_event_raw_sys_exit *ctx)
+{ return fs_sys_open_end(ctx->ret); }
+
+#define FS_SYS_FSYNC(name, flags)                                                           \
+	SEC("tp/syscalls/sys_enter_" #name)                                                 \
+	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	{ return fs_sys_begin(FS_OP_FSYNC, ctx->args[0], 0, 0, flags); }                    \
+	SEC("tp/syscalls/sys_exit_" #name)                                                  \
+	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
+	{ return fs_end(FS_OP_FSYNC, ctx->ret); }
+
+FS_SYS_FSYNC(fsync, 0)
+FS_SYS_FSYNC(fdatasync, FS_EV_DATASYNC)
+
+/* ext4_sync_file (fs/ext4/fsync.c) run by an O_SYNC/O_DSYNC write: taken only while a traced
+ * write of this thread is in flight, with that write's file; an fsync(2) or fdatasync(2)
+ * is already measured by its own tracepoints above. */
+SEC("tp/ext4/ext4_sync_file_enter")
+int fs_tp_ext4_sync_file_enter(struct trace_event_raw_ext4_sync_file_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_key w = { .tid = (__u32)pid_tgid, .op = FS_OP_WRITE };
+	struct fs_start *ws;
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	ws = bpf_map_lookup_elem(&fs_inflight, &w);
+	if (!ws)
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
+			FS_EV_NESTED | (ctx->datasync ? FS_EV_DATASYNC : 0));
+}
+
+SEC("tp/ext4/ext4_sync_file_exit")
+int fs_tp_ext4_sync_file_exit(struct trace_event_raw_ext4_sync_file_exit *ctx)
+{
+	struct fs_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .op = FS_OP_FSYNC };
+	struct fs_start *sp = bpf_map_lookup_elem(&fs_inflight, &key);
+
+	if (!sp || !(sp->flags & FS_EV_NESTED))
+		return 0; /* not nested: the fsync(2) exit tracepoint ends it */
+	return fs_end(FS_OP_FSYNC, ctx->ret);
+}
+
+#endif /* IOLAYER_FS_BPF_H */

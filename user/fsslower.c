@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fsslower: read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs that took
+ * longer than a threshold, with the process, thread and file; a per-operation summary at
+ * exit. Kernel side: bpf/lib/fs.bpf.h.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "iolayer.h"
+#include "fsslower.h"
+#include "fsslower.skel.h"
+
+/* What fsslower knows of each filesystem: its name, superblock magic and the kernel
+ * functions behind read, write, open and fsync (the fentry/kprobe targets). */
+static const struct fs_info {
+	const char *name;
+	unsigned long long magic;
+	const char *what;                  /* plan name, for messages */
+	const char *funcs[FS_OP__MAX];     /* indexed by enum fs_op */
+} fs_table[FS_TYPE__MAX] = {
+	[FS_EXT4] = { "ext4", FS_EXT4_MAGIC, "ext4 file operations",
+		      { "ext4_file_read_iter", "ext4_file_write_iter", "ext4_file_open", "ext4_sync_file" } },
+	[FS_XFS] = { "xfs", FS_XFS_MAGIC, "xfs file operations",
+		     { "xfs_file_read_iter", "xfs_file_write_iter", "xfs_file_open", "xfs_file_fsync" } },
+	[FS_BTRFS] = { "btrfs", FS_BTRFS_MAGIC, "btrfs file operations",
+		       { "btrfs_file_read_iter", "btrfs_file_write_iter", "btrfs_file_open", "btrfs_sync_file" } },
+};
+
+static const char op_letter[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
+static const char *op_key[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+
+/* Program name suffixes, in enum fs_op order. */
+static const char *op_prog[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+
+/* The syscall tracepoints of the tracepoint method, with their programs' names. */
+static const char *sys_events[] = {
+	"read", "write", "pread64", "pwrite64", "openat", "fsync", "fdatasync",
+};
+
+enum output { OUT_TEXT, OUT_CSV, OUT_JSON };
+
+static struct env {
+	int tgid, tid;
+	unsigned long long min_ms;
+	unsigned duration_s;
+	bool fs_wanted[FS_TYPE__MAX];
+	bool fs_given;               /* -t was given */
+	const char *file;            /* -f */
+	bool show_tid;               /* -L */
+	enum output out;
+} env = { .min_ms = 10 };
+
+enum { OPT_TID = 0x100, OPT_CSV, OPT_JSON };
+
+static const char doc[] =
+"Show read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs\n"
+"slower than a threshold, with process, thread and file, and a\n"
+"per-operation summary at exit.\n"
+"\n"
+"EXAMPLES:\n"
+"  fsslower                  # calls over 10 ms, every mounted ext4/xfs/btrfs\n"
+"  fsslower -m 0 -p 1234     # every call of process 1234 (all its threads)\n"
+"  fsslower -p 1234 -L       # add a TID column\n"
+"  fsslower --tid 1240       # one thread only\n"
+"  fsslower -m 1 -f /var/lib/redis/appendonly.aof   # one file, over 1 ms\n"
+"  fsslower -t xfs -d 10     # xfs only, for 10 seconds\n"
+"  fsslower --json -m 0 -p 1234 > calls.json\n"
+"\n"
+"T is R (read), W (write), O (open) or F (fsync, fdatasync, and the sync\n"
+"an O_SYNC/O_DSYNC write runs inside it: that F row comes just before its\n"
+"W row). BYTES is what the call returned (an errno name when it failed);\n"
+"OFF_KB is the file position at entry.\n"
+"\n"
+"OPTIONS:";
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Only this process (all its threads)", 0 },
+	{ "tid", OPT_TID, "TID", 0, "Only this thread", 0 },
+	{ "min", 'm', "MS", 0, "Show calls taking at least MS milliseconds (default 10; 0 shows every call)", 0 },
+	{ "type", 't', "TYPE", 0, "Filesystems to trace: ext4, xfs, btrfs, comma-separated (default: those mounted)", 0 },
+	{ "file", 'f', "PATH", 0, "Only this file (its filesystem is traced)", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
+	{ "tid-column", 'L', NULL, 0, "Show a TID column", 0 },
+	{ "csv", OPT_CSV, NULL, 0, "Comma-separated rows (summary on stderr)", 0 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per line, then a summary object", 0 },
+	{ 0 },
+};
+
+static int fs_by_name(const char *name)
+{
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		if (!strcmp(name, fs_table[i].name))
+			return i;
+	return -1;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	unsigned long long v;
+
+	switch (key) {
+	case 'p':
+		if (il_parse_uint(arg, "PID", 1, INT_MAX, &v))
+			exit(IL_EXIT_ERR);
+		env.tgid = v;
+		break;
+	case OPT_TID:
+		if (il_parse_uint(arg, "TID", 1, INT_MAX, &v))
+			exit(IL_EXIT_ERR);
+		env.tid = v;
+		break;
+	case 'm':
+		if (il_parse_uint(arg, "the threshold (-m, milliseconds)", 0, 1000000000, &env.min_ms))
+			exit(IL_EXIT_ERR);
+		break;
+	case 'd':
+		if (il_parse_uint(arg, "the duration (-d, seconds)", 1, UINT_MAX, &v))
+			exit(IL_EXIT_ERR);
+		env.duration_s = v;
+		break;
+	case 't': {
+		char *copy = strdup(arg), *save = NULL, *tok;
+
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int t = fs_by_name(tok);
+
+			if (t < 0)
+				il_argp_fail(state, "unknown filesystem type '%s' (use ext4, xfs or btrfs)", tok);
+			env.fs_wanted[t] = true;
+			env.fs_given = true;
+		}
+		free(copy);
+		if (!env.fs_given)
+			il_argp_fail(state, "-t needs a filesystem type (ext4, xfs or btrfs)");
+		break;
+	}
+	case 'f':
+		env.file = arg;
+		break;
+	case 'L':
+		env.show_tid = true;
+		break;
+	case OPT_CSV:
+		env.out = OUT_CSV;
+		break;
+	case OPT_JSON:
+		env.out = OUT_JSON;
+		break;
+	case ARGP_KEY_ARG:
+		il_argp_fail(state, "unexpected argument '%s'", arg);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- mount points: dev -> where the filesystem's root is mounted ------------------ */
+
+struct mnt {
+	__u32 dev;      /* kernel encoding, as BPF reads sb->s_dev */
+	char *path;
+};
+static struct mnt *mnts;
+static int nmnts;
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+}
+
+/* Read /proc/self/mountinfo: for each dev, the first mount of its root ("/"). */
+static void mounts_load(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	for (int i = 0; i < nmnts; i++)
+		free(mnts[i].path);
+	nmnts = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned ma, mi;
+		char root[1024], mp[1024];
+		bool seen = false;
+
+		if (sscanf(line, "%*d %*d %u:%u %1023s %1023s", &ma, &mi, root, mp) != 4 ||
+		    strcmp(root, "/"))
+			continue;
+		for (int i = 0; i < nmnts; i++)
+			seen |= mnts[i].dev == IL_MKDEV(ma, mi);
+		if (seen)
+			continue;
+		struct mnt *n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
+		if (!n)
+			il_die("out of memory");
+		mnts = n;
+		unescape(mp);
+		mnts[nmnts].dev = IL_MKDEV(ma, mi);
+		mnts[nmnts].path = strdup(mp);
+		nmnts++;
+	}
+	fclose(f);
+}
+
+/* Mount point of dev, or NULL. Re-reads mountinfo once per second at most on a miss. */
+static const char *mount_of(__u32 dev)
+{
+	static unsigned long long last;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < nmnts; i++)
+			if (mnts[i].dev == dev)
+				return mnts[i].path;
+		if (pass || il_now_ns() - last < 1000000000ULL)
+			break;
+		last = il_now_ns();
+		mounts_load();
+	}
+	return NULL;
+}
+
+/* Is a filesystem of type name mounted (/proc/self/mounts)? */
+static bool fs_mounted(const char *name)
+{
+	char line[4096], type[64];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %63s", type) == 1 && !strcmp(type, name);
+	fclose(f);
+	return found;
+}
+
+/* The full path of e's file into buf: mount point + names from the root down. Without a
+ * known mount point, or past FS_PATH_DEPTH names, the path starts with "…/". Never empty. */
+static const char *event_path(const struct fs_event *e, char *buf, size_t len)
+{
+	const char *mp = mount_of(e->dev);
+	size_t n = 0;
+	int depth = e->depth > FS_PATH_DEPTH ? FS_PATH_DEPTH : e->depth;
+
+	buf[0] = 0;
+	if (!depth) {
+		snprintf(buf, len, "%s", mp ? mp : "[inode]");
+		if (!mp)
+			snprintf(buf, len, "[inode %llu]", (unsigned long long)e->ino);
+		return buf;
+	}
+	if ((e->flags & FS_EV_DEEPER) || !mp)
+		n = snprintf(buf, len, "…");
+	else if (strcmp(mp, "/"))
+		n = snprintf(buf, len, "%s", mp);
+	for (int i = depth - 1; i >= 0 && n < len; i--)
+		n += snprintf(buf + n, len - n, "/%.*s", FS_NAME_LEN, e->names[i]);
+	return buf;
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static void print_header(void)
+{
+	if (env.out == OUT_CSV) {
+		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,file\n");
+	} else if (env.out == OUT_TEXT) {
+		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
+		if (env.show_tid)
+			printf("%-7s ", "TID");
+		printf("%1s %-7s %-8s %8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "FILENAME");
+	}
+	fflush(stdout);
+}
+
+static void csv_quoted(const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static const char *sync_kind(const struct fs_event *e)
+{
+	if (e->op != FS_OP_FSYNC)
+		return "";
+	if (e->flags & FS_EV_NESTED)
+		return e->flags & FS_EV_DATASYNC ? "o_dsync" : "o_sync";
+	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct fs_event *e = data;
+	char ts[16], path[FS_PATH_DEPTH * FS_NAME_LEN + 1024], comm[IL_TASK_COMM_LEN + 1];
+	char bytes[32];
+
+	if (size < sizeof(*e))
+		return 0;
+	il_clock_str(ts, sizeof(ts));
+	event_path(e, path, sizeof(path));
+	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
+	comm[IL_TASK_COMM_LEN] = 0;
+	if (e->ret < 0)
+		snprintf(bytes, sizeof(bytes), "%s", il_errno_name((int)-e->ret));
+	else
+		snprintf(bytes, sizeof(bytes), "%lld", (long long)e->ret);
+
+	switch (env.out) {
+	case OUT_TEXT:
+		printf("%-8s %-16s %-7u ", ts, comm, e->tgid);
+		if (env.show_tid)
+			printf("%-7u ", e->tid);
+		printf("%c %-7s %-8lld %8.2f %s\n", op_letter[e->op % FS_OP__MAX], bytes,
+		       (long long)(e->offset / 1024), e->delta_ns / 1e6, path);
+		break;
+	case OUT_CSV:
+		printf("%s,", ts);
+		csv_quoted(comm);
+		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
+		       e->ret < 0 ? 0LL : (long long)e->ret, (long long)e->offset, e->delta_ns / 1e3,
+		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e));
+		csv_quoted(path);
+		putchar('\n');
+		break;
+	case OUT_JSON: {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "time", json_object_new_string(ts));
+		json_object_object_add(o, "comm", json_object_new_string(comm));
+		json_object_object_add(o, "pid", json_object_new_int(e->tgid));
+		json_object_object_add(o, "tid", json_object_new_int(e->tid));
+		json_object_object_add(o, "op", json_object_new_string((char[]){ op_letter[e->op % FS_OP__MAX], 0 }));
+		json_object_object_add(o, "bytes", json_object_new_int64(e->ret < 0 ? 0 : e->ret));
+		json_object_object_add(o, "size", json_object_new_uint64(e->size));
+		json_object_object_add(o, "offset", json_object_new_int64(e->offset));
+		json_object_object_add(o, "usecs", json_object_new_double(e->delta_ns / 1e3));
+		json_object_object_add(o, "errno", e->ret < 0 ?
+				       json_object_new_string(il_errno_name((int)-e->ret)) : NULL);
+		if (e->op == FS_OP_FSYNC)
+			json_object_object_add(o, "sync", json_object_new_string(sync_kind(e)));
+		snprintf(bytes, sizeof(bytes), "%u:%u", IL_DEV_MAJOR(e->dev), IL_DEV_MINOR(e->dev));
+		json_object_object_add(o, "dev", json_object_new_string(bytes));
+		json_object_object_add(o, "ino", json_object_new_uint64(e->ino));
+		json_object_object_add(o, "file", json_object_new_string(path));
+		il_json_print(stdout, o);
+		break;
+	}
+	}
+	return 0;
+}
+
+/* ---- summary ------------------------------------------------------------------------ */
+
+static int stats_read(int fd, struct fs_op_stats out[FS_OP__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct fs_op_stats *v;
+
+	if (ncpu < 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(out, 0, FS_OP__MAX * sizeof(*out));
+	for (__u32 k = 0; k < FS_OP__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v)) {
+			int err = -errno;
+
+			free(v);
+			return err;
+		}
+		for (int c = 0; c < ncpu; c++) {
+			out[k].count += v[c].count;
+			out[k].slow += v[c].slow;
+			out[k].total_ns += v[c].total_ns;
+			if (v[c].max_ns > out[k].max_ns)
+				out[k].max_ns = v[c].max_ns;
+			for (int s = 0; s < IL_HIST_SLOTS; s++)
+				out[k].slots[s] += v[c].slots[s];
+		}
+	}
+	free(v);
+	return 0;
+}
+
+/* "lo-hi" in ms of the histogram bucket holding the pct-th percentile. */
+static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, size_t len)
+{
+	int slot = il_hist_percentile_slot(s->slots, IL_HIST_SLOTS, pct);
+	__u64 lo, hi;
+
+	if (slot < 0)
+		return "-";
+	il_slot_bounds(slot, &lo, &hi);
+	snprintf(buf, len, "%.3f-%.3f", lo / 1e6, (hi + 1) / 1e6);
+	return buf;
+}
+
+static void print_summary(const struct fs_op_stats st[FS_OP__MAX], const __u64 drops[IL_DROP__MAX])
+{
+	FILE *f = env.out == OUT_CSV ? stderr : stdout;
+	char p50[48], p99[48];
+
+	if (env.out == OUT_JSON) {
+		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
+
+		for (int i = 0; i < FS_OP__MAX; i++) {
+			struct json_object *x = json_object_new_object();
+
+			json_object_object_add(x, "count", json_object_new_uint64(st[i].count));
+			json_object_object_add(x, "slow", json_object_new_uint64(st[i].slow));
+			json_object_object_add(x, "total_usecs", json_object_new_double(st[i].total_ns / 1e3));
+			json_object_object_add(x, "max_usecs", json_object_new_double(st[i].max_ns / 1e3));
+			json_object_object_add(x, "latency_ns", il_hist_json(st[i].slots, IL_HIST_SLOTS, "nsecs"));
+			json_object_object_add(ops, op_key[i], x);
+		}
+		json_object_object_add(o, "summary", ops);
+		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
+		json_object_object_add(o, "lost", il_drops_json(drops));
+		il_json_print(stdout, o);
+		return;
+	}
+	fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
+	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
+		"P50(ms)", "P99(ms)", "MAX(ms)");
+	for (int i = 0; i < FS_OP__MAX; i++)
+		fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f\n", op_letter[i],
+			(unsigned long long)st[i].count, (unsigned long long)st[i].slow,
+			st[i].total_ns / 1e6, pct_ms(&st[i], 50, p50, sizeof(p50)),
+			pct_ms(&st[i], 99, p99, sizeof(p99)), st[i].max_ns / 1e6);
+	fprintf(f, "(percentiles are the log2 bucket that holds them)\n");
+	il_drops_print(f, drops);
+}
+
+/* ---- filesystems and attach plans ----------------------------------------------------- */
+
+/* Decide which filesystems to trace from -t, -f and what is mounted; exit with one line
+ * when there is nothing to trace. */
+static void choose_filesystems(struct fsslower_bpf *skel)
+{
+	if (env.file) {
+		struct statfs sfs;
+		struct stat st;
+		int t = -1;
+
+		if (stat(env.file, &st) || statfs(env.file, &sfs))
+			il_die("cannot read %s: %s", env.file, strerror(errno));
+		for (int i = 0; i < FS_TYPE__MAX; i++)
+			if ((unsigned long long)(unsigned long)sfs.f_type == fs_table[i].magic)
+				t = i;
+		if (t < 0)
+			il_die("%s is not on an ext4, xfs or btrfs filesystem (filesystem magic 0x%lx)",
+			       env.file, (unsigned long)sfs.f_type);
+		if (env.fs_given && !env.fs_wanted[t])
+			il_die("%s is on %s, which -t leaves out", env.file, fs_table[t].name);
+		memset(env.fs_wanted, 0, sizeof(env.fs_wanted));
+		env.fs_wanted[t] = true;
+		skel->rodata->fs_targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
+		skel->rodata->fs_targ_ino = st.st_ino;
+		return;
+	}
+	if (env.fs_given) {
+		for (int i = 0; i < FS_TYPE__MAX; i++)
+			if (env.fs_wanted[i] && !fs_mounted(fs_table[i].name))
+				il_die("no %s filesystem is mounted: nothing to trace", fs_table[i].name);
+		return;
+	}
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		env.fs_wanted[i] = fs_mounted(fs_table[i].name);
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		if (env.fs_wanted[i])
+			return;
+	il_die("no ext4, xfs or btrfs filesystem is mounted: nothing to trace");
+}
+
+static struct bpf_program *prog_named(struct fsslower_bpf *skel, const char *fmt, const char *a,
+				      const char *b)
+{
+	char name[64];
+	struct bpf_program *p;
+
+	snprintf(name, sizeof(name), fmt, a, b);
+	p = bpf_object__find_program_by_name(skel->obj, name);
+	if (!p)
+		il_die("internal error: no BPF program %s", name);
+	return p;
+}
+
+static const char *limits_fn =
+	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions: "
+	"every caller (syscalls, io_uring, aio, nfsd), not mmap page faults or writeback";
+static const char *limits_tp =
+	"measures at the syscall boundary (read, write, pread64, pwrite64, openat, fsync, "
+	"fdatasync; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup and "
+	"locking; cannot see io_uring, aio, readv/writev, mmap writeback, or the sync inside an "
+	"O_SYNC write on xfs/btrfs";
+
+/* The plan of filesystem t: fentry/fexit, then kprobe/kretprobe on its functions, then the
+ * syscall tracepoints (shared by every filesystem; attached once, see dedupe_plans). */
+static void fill_plan(struct fsslower_bpf *skel, int t, struct il_plan *p)
+{
+	const struct fs_info *fs = &fs_table[t];
+	struct il_option *fe = &p->opts[0], *kp = &p->opts[1], *tp = &p->opts[2];
+	static char targets[IL_ARRAY_SIZE(sys_events)][2][64];
+	int n = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->what = fs->what;
+	fe->method = IL_M_FENTRY;
+	fe->limits = limits_fn;
+	kp->method = IL_M_KPROBE;
+	kp->limits = limits_fn;
+	for (int op = 0; op < FS_OP__MAX; op++) {
+		fe->progs[2 * op] = (struct il_prog){ prog_named(skel, "fs_fentry_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
+		fe->progs[2 * op + 1] = (struct il_prog){ prog_named(skel, "fs_fexit_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
+		kp->progs[2 * op] = (struct il_prog){ prog_named(skel, "fs_kprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
+		kp->progs[2 * op + 1] = (struct il_prog){ prog_named(skel, "fs_kretprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
+	}
+	tp->method = IL_M_TRACEPOINT;
+	tp->limits = limits_tp;
+	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
+		snprintf(targets[i][0], 64, "syscalls:sys_enter_%s", sys_events[i]);
+		snprintf(targets[i][1], 64, "syscalls:sys_exit_%s", sys_events[i]);
+		tp->progs[n++] = (struct il_prog){ prog_named(skel, "fs_sys_enter_%s%s", sys_events[i], ""), targets[i][0] };
+		tp->progs[n++] = (struct il_prog){ prog_named(skel, "fs_sys_exit_%s%s", sys_events[i], ""), targets[i][1] };
+	}
+	if (t == FS_EXT4) {
+		tp->progs[n++] = (struct il_prog){ skel->progs.fs_tp_ext4_sync_file_enter, "ext4:ext4_sync_file_enter", true };
+		tp->progs[n++] = (struct il_prog){ skel->progs.fs_tp_ext4_sync_file_exit, "ext4:ext4_sync_file_exit", true };
+	}
+}
+
+/* Several filesystems may all fall back to the same syscall tracepoints: attach each
+ * program once, by skipping it in every later plan that chose it too. */
+static void dedupe_plans(struct il_plan *plans, int n)
+{
+	for (int i = 1; i < n; i++) {
+		struct il_option *o = &plans[i].opts[plans[i].chosen];
+
+		if (il_method_family(o->method) != IL_FAM_TRACEPOINT)
+			continue;
+		for (int k = 0; k < IL_MAX_PROGS && o->progs[k].prog; k++)
+			for (int j = 0; j < i; j++) {
+				struct il_option *q = &plans[j].opts[plans[j].chosen];
+
+				for (int m = 0; m < IL_MAX_PROGS && q->progs[m].prog; m++)
+					if (q->progs[m].prog == o->progs[k].prog && !plans[j].skipped[m])
+						plans[i].skipped[k] = true;
+			}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
+	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
+	struct il_plan plans[FS_TYPE__MAX];
+	int plan_fs[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
+	struct fsslower_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct bpf_program *prog;
+	struct fs_op_stats stats[FS_OP__MAX];
+	__u64 drops[IL_DROP__MAX] = {};
+	char names[64] = "";
+
+	il_opts_init();
+	il_log_init("fsslower", 0);
+	argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	il_log_init("fsslower", il_opts.verbose);
+	il_require_tracing();
+	if (env.tgid)
+		il_require_pid(env.tgid);
+	if (env.tid) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%d", env.tid);
+		if (access(path, F_OK))
+			il_die("no thread with tid %d", env.tid);
+	}
+
+	skel = fsslower_bpf__open();
+	if (!skel)
+		il_die("cannot open the BPF object: %s", strerror(errno));
+	choose_filesystems(skel);
+	skel->rodata->fs_targ_tgid = env.tgid;
+	skel->rodata->fs_targ_tid = env.tid;
+	skel->rodata->fs_self_tgid = getpid();
+	skel->rodata->fs_min_ns = env.min_ms * 1000000ULL;
+
+	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (int t = 0; t < FS_TYPE__MAX; t++) {
+		if (!env.fs_wanted[t])
+			continue;
+		fill_plan(skel, t, &plans[nplans]);
+		plan_fs[nplans++] = t;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 names[0] ? ", " : "", fs_table[t].name);
+	}
+	if (il_plans_choose(plans, nplans, il_opts.attach))
+		goto out;
+	dedupe_plans(plans, nplans);
+	for (int i = 0; i < nplans; i++)
+		if (il_method_family(il_plan_method(&plans[i])) == IL_FAM_TRACEPOINT)
+			skel->rodata->fs_sys_magic[plan_fs[i]] = fs_table[plan_fs[i]].magic;
+
+	err = fsslower_bpf__load(skel);
+	if (err) {
+		il_err("cannot load the BPF programs: %s (run with -vv for the verifier log)",
+		       strerror(-err));
+		goto out;
+	}
+	if (il_plans_attach(plans, nplans))
+		goto out;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
+	if (!rb) {
+		il_err("cannot open the ring buffer: %s", strerror(errno));
+		goto out;
+	}
+	mounts_load();
+	il_signals_init();
+	print_header();
+	if (env.min_ms)
+		fprintf(stderr, "Tracing %s operations slower than %llu ms... Hit Ctrl-C to end.\n",
+			names, env.min_ms);
+	else
+		fprintf(stderr, "Tracing every %s operation... Hit Ctrl-C to end.\n", names);
+
+	struct il_run run = { .duration_s = env.duration_s, .rb = rb };
+	if (il_run(&run) < 0)
+		goto out;
+	err = stats_read(bpf_map__fd(skel->maps.fs_stats), stats);
+	if (!err)
+		err = il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
+	if (err) {
+		il_err("cannot read the summary maps: %s", strerror(-err));
+		goto out;
+	}
+	print_summary(stats, drops);
+	fflush(stdout);
+	rc = ferror(stdout) && errno != EPIPE ? IL_EXIT_ERR : IL_EXIT_OK;
+out:
+	ring_buffer__free(rb);
+	il_plans_detach();
+	fsslower_bpf__destroy(skel);
+	return rc;
+}
