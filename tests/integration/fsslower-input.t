@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# fsslower: bad input and missing filesystems give one line on stderr and exit 1.
+source "$(dirname "$0")/lib.sh"
+require_root
+plan 8
+
+FS=$(tool fsslower)
+bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
+	local d=$1 re=$2; shift 2
+	"$@" >/dev/null 2>"$TMPD/bad.err"; local rc=$?
+	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
+		ok 0 "$d"
+	else
+		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
+	fi
+}
+nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
+while [ -e "/proc/$nopid" ]; do nopid=$((nopid - 1)); done
+bad "-p of a pid that does not exist" "no process with pid $nopid" $FS -p "$nopid"
+bad "--tid of a thread that does not exist" "no thread with tid $nopid" $FS --tid "$nopid"
+bad "-t of an unknown type" "unknown filesystem type 'zfs'" $FS -t zfs
+bad "-m -1" "threshold.*'-1'" $FS -m -1
+bad "-m not a number" "threshold.*'ten'" $FS -m ten
+bad "-f of a file on /proc" "not on an ext4, xfs or btrfs" $FS -f /proc/self/status
+bad "-f of a missing file" "cannot read /nonexistent" $FS -f /nonexistent/file
+if grep -q ' btrfs ' /proc/self/mounts; then
+	skip "a btrfs filesystem is mounted here"
+else
+	bad "-t btrfs with none mounted" "no btrfs filesystem is mounted" $FS -t btrfs
+fi
+done_testing
