@@ -35,6 +35,7 @@ is "$A_RC $E_RC" "0 0" "both exit 0 after Ctrl-C"
 
 is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$PID +$PID +ext4_writepages +0 +WB_SYNC_ALL +[1-9]" "$TMPD/a.out")" $COUNT \
 	"$COUNT fsyncs before the shutdown: $COUNT rows '0 WB_SYNC_ALL', pages > 0"
+diag "answer: rows before the shutdown $(grep -cE " ext4_writepages +0 +WB_SYNC_ALL " "$TMPD/a.out")"
 erows() { jq -s '[.[] | select(.func)]' "$TMPD/e.out"; }
 is "$(erows | jq '[.[] | select(.ret == 0)] | length')" 0 "--errors: no row with ret 0"
 

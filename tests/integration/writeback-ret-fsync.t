@@ -42,6 +42,7 @@ is "$(rows | jq -s -r '[.[] | .dev + ":" + .file] | unique | join(",")')" "$LOOP
 is "$(jq -s '[.[] | .summary? // [] | .[] | select(.ret == 0 and .sync_mode == "WB_SYNC_ALL") | .count] | add' "$TMPD/j.out")" $N \
 	"summary: $N calls returned 0 with WB_SYNC_ALL"
 is "$(jq -s '[.[] | .lost? // {} | to_entries[] | .value] | add' "$TMPD/j.out")" 0 "nothing lost"
+diag "answer: fsync rows $(rows | jq -s -c '[.[] | [.ret, .sync_mode, .pages]] | group_by(.) | map(.[0] + [length])')"
 
 # 2. --tid: a thread that does not write sees nothing; text layout
 start_workload "$TMPD/wl2.out" "$WL/fsync_loop" -n 5 -g "$TMPD/go" "$MNT/g"
