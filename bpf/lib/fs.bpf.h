@@ -158,6 +158,27 @@ static __always_inline void fs_fill_path(struct fs_event *e, struct dentry *d)
 		e->flags |= FS_EV_DEEPER;
 }
 
+/* Wake the reader for an event only when FS_WAKEUP_NS passed since the last wakeup or
+ * FS_WAKEUP_BYTES are waiting: a lone slow call shows at once, while at tens of thousands
+ * of events a second the reader wakes ~50 times a second instead of once per event (and
+ * user space drains what is left every second). fs_last_wakeup is shared by all CPUs; a
+ * lost race only costs one extra or one later wakeup. */
+#define FS_WAKEUP_NS (20 * 1000 * 1000ULL)
+#define FS_WAKEUP_BYTES (256 * 1024)
+__u64 fs_last_wakeup = 0;
+
+static __always_inline __u64 fs_wakeup_flags(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - fs_last_wakeup >= FS_WAKEUP_NS ||
+	    bpf_ringbuf_query(&fs_events, BPF_RB_AVAIL_DATA) >= FS_WAKEUP_BYTES) {
+		fs_last_wakeup = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
 				       struct file *file, __s64 ret)
 {
@@ -200,7 +221,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	fs_fill_path(e, BPF_CORE_READ(file, f_path.dentry));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, fs_wakeup_flags());
 }
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
