@@ -10,7 +10,7 @@ wl_start() {
 	WL_BG=$!
 	at_exit "kill -9 $WL_BG"
 	for ((i = 0; i < 100; i++)); do
-		WL_PID=$(awk '/^pid /{print $2}' "$out")
+		WL_PID=$(awk '/^pid /{print $2}' "$out" 2>/dev/null)
 		[ -n "$WL_PID" ] && return 0
 		sleep 0.05
 	done
