@@ -258,7 +258,7 @@ static bool fs_mounted(const char *name)
 }
 
 /* The full path of e's file into buf: mount point + names from the root down. Without a
- * known mount point, or past FS_PATH_DEPTH names, the path starts with "…/". Never empty. */
+ * known mount point, or past FS_PATH_DEPTH names, the path starts with ".../". Never empty. */
 static const char *event_path(const struct fs_event *e, char *buf, size_t len)
 {
 	const char *mp = mount_of(e->dev);
@@ -266,14 +266,15 @@ static const char *event_path(const struct fs_event *e, char *buf, size_t len)
 	int depth = e->depth > FS_PATH_DEPTH ? FS_PATH_DEPTH : e->depth;
 
 	buf[0] = 0;
-	if (!depth) {
-		snprintf(buf, len, "%s", mp ? mp : "[inode]");
-		if (!mp)
+	if (!depth) { /* the filesystem's root directory itself */
+		if (mp)
+			snprintf(buf, len, "%s", mp);
+		else
 			snprintf(buf, len, "[inode %llu]", (unsigned long long)e->ino);
 		return buf;
 	}
 	if ((e->flags & FS_EV_DEEPER) || !mp)
-		n = snprintf(buf, len, "…");
+		n = snprintf(buf, len, "...");
 	else if (strcmp(mp, "/"))
 		n = snprintf(buf, len, "%s", mp);
 	for (int i = depth - 1; i >= 0 && n < len; i--)
