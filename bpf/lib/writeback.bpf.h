@@ -232,22 +232,15 @@ int wb_fentry(unsigned long long *ctx)
 	return wb_enter_args(ctx[0], ctx[1]);
 }
 
-/* The return value follows the wb_nargs arguments in ctx; wb_nargs is rodata, so the
- * verifier sees one constant index. */
+/* The return value follows the wb_nargs arguments in ctx. The verifier refuses a load from
+ * ctx at an offset computed at run time (and clang merges per-case constant loads into one
+ * such load), so the slot is copied with a helper instead. */
 SEC("fexit")
 int wb_fexit(unsigned long long *ctx)
 {
-	__u64 ret;
+	__u64 ret = 0;
 
-	switch (wb_nargs) {
-	case 0: ret = ctx[0]; break;
-	case 1: ret = ctx[1]; break;
-	case 2: ret = ctx[2]; break;
-	case 3: ret = ctx[3]; break;
-	case 4: ret = ctx[4]; break;
-	case 5: ret = ctx[5]; break;
-	default: ret = ctx[6]; break;
-	}
+	bpf_probe_read_kernel(&ret, sizeof(ret), ctx + (wb_nargs & 7));
 	return wb_exit(ctx, (int)ret, true, -1);
 }
 
