@@ -335,6 +335,15 @@ static void clock_now(char *buf, size_t len)
 	snprintf(buf, len, "%s", cached);
 }
 
+/* A JSON number with 3 decimals (microseconds to the ns), without binary-float noise. */
+static struct json_object *json_usecs(double usecs)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", usecs);
+	return json_object_new_double_s(usecs, buf);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct fs_event *e = data;
@@ -380,7 +389,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "bytes", json_object_new_int64(e->ret < 0 ? 0 : e->ret));
 		json_object_object_add(o, "size", json_object_new_uint64(e->size));
 		json_object_object_add(o, "offset", json_object_new_int64(e->offset));
-		json_object_object_add(o, "usecs", json_object_new_double(e->delta_ns / 1e3));
+		json_object_object_add(o, "usecs", json_usecs(e->delta_ns / 1e3));
 		json_object_object_add(o, "errno", e->ret < 0 ?
 				       json_object_new_string(il_errno_name((int)-e->ret)) : NULL);
 		if (e->op == FS_OP_FSYNC)
@@ -462,8 +471,8 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX], const __u64 d
 
 			json_object_object_add(x, "count", json_object_new_uint64(st[i].count));
 			json_object_object_add(x, "slow", json_object_new_uint64(st[i].slow));
-			json_object_object_add(x, "total_usecs", json_object_new_double(st[i].total_ns / 1e3));
-			json_object_object_add(x, "max_usecs", json_object_new_double(st[i].max_ns / 1e3));
+			json_object_object_add(x, "total_usecs", json_usecs(st[i].total_ns / 1e3));
+			json_object_object_add(x, "max_usecs", json_usecs(st[i].max_ns / 1e3));
 			json_object_object_add(x, "latency_ns", il_hist_json(st[i].slots, IL_HIST_SLOTS, "nsecs"));
 			json_object_object_add(ops, op_key[i], x);
 		}
