@@ -35,4 +35,10 @@ struct iw_val {
 	__u64 max_ns;                   /* longest one, ns */
 };
 
+/* With user stacks: sent once per process, at its first I/O-wait sleep, so user space can read
+ * the process's mappings while it is alive (it may exit before its stacks are printed). */
+struct iw_proc_event {
+	__u32 tgid;
+};
+
 #endif /* IOLAYER_IOWAITSTACK_H */

@@ -623,6 +623,20 @@ static void report(bool interval, bool final)
 	free(g);
 }
 
+/* A process slept in I/O wait for the first time (-U): read its mappings now, while it runs. */
+static int on_new_proc(void *ctx, void *data, size_t len)
+{
+	const struct iw_proc_event *e = data;
+
+	(void)ctx;
+	if (len >= sizeof(*e)) {
+		il_usyms_forget(usyms, e->tgid); /* the pid may have been reused */
+		if (il_usyms_load(usyms, e->tgid))
+			il_debug("cannot read the mappings of pid %u", e->tgid);
+	}
+	return 0;
+}
+
 /* ---- main loop ----------------------------------------------------------------------- */
 
 static unsigned ticks, reports;
@@ -702,6 +716,13 @@ int main(int argc, char **argv)
 	if (env.user_stacks && !(usyms = il_usyms_new()))
 		il_die("out of memory");
 	stacks_fd = bpf_map__fd(skel->maps.iw_stacks);
+	if (env.user_stacks) {
+		run.rb = ring_buffer__new(bpf_map__fd(skel->maps.iw_procs), on_new_proc, NULL, NULL);
+		if (!run.rb) {
+			il_err("cannot open the ring buffer: %s", strerror(errno));
+			goto out;
+		}
+	}
 
 	il_signals_init();
 	if (env.interval)
@@ -722,6 +743,7 @@ int main(int argc, char **argv)
 	rc = IL_EXIT_OK;
 out:
 	il_plans_detach();
+	ring_buffer__free(run.rb);
 	iowaitstack_bpf__destroy(skel);
 	il_ksyms_free(ksyms);
 	il_usyms_free(usyms);

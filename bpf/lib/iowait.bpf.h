@@ -52,6 +52,35 @@ struct {
 	__type(value, struct iw_val);
 } iw_waits SEC(".maps");
 
+/* With iw_user_stacks: the processes already announced on iw_procs (LRU: old ones fall out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, IW_MAX_SLEEPERS);
+	__type(key, __u32);                 /* tgid */
+	__type(value, __u8);
+} iw_procs_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} iw_procs SEC(".maps");
+
+/* Announce tgid on iw_procs the first time it sleeps (user stacks only). */
+static __always_inline void iw_announce(__u32 tgid)
+{
+	struct iw_proc_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&iw_procs_seen, &tgid))
+		return;
+	bpf_map_update_elem(&iw_procs_seen, &tgid, &one, BPF_ANY);
+	e = il_ringbuf_reserve(&iw_procs, sizeof(*e));
+	if (!e)
+		return;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* Stack id of the current task's kernel or user stack. Without BPF_F_REUSE_STACKID a bucket
  * that holds another stack fails with -EEXIST instead of being overwritten, so an id never
  * changes meaning under a sleep already recorded: the sleep is kept as IW_STACK_LOST. */
@@ -82,8 +111,10 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev)
 	s.ts = bpf_ktime_get_ns();
 	s.kstack = iw_stackid(ctx, 0);
 	s.ustack = IW_STACK_NONE;
-	if (iw_user_stacks && BPF_CORE_READ(prev, mm))
+	if (iw_user_stacks && BPF_CORE_READ(prev, mm)) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
+		iw_announce(tgid);
+	}
 	if (bpf_map_update_elem(&iw_sleeping, &tid, &s, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
 }

@@ -34,7 +34,7 @@ bool il_ksym_is_tracer(const char *name)
 
 /* ---- user symbols (libdwfl) ------------------------------------------------------ */
 
-#define USYMS_SLOTS 64 /* processes kept at once; the oldest is dropped when full */
+#define USYMS_SLOTS 256/* processes kept at once; the oldest is dropped when full */
 
 struct proc_syms {
 	int pid;        /* 0: slot unused */
@@ -114,6 +114,11 @@ static Dwfl *proc_get(struct il_usyms *u, int pid)
 	victim->used = u->clock;
 	victim->dwfl = proc_open(pid);
 	return victim->dwfl;
+}
+
+int il_usyms_load(struct il_usyms *u, int pid)
+{
+	return proc_get(u, pid) ? 0 : -1;
 }
 
 const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, size_t len)

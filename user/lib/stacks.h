@@ -36,6 +36,12 @@ void il_usyms_free(struct il_usyms *u);
  * Returns buf. */
 const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, size_t len);
 
+/* Read pid's mappings now (they are otherwise read at the first il_usyms_format() for pid),
+ * e.g. as soon as a process is first seen, since it may exit before its stacks are named.
+ * The objects themselves are opened by path later, which works after the process exits.
+ * 0, or -1 when the process cannot be read (gone, or no permission). */
+int il_usyms_load(struct il_usyms *u, int pid);
+
 /* Drop what is cached for pid (e.g. after it exec()ed). */
 void il_usyms_forget(struct il_usyms *u, int pid);
 
