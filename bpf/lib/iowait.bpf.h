@@ -158,13 +158,15 @@ static __always_inline void iw_switch_in(struct task_struct *next)
 }
 
 /* sched_switch(bool preempt, prev, next[, unsigned int prev_state since 6.1]): the first three
- * arguments are the same on every supported kernel. A preempted task is runnable, not asleep. */
+ * arguments are the same on every supported kernel. A preempted task is runnable, not asleep.
+ * next is handled first so the end of its sleep is stamped before prev's stack walk: the
+ * scheduler already charges the time from here on to next's CPU time. */
 static __always_inline int iw_on_switch(void *ctx, bool preempt, struct task_struct *prev,
 					struct task_struct *next)
 {
+	iw_switch_in(next);
 	if (!preempt)
 		iw_switch_out(ctx, prev);
-	iw_switch_in(next);
 	return 0;
 }
 

@@ -76,8 +76,9 @@ tool_stop
 check "folded: a dd line ending in io_schedule frames and a number" \
 	grep -qE '^dd;.*;io_schedule[a-z_]*(;[^; ]+)* [0-9]+$' "$TMPD/f.out"
 
-# 7. -U: dd's user stack starts in libc (named through libdw), after the kernel stack
-start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=300 status=none
+# 7. -U: dd's user stack starts in libc (named through libdw), after the kernel stack. The
+#    tool reads a process's mappings when it first sleeps; dd must outlive that (~ms).
+start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=$N status=none
 check "iowaitstack -U starts" tool_start "$TMPD/u.out" "$TMPD/u.err" $IWS -U -p "$PAUSED_PID" --json
 release_paused; wait "$PAUSED_PID"
 tool_stop

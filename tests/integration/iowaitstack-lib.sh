@@ -33,7 +33,7 @@ no_tracer_frames() { ! grep -qE 'bpf_prog_|bpf_trace_run|__bpf_trace_|__traceite
 bad_input() {
 	local d=$1 re=$2 rc; shift 2
 	"$@" >/dev/null 2>"$TMPD/bad.err"; rc=$?
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
+	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE -- "$re" "$TMPD/bad.err"; then
 		ok 0 "$d"
 	else
 		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
