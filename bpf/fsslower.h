@@ -33,6 +33,7 @@ enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
 
 /* One operation that took at least the threshold; sent through the ring buffer. */
 struct fs_event {
+	__u64 end_ns;    /* when the call returned, bpf_ktime_get_ns() (CLOCK_MONOTONIC), ns */
 	__u64 delta_ns;  /* latency: entry to return of the traced call, ns */
 	__s64 offset;    /* file position at entry, bytes (R/W; 0 for O/F) */
 	__s64 ret;       /* return value: bytes moved (R/W), 0 or -errno */

@@ -321,16 +321,26 @@ static const char *sync_kind(const struct fs_event *e)
 	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";
 }
 
-/* il_clock_str(), formatted once per second rather than once per event. */
-static void clock_now(char *buf, size_t len)
+/* Wall-clock "HH:MM:SS" of a bpf_ktime_get_ns() timestamp (CLOCK_MONOTONIC, ns): the time
+ * the call returned, not the time its row is printed. Formatted once per second. */
+static void event_clock(__u64 mono_ns, char *buf, size_t len)
 {
-	static time_t last;
+	static long long offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	static time_t last = -1;
 	static char cached[16];
-	time_t now = time(NULL);
+	struct timespec rt;
+	struct tm tm;
+	time_t t;
 
-	if (now != last) {
-		il_clock_str(cached, sizeof(cached));
-		last = now;
+	if (!offset_ns) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		offset_ns = rt.tv_sec * 1000000000LL + rt.tv_nsec - (long long)il_now_ns();
+	}
+	t = (time_t)(((long long)mono_ns + offset_ns) / 1000000000LL);
+	if (t != last) {
+		localtime_r(&t, &tm);
+		strftime(cached, sizeof(cached), "%H:%M:%S", &tm);
+		last = t;
 	}
 	snprintf(buf, len, "%s", cached);
 }
@@ -352,7 +362,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	clock_now(ts, sizeof(ts));
+	event_clock(e->end_ns, ts, sizeof(ts));
 	event_path(e, path, sizeof(path));
 	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
 	comm[IL_TASK_COMM_LEN] = 0;

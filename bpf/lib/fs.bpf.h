@@ -58,7 +58,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* ~28,000 events of 592 bytes */
+	__uint(max_entries, 16 << 20); /* ~28,000 events of 600 bytes */
 } fs_events SEC(".maps");
 
 struct {
@@ -167,10 +167,8 @@ static __always_inline void fs_fill_path(struct fs_event *e, struct dentry *d)
 #define FS_WAKEUP_BYTES (256 * 1024)
 __u64 fs_last_wakeup = 0;
 
-static __always_inline __u64 fs_wakeup_flags(void)
+static __always_inline __u64 fs_wakeup_flags(__u64 now)
 {
-	__u64 now = bpf_ktime_get_ns();
-
 	if (now - fs_last_wakeup >= FS_WAKEUP_NS ||
 	    bpf_ringbuf_query(&fs_events, BPF_RB_AVAIL_DATA) >= FS_WAKEUP_BYTES) {
 		fs_last_wakeup = now;
@@ -182,7 +180,7 @@ static __always_inline __u64 fs_wakeup_flags(void)
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
 				       struct file *file, __s64 ret)
 {
-	__u64 delta = bpf_ktime_get_ns() - s->ts;
+	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
 	__u32 k = op;
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
 	struct fs_event *e;
@@ -208,6 +206,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	if (!e)
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
+	e->end_ns = now;
 	e->delta_ns = delta;
 	e->offset = s->offset;
 	e->ret = ret;
@@ -221,7 +220,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	e->pad = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	fs_fill_path(e, BPF_CORE_READ(file, f_path.dentry));
-	bpf_ringbuf_submit(e, fs_wakeup_flags());
+	bpf_ringbuf_submit(e, fs_wakeup_flags(now));
 }
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
