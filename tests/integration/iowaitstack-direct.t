@@ -7,9 +7,7 @@ require_root
 plan 21
 
 N=2000
-img=/dev/shm/iolayer-iw-$$.img
-truncate -s 64M "$img"; at_exit "rm -f $img"
-LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup -d $LOOPDEV"
+loop_raw_setup 64
 DIRECT='direct_IO|dio_'
 
 # 1. -p of dd: N direct reads -> about N sleeps under the direct-I/O path, all charged to dd,

@@ -3,6 +3,16 @@
 
 IWS=$(tool iowaitstack)
 
+# A bare loop device (no file system) over an allocated file in /dev/shm: sets LOOPDEV.
+# Allocated, so direct reads of it are real I/O (reads of holes never reach the device).
+loop_raw_setup() { # SIZE_MIB
+	local img=/dev/shm/iolayer-iw-$$-$RANDOM.img
+	at_exit "rm -f $img"
+	dd if=/dev/zero of="$img" bs=1M count="$1" status=none
+	LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
+	at_exit "losetup -d $LOOPDEV"
+}
+
 # Start "CMD..." in the background, stopped before it runs: its pid is known (PAUSED_PID)
 # before it does any I/O, so the tool can be started with -p first. release_paused lets it go.
 start_paused() {

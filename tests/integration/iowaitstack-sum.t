@@ -8,9 +8,7 @@ source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
 plan 4
 
-img=/dev/shm/iolayer-iw-$$.img
-truncate -s 64M "$img"; at_exit "rm -f $img"
-LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup -d $LOOPDEV"
+loop_raw_setup 64
 
 # One run of N direct reads of BYTES by a SCHED_FIFO reader under iowaitstack --tid.
 # Sets OFF (wall - CPU of the read loop, us), GOT (I/O wait reported for the reader, us),
