@@ -287,10 +287,9 @@ static int read_waits(void)
 			continue; /* cannot happen: the kernel side never deletes */
 		struct entry *e = entry_get(&k);
 
+		/* The kernel keeps one max since start: an interval has counts and totals only. */
 		e->iv.count += v.count - e->seen.count;
 		e->iv.total_ns += v.total_ns - e->seen.total_ns;
-		if (v.count != e->seen.count && v.max_ns > e->iv.max_ns)
-			e->iv.max_ns = v.max_ns; /* upper bound: the kernel keeps one max since start */
 		e->seen = v;
 		frames_prefetch(e);
 	}
@@ -434,19 +433,24 @@ static const char *stack_missing(__s32 id)
 	return id == IW_STACK_LOST ? "[stack lost: stack map bucket taken by another stack]" : NULL;
 }
 
-#define THREAD_HDR "%-16s %7s %7s %9s %12s %10s\n"
-#define THREAD_ROW "%-16s %7u %7u %9llu %12llu %10llu\n"
+/* Thread tables; interval reports have no MAX_USECS column (see read_waits()). */
+#define THREAD_HDR "%-16s %7s %7s %9s %12s"
+#define THREAD_ROW "%-16s %7u %7u %9llu %12llu"
 
 static void print_thread_header(const char *indent)
 {
-	printf("%s" THREAD_HDR, indent, "COMM", "PID", "TID", "WAITS", "USECS", "MAX_USECS");
+	printf("%s" THREAD_HDR, indent, "COMM", "PID", "TID", "WAITS", "USECS");
+	printf(use_interval ? "\n" : " %10s\n", "MAX_USECS");
 }
 
 static void print_thread_row(const char *indent, const struct iw_key *k, const struct iw_val *v)
 {
 	printf("%s" THREAD_ROW, indent, k->comm, k->tgid, k->tid, (unsigned long long)v->count,
-	       (unsigned long long)(v->total_ns / NSEC_PER_USEC),
-	       (unsigned long long)(v->max_ns / NSEC_PER_USEC));
+	       (unsigned long long)(v->total_ns / NSEC_PER_USEC));
+	if (use_interval)
+		printf("\n");
+	else
+		printf(" %10llu\n", (unsigned long long)(v->max_ns / NSEC_PER_USEC));
 }
 
 static void print_frames(int kind, __u32 pid, __s32 id)
@@ -468,10 +472,12 @@ static void print_group_text(const struct group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
 
-	printf("#%zu  %llu usecs in %llu waits (avg %llu, max %llu usecs)\n", rank,
+	printf("#%zu  %llu usecs in %llu waits (avg %llu usecs", rank,
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC), (unsigned long long)s->count,
-	       (unsigned long long)(s->total_ns / NSEC_PER_USEC / s->count),
-	       (unsigned long long)(s->max_ns / NSEC_PER_USEC));
+	       (unsigned long long)(s->total_ns / NSEC_PER_USEC / s->count));
+	if (!use_interval)
+		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
+	printf(")\n");
 	print_frames(0, 0, g->kstack);
 	if (env.user_stacks) {
 		printf("    --\n");
@@ -514,7 +520,8 @@ static struct json_object *json_val(struct json_object *o, const struct iw_val *
 {
 	json_object_object_add(o, "waits", json_object_new_uint64(v->count));
 	json_object_object_add(o, "usecs", json_object_new_uint64(v->total_ns / NSEC_PER_USEC));
-	json_object_object_add(o, "max_usecs", json_object_new_uint64(v->max_ns / NSEC_PER_USEC));
+	if (!use_interval)
+		json_object_object_add(o, "max_usecs", json_object_new_uint64(v->max_ns / NSEC_PER_USEC));
 	return o;
 }
 
@@ -607,6 +614,14 @@ static void report(bool interval, bool final)
 				printf("\ntop %zu of %zu stacks:\n", shown, ngroups);
 		} else if (!ngroups) {
 			printf("no I/O wait seen\n");
+		} else {
+			struct iw_val all = {};
+
+			for (size_t i = 0; i < ngroups; i++)
+				add_val(&all, &g[i].sum);
+			printf("%llu usecs of I/O wait in %llu waits, %zu stacks\n\n",
+			       (unsigned long long)(all.total_ns / NSEC_PER_USEC),
+			       (unsigned long long)all.count, ngroups);
 		}
 		for (size_t i = 0; i < shown; i++)
 			print_group_text(&g[i], i + 1);
