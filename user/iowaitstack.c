@@ -417,9 +417,16 @@ static struct thread_sum *make_threads(struct entry **list, size_t n, size_t *nt
 		il_die("out of memory");
 	memcpy(sorted, list, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_tid);
-	for (size_t i = 0; i < n; i++) {
-		if (!nt || t[nt - 1].key->tid != sorted[i]->key.tid)
+	for (size_t i = 0, best = 0; i < n; i++) {
+		if (!nt || t[nt - 1].key->tid != sorted[i]->key.tid) {
 			t[nt++].key = &sorted[i]->key;
+			best = i;
+		}
+		/* A thread that exec()ed has entries under two names: show the one with most wait. */
+		if (val(sorted[i])->total_ns > val(sorted[best])->total_ns) {
+			t[nt - 1].key = &sorted[i]->key;
+			best = i;
+		}
 		add_val(&t[nt - 1].sum, val(sorted[i]));
 	}
 	free(sorted);
@@ -472,12 +479,12 @@ static void print_group_text(const struct group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
 
-	printf("#%zu  %llu usecs in %llu waits (avg %llu usecs", rank,
+	printf("#%zu  %llu usecs in %llu waits (avg %llu", rank,
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC), (unsigned long long)s->count,
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC / s->count));
 	if (!use_interval)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
-	printf(")\n");
+	printf(" usecs)\n");
 	print_frames(0, 0, g->kstack);
 	if (env.user_stacks) {
 		printf("    --\n");
@@ -626,7 +633,7 @@ static void report(bool interval, bool final)
 		for (size_t i = 0; i < shown; i++)
 			print_group_text(&g[i], i + 1);
 		if (shown < ngroups)
-			printf("(%zu more stacks not shown; --top)\n", ngroups - shown);
+			printf("(%zu more stacks not shown: --top N)\n", ngroups - shown);
 		if (final)
 			il_drops_print(stdout, drops);
 	}
