@@ -15,7 +15,7 @@ rm -f "$TMPD/go"
 "$WL/shutdown_eio" -n $COUNT -g "$TMPD/go" "$MNT/f" >"$TMPD/wl.out" 2>&1 &
 WPID=$!
 at_exit "kill -9 $WPID"
-for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" && break; sleep 0.05; done
+for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" 2>/dev/null && break; sleep 0.05; done
 PID=$(awk '/^pid /{print $2; exit}' "$TMPD/wl.out")
 
 # Two tracers on the same process: every row (text, -v to learn the method) and --errors

@@ -16,7 +16,7 @@ start_workload() { # OUT CMD...
 	"$@" >"$out" 2>&1 &
 	WPID=$!
 	at_exit "kill -9 $WPID"
-	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$out" && break; sleep 0.05; done
+	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$out" 2>/dev/null && break; sleep 0.05; done
 	PID=$(awk '/^pid /{print $2; exit}' "$out")
 }
 go_and_wait() { touch "$TMPD/go"; wait "$WPID"; WRC=$?; }

@@ -42,7 +42,7 @@ else
 	rm -f "$TMPD/go"
 	"$WL/fsync_loop" -n 7 -g "$TMPD/go" "$MNT/f" >"$TMPD/wl.out" &
 	WPID=$!
-	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" && break; sleep 0.05; done
+	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" 2>/dev/null && break; sleep 0.05; done
 	PID=$(awk '/^pid /{print $2; exit}' "$TMPD/wl.out")
 	check "generic mode starts on the workload" \
 		tool_start "$TMPD/g.out" "$TMPD/g.err" $WR -f vfs_fsync_range -p "$PID" --json
