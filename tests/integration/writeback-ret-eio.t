@@ -5,18 +5,13 @@
 # return happens before ext4:ext4_writepages_result, and the tool must say so at start.
 source "$(dirname "$0")/lib.sh"
 require_root
+source "$(dirname "$0")/writeback-ret-lib.sh"
+wr_require_method
 plan 11
 
 loop_ext4_setup
-WR=$(tool writeback-ret)
 COUNT=3
-
-rm -f "$TMPD/go"
-"$WL/shutdown_eio" -n $COUNT -g "$TMPD/go" "$MNT/f" >"$TMPD/wl.out" 2>&1 &
-WPID=$!
-at_exit "kill -9 $WPID"
-for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" 2>/dev/null && break; sleep 0.05; done
-PID=$(awk '/^pid /{print $2; exit}' "$TMPD/wl.out")
+wl_launch "$TMPD/wl.out" "$WL/shutdown_eio" -n $COUNT -g "$TMPD/go" "$MNT/f"
 
 # Two tracers on the same process: every row (text, -v to learn the method) and --errors
 # with stacks (JSON).
@@ -25,9 +20,8 @@ A_PID=$TOOL_PID
 check "writeback-ret starts (--errors --stack --json)" \
 	tool_start "$TMPD/e.out" "$TMPD/e.err" $WR --errors --stack --json -p "$PID"
 E_PID=$TOOL_PID
-touch "$TMPD/go"
-wait "$WPID"
-is "$?" 0 "workload: $COUNT fsyncs ok, then shutdown, then sync_file_range failed with EIO"
+wl_go
+is "$WRC" 0 "workload: $COUNT fsyncs ok, then shutdown, then sync_file_range failed with EIO"
 diag "$(tail -1 "$TMPD/wl.out")"
 TOOL_PID=$E_PID; tool_stop; E_RC=$TOOL_RC
 TOOL_PID=$A_PID; tool_stop; A_RC=$TOOL_RC

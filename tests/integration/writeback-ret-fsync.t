@@ -3,28 +3,16 @@
 # file's inode, pages written > 0; filters; text layout; do_writepages by inode; clean detach.
 source "$(dirname "$0")/lib.sh"
 require_root
+source "$(dirname "$0")/writeback-ret-lib.sh"
+wr_require_method
 plan 19
-
 loop_ext4_setup
-WR=$(tool writeback-ret)
 N=20
 
-# Start a workload that waits for $TMPD/go; sets WPID, PID (its process id).
-start_workload() { # OUT CMD...
-	local out=$1 i; shift
-	rm -f "$TMPD/go"
-	"$@" >"$out" 2>&1 &
-	WPID=$!
-	at_exit "kill -9 $WPID"
-	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$out" 2>/dev/null && break; sleep 0.05; done
-	PID=$(awk '/^pid /{print $2; exit}' "$out")
-}
-go_and_wait() { touch "$TMPD/go"; wait "$WPID"; WRC=$?; }
-
 # 1. JSON rows of one process
-start_workload "$TMPD/wl.out" "$WL/fsync_loop" -n $N -g "$TMPD/go" "$MNT/f"
+wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -n $N -g "$TMPD/go" "$MNT/f"
 check "writeback-ret starts (-p $PID --json)" tool_start "$TMPD/j.out" "$TMPD/j.err" $WR -p "$PID" --json
-go_and_wait
+wl_go
 is "$WRC" 0 "workload: $N write+fsync succeeded"
 INO=$(stat -c %i "$MNT/f")
 tool_stop
@@ -45,10 +33,10 @@ is "$(jq -s '[.[] | .lost? // {} | to_entries[] | .value] | add' "$TMPD/j.out")"
 diag "answer: fsync rows $(rows | jq -s -c '[.[] | [.ret, .sync_mode, .pages]] | group_by(.) | map(.[0] + [length])')"
 
 # 2. --tid: a thread that does not write sees nothing; text layout
-start_workload "$TMPD/wl2.out" "$WL/fsync_loop" -n 5 -g "$TMPD/go" "$MNT/g"
+wl_launch "$TMPD/wl2.out" "$WL/fsync_loop" -n 5 -g "$TMPD/go" "$MNT/g"
 check "writeback-ret starts (text, --tid of the writing thread)" \
-	tool_start "$TMPD/t.out" "$TMPD/t.err" $WR --tid "$(awk '/^tid /{print $2; exit}' "$TMPD/wl2.out")"
-go_and_wait
+	tool_start "$TMPD/t.out" "$TMPD/t.err" $WR --tid "$(wl_tid "$TMPD/wl2.out")"
+wl_go
 tool_stop
 check "text header has the issue's columns" \
 	grep -qE '^TIME +COMM +PID +TID +FUNC +RET +SYNC_MODE +PAGES +LAT\(us\) +DEV +INO +FILE$' "$TMPD/t.out"

@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 plan 9
 
-WR=$(tool writeback-ret)
+source "$(dirname "$0")/writeback-ret-lib.sh"
 
 bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
 	local d=$1 re=$2; shift 2
@@ -39,14 +39,10 @@ if [ "$rc" = 1 ]; then
 else
 	is "$rc" 0 "generic mode runs (-f vfs_fsync_range)"
 	loop_ext4_setup
-	rm -f "$TMPD/go"
-	"$WL/fsync_loop" -n 7 -g "$TMPD/go" "$MNT/f" >"$TMPD/wl.out" &
-	WPID=$!
-	for ((i = 0; i < 100; i++)); do grep -q '^pid ' "$TMPD/wl.out" 2>/dev/null && break; sleep 0.05; done
-	PID=$(awk '/^pid /{print $2; exit}' "$TMPD/wl.out")
+	wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -n 7 -g "$TMPD/go" "$MNT/f"
 	check "generic mode starts on the workload" \
 		tool_start "$TMPD/g.out" "$TMPD/g.err" $WR -f vfs_fsync_range -p "$PID" --json
-	touch "$TMPD/go"; wait "$WPID"
+	wl_go
 	tool_stop
 	is "$(jq -s -c '[.[] | select(.func == "vfs_fsync_range") | .ret] | group_by(.) | map([.[0], length])' "$TMPD/g.out")" \
 		'[[0,7]]' "7 fsyncs in, 7 vfs_fsync_range returns of 0 out"
