@@ -21,13 +21,13 @@ static struct bio_hist zero_hist;
 static __always_inline int on_insert(unsigned long long *ctx)
 {
 	if (targ_queued)
-		il_block_start(il_block_rq_arg(ctx), false);
+		il_block_insert(il_block_rq_arg(ctx));
 	return 0;
 }
 
 static __always_inline int on_issue(unsigned long long *ctx)
 {
-	il_block_start(il_block_rq_arg(ctx), targ_queued);
+	il_block_issue(il_block_rq_arg(ctx));
 	return 0;
 }
 
@@ -36,18 +36,18 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	struct request *rq = (struct request *)ctx[0];
 	struct bio_hist_key key = {};
 	struct bio_hist *h;
-	__u64 delta;
+	__u64 queue, delta;
 	__u32 dev, slot;
 
 	dev = il_disk_dev(il_rq_disk(rq));
 	if (targ_dev && dev != targ_dev) {
-		__u64 k = (__u64)rq;
-
-		bpf_map_delete_elem(&il_rq_start, &k);
+		il_block_forget(rq);
 		return 0;
 	}
-	if (il_block_end(rq, &delta))
+	if (il_block_complete(rq, &queue, &delta))
 		return 0;
+	if (targ_queued)
+		delta += queue;
 	if (targ_per_disk)
 		key.dev = dev;
 	if (targ_per_op)

@@ -23,12 +23,18 @@ const volatile bool il_block_rq_two_args = false;
 
 #define IL_BLOCK_MAX_INFLIGHT 16384
 
-/* struct request * -> start time (ns, bpf_ktime_get_ns) */
+/* When a request in flight entered the OS queue and was issued to the driver. */
+struct il_rq_times {
+	__u64 insert_ns; /* bpf_ktime_get_ns() at block_rq_insert, 0 when not seen */
+	__u64 issue_ns;  /* bpf_ktime_get_ns() at block_rq_issue, 0 when not yet issued */
+};
+
+/* struct request * -> its times */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, struct il_rq_times);
 } il_rq_start SEC(".maps");
 
 /* The request argument of block_rq_insert/issue from the raw argument array. */
@@ -39,37 +45,61 @@ static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
 	return (struct request *)ctx[0];
 }
 
-/* Record the start of rq. With keep_first, an existing start (from insert) is kept, so
- * requests that skip the insert tracepoint (no I/O scheduler) still start at issue. */
-static __always_inline void il_block_start(struct request *rq, bool keep_first)
+/* block_rq_insert: the request enters the OS queue (I/O scheduler or software queue). */
+static __always_inline void il_block_insert(struct request *rq)
 {
-	__u64 key = (__u64)rq, ts = bpf_ktime_get_ns();
+	struct il_rq_times t = { .insert_ns = bpf_ktime_get_ns() };
+	__u64 key = (__u64)rq;
 
-	if (bpf_map_update_elem(&il_rq_start, &key, &ts, keep_first ? BPF_NOEXIST : BPF_ANY)) {
-		if (!keep_first || !bpf_map_lookup_elem(&il_rq_start, &key))
-			il_drop(IL_DROP_MAP_FULL);
-	}
+	if (bpf_map_update_elem(&il_rq_start, &key, &t, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
 }
 
-/* At completion: the request's latency in ns, and its start forgotten. Returns 0 and sets
- * *delta_ns, or -1 when there is nothing to measure (drops counted). */
-static __always_inline int il_block_end(struct request *rq, __u64 *delta_ns)
+/* block_rq_issue: the request goes to the driver. An insert time already recorded is kept;
+ * requests issued without an insert (no I/O scheduler, direct issue) have none. A request
+ * issued again (requeued) is timed from its last issue. */
+static __always_inline void il_block_issue(struct request *rq)
 {
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), *tsp;
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct il_rq_times *t = bpf_map_lookup_elem(&il_rq_start, &key), n = { .issue_ns = now };
 
-	tsp = bpf_map_lookup_elem(&il_rq_start, &key);
-	if (!tsp) {
+	if (t) {
+		t->issue_ns = now;
+		return;
+	}
+	if (bpf_map_update_elem(&il_rq_start, &key, &n, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+}
+
+/* block_rq_complete: the request's times, forgotten from the map. Returns 0 and fills
+ * *queue_ns (insert to issue, 0 when no insert was seen) and *device_ns (issue to
+ * completion), or -1 when there is nothing to measure (drops counted). */
+static __always_inline int il_block_complete(struct request *rq, __u64 *queue_ns, __u64 *device_ns)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct il_rq_times *t = bpf_map_lookup_elem(&il_rq_start, &key);
+	int err = -1;
+
+	if (!t || !t->issue_ns) {
 		il_drop(IL_DROP_MISSED_START);
-		return -1;
-	}
-	if (now < *tsp) {
+	} else if (now < t->issue_ns || (t->insert_ns && t->issue_ns < t->insert_ns)) {
 		il_drop(IL_DROP_BACKWARDS);
-		bpf_map_delete_elem(&il_rq_start, &key);
-		return -1;
+	} else {
+		*queue_ns = t->insert_ns ? t->issue_ns - t->insert_ns : 0;
+		*device_ns = now - t->issue_ns;
+		err = 0;
 	}
-	*delta_ns = now - *tsp;
+	if (t)
+		bpf_map_delete_elem(&il_rq_start, &key);
+	return err;
+}
+
+/* Forget a request without measuring it (filtered out). */
+static __always_inline void il_block_forget(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
 	bpf_map_delete_elem(&il_rq_start, &key);
-	return 0;
 }
 
 #endif /* IOLAYER_BLOCK_BPF_H */
