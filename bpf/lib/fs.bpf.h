@@ -41,12 +41,15 @@ struct fs_key {
 	__u32 op; /* enum fs_op */
 };
 
+/* No padding: it is built on the stack and handed to bpf_map_update_elem(), and kernels
+ * before 6.5 reject a helper reading uninitialised stack bytes, even for root (commit
+ * 6715df8d5d24, "bpf: Allow reads from uninit stack"). */
 struct fs_start {
 	__u64 ts;         /* bpf_ktime_get_ns() at entry */
 	struct file *file; /* NULL for an openat(2) until it returns its fd */
 	__s64 offset;     /* bytes */
 	__u64 size;       /* bytes asked for */
-	__u32 flags;      /* FS_EV_NESTED, FS_EV_DATASYNC */
+	__u64 flags;      /* FS_EV_NESTED, FS_EV_DATASYNC */
 };
 
 struct {
@@ -196,7 +199,12 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 		st->total_ns += delta;
 		if (delta > st->max_ns)
 			st->max_ns = delta;
-		st->slots[il_hist_slot(delta, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)]++;
+		__u64 slot = il_hist_slot(delta, IL_HIST_SLOTS);
+
+		/* Kernels before ~6.3 lose the bound clang relies on (verifier: "R0 unbounded
+		 * memory access"); hide the value from clang so the mask stays. */
+		asm volatile("" : "+r"(slot));
+		st->slots[slot & (IL_HIST_SLOTS - 1)]++;
 		if (slow)
 			st->slow++;
 	}
