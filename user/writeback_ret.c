@@ -50,7 +50,7 @@ static const struct argp_option options[] = {
 	  "Function to trace: ext4_writepages (default), do_writepages, or any kernel function "
 	  "returning int (needs fexit or kretprobes)", 0 },
 	{ "errors", OPT_ERRORS, NULL, 0, "Only rows with a non-zero return value", 0 },
-	{ "stack", OPT_STACK, NULL, 0, "Kernel stack under each non-zero return", 0 },
+	{ "stack", OPT_STACK, NULL, 0, "Kernel stack (at the call) under each non-zero return", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for this long, then print the summary", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per row and one for the summary", 0 },
 	{ 0 },
@@ -428,6 +428,11 @@ int main(int argc, char **argv)
 	skel->rodata->wb_has_wbc = func_id != WB_FUNC_GENERIC;
 	skel->rodata->wb_errors_only = env.errors;
 	skel->rodata->wb_want_stack = env.stack;
+	/* Programs the plan does not list (another function's tracepoints) must not load: their
+	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
+	struct bpf_program *prog;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, false);
 	fill_plan(&plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach))
 		goto out;

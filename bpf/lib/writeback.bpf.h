@@ -27,7 +27,7 @@ const volatile __u32 wb_func = WB_FUNC_EXT4_WRITEPAGES; /* enum wb_func */
 const volatile __u32 wb_nargs = 2;       /* arguments of the traced function (fexit reads ret after them), 0..6 */
 const volatile bool wb_has_wbc = true;   /* the function is f(struct address_space *, struct writeback_control *) */
 const volatile bool wb_errors_only = false; /* rows only for non-zero returns */
-const volatile bool wb_want_stack = false;  /* kernel stack on non-zero returns */
+const volatile bool wb_want_stack = false;  /* kernel stack (taken at entry) on non-zero returns */
 const volatile bool wb_want_rows = true;    /* false: summary only */
 
 /* What an entry leaves for its return (key: thread id). */
@@ -37,7 +37,7 @@ struct wb_start {
 	__u64 inode;         /* struct inode *, 0 when none */
 	__s64 nr_to_write;   /* wbc->nr_to_write at entry */
 	__s32 sync_mode;     /* wbc->sync_mode at entry, -1 when no wbc */
-	__u32 pad;
+	__s32 stack_id;      /* kernel stack at entry (wb_want_stack), < 0 when none */
 };
 
 struct {
@@ -61,7 +61,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__uint(value_size, 127 * sizeof(__u64));
 } wb_stacks SEC(".maps");
@@ -95,8 +95,11 @@ static __always_inline void wb_inode_name(struct inode *inode, char *buf, __u32 
 		bpf_probe_read_kernel_str(buf, len, name);
 }
 
-/* Entry of a call: remember when, and what wbc said then. inode/wbc may be NULL. */
-static __always_inline int wb_enter(struct inode *inode, struct writeback_control *wbc)
+/* Entry of a call: remember when, and what wbc said then. inode/wbc may be NULL.
+ * The stack is taken here rather than at return: a kretprobe's stack on older kernels
+ * (before 5.15) ends in the kretprobe trampoline, and the caller's chain is the same at
+ * both ends. Identical stacks share one slot of wb_stacks. */
+static __always_inline int wb_enter(void *ctx, struct inode *inode, struct writeback_control *wbc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -108,6 +111,7 @@ static __always_inline int wb_enter(struct inode *inode, struct writeback_contro
 	s.inode = (__u64)inode;
 	s.wbc = (__u64)wbc;
 	s.sync_mode = -1;
+	s.stack_id = wb_want_stack ? bpf_get_stackid(ctx, &wb_stacks, 0) : WB_NO_STACK;
 	if (wbc) {
 		s.nr_to_write = BPF_CORE_READ(wbc, nr_to_write);
 		s.sync_mode = BPF_CORE_READ(wbc, sync_mode);
@@ -198,12 +202,10 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (wb_want_stack && ret_known && ret != 0) {
-		long sid = bpf_get_stackid(ctx, &wb_stacks, 0);
-
-		if (sid < 0)
+		if (s->stack_id < 0)
 			il_drop(IL_DROP_STACK);
 		else
-			e->stack_id = sid;
+			e->stack_id = s->stack_id;
 	}
 	bpf_ringbuf_submit(e, 0);
 out:
@@ -215,21 +217,21 @@ out:
 
 /* f(struct address_space *mapping, struct writeback_control *wbc): the inode is
  * mapping->host. Other functions (generic mode) give neither. */
-static __always_inline int wb_enter_args(__u64 a0, __u64 a1)
+static __always_inline int wb_enter_args(void *ctx, __u64 a0, __u64 a1)
 {
 	struct address_space *mapping = (void *)a0;
 
 	if (!wb_has_wbc)
-		return wb_enter(NULL, NULL);
-	return wb_enter(BPF_CORE_READ(mapping, host), (void *)a1);
+		return wb_enter(ctx, NULL, NULL);
+	return wb_enter(ctx, BPF_CORE_READ(mapping, host), (void *)a1);
 }
 
 SEC("fentry")
 int wb_fentry(unsigned long long *ctx)
 {
 	if (!wb_has_wbc)
-		return wb_enter(NULL, NULL);
-	return wb_enter_args(ctx[0], ctx[1]);
+		return wb_enter(ctx, NULL, NULL);
+	return wb_enter_args(ctx, ctx[0], ctx[1]);
 }
 
 /* The return value follows the wb_nargs arguments in ctx. The verifier refuses a load from
@@ -249,7 +251,7 @@ int wb_fexit(unsigned long long *ctx)
 SEC("kprobe")
 int BPF_KPROBE(wb_kprobe, void *a0, void *a1)
 {
-	return wb_enter_args((__u64)a0, (__u64)a1);
+	return wb_enter_args(ctx, (__u64)a0, (__u64)a1);
 }
 
 SEC("kretprobe")
@@ -269,7 +271,7 @@ int BPF_KRETPROBE(wb_kretprobe, long ret)
 	SEC("tp_btf/" #tp) int BPF_PROG(name##_btf, args) body			\
 	SEC("raw_tp/" #tp) int BPF_PROG(name##_raw, args) body
 
-WB_TP_TWINS(ext4_writepages, wb_ext4_wp, { return wb_enter(inode, wbc); },
+WB_TP_TWINS(ext4_writepages, wb_ext4_wp, { return wb_enter(ctx, inode, wbc); },
 	    struct inode *inode, struct writeback_control *wbc)
 WB_TP_TWINS(ext4_writepages_result, wb_ext4_wpr, { return wb_exit(ctx, ret, true, pages_written); },
 	    struct inode *inode, struct writeback_control *wbc, int ret, int pages_written)
@@ -280,7 +282,7 @@ WB_TP_TWINS(ext4_writepages_result, wb_ext4_wpr, { return wb_exit(ctx, ret, true
  * __writeback_single_inode() (fs/fs-writeback.c). They carry no return value, and the
  * fsync path (filemap_fdatawrite_wbc -> do_writepages) has no such bracket. */
 
-WB_TP_TWINS(writeback_single_inode_start, wb_wsi_start, { return wb_enter(inode, wbc); },
+WB_TP_TWINS(writeback_single_inode_start, wb_wsi_start, { return wb_enter(ctx, inode, wbc); },
 	    struct inode *inode, struct writeback_control *wbc, unsigned long nr_to_write)
 WB_TP_TWINS(writeback_single_inode, wb_wsi, { return wb_exit(ctx, 0, false, -1); },
 	    struct inode *inode, struct writeback_control *wbc, unsigned long nr_to_write)
