@@ -53,6 +53,7 @@ else
 		"--errors: exactly that row, same signed value"
 	is "$(erows | jq '[.[0].stack[]? | select(test("^(__)?filemap_fdatawrite|^do_writepages|^file_write_and_wait|sync_file_range"))] | length > 0')" true \
 		"--stack: the row's kernel stack goes through the writeback path"
+	diag "stack of the -EIO call: $(erows | jq -r '[.[0].stack[]?] | join(" <- ")')"
 	skip "start-up notice applies to the tracepoint path only"
 fi
 
