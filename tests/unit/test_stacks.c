@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Unit tests: the tracer's own kernel frames, user-space symbols through libdw (own process). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "iolayer.h"
+#include "stacks.h"
+
+static void test_tracer_frames(void **state)
+{
+	/* frames seen under sched_switch with tp_btf and raw_tp, and offcputime's */
+	assert_true(il_ksym_is_tracer("bpf_prog_6896d07dd3e1383c_sched_switch"));
+	assert_true(il_ksym_is_tracer("bpf_trace_run4"));
+	assert_true(il_ksym_is_tracer("__bpf_trace_sched_switch"));
+	assert_true(il_ksym_is_tracer("__traceiter_sched_switch"));
+	assert_true(il_ksym_is_tracer("bpf_get_stackid_raw_tp"));
+	/* the traced code is kept, including names that merely contain "bpf" or "trace" */
+	assert_false(il_ksym_is_tracer("__schedule"));
+	assert_false(il_ksym_is_tracer("io_schedule"));
+	assert_false(il_ksym_is_tracer("blk_add_trace_rq"));
+	assert_false(il_ksym_is_tracer("sk_filter_trim_cap_bpf"));
+}
+
+/* Not inlined, not static: a symbol the test can name itself. */
+__attribute__((noinline)) int il_test_marker_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static void test_usyms_own_process(void **state)
+{
+	struct il_usyms *u = il_usyms_new();
+	unsigned long long addr = (unsigned long long)(uintptr_t)&il_test_marker_function;
+	char buf[256];
+
+	assert_non_null(u);
+	assert_int_equal(il_usyms_load(u, getpid()), 0);
+	/* a return address just past the function's start is charged to the function */
+	il_usyms_format(u, getpid(), addr + 4, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "il_test_marker_function+0x4 (test_stacks)"));
+	/* a libc function, named with its object */
+	il_usyms_format(u, getpid(), (unsigned long long)(uintptr_t)&getpid + 1, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "(libc.so"));
+	/* addresses no mapping holds: never charged to a neighbouring object */
+	assert_string_equal(il_usyms_format(u, getpid(), 0x10, buf, sizeof(buf)), "[unknown]");
+	assert_string_equal(il_usyms_format(u, getpid(), 0x7fffffffffffULL, buf, sizeof(buf)),
+			    "[unknown]");
+	/* a process that does not exist */
+	assert_int_equal(il_usyms_load(u, 0x7ffffffe), -1);
+	assert_string_equal(il_usyms_format(u, 0x7ffffffe, addr, buf, sizeof(buf)), "[unknown]");
+	il_usyms_free(u);
+	assert_int_equal(il_test_marker_function(1), 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tracer_frames),
+		cmocka_unit_test(test_usyms_own_process),
+	};
+	il_log_init("test_stacks", 0);
+	return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);
+}
