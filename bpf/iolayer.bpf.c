@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * iolayer: every layer at once, aggregated in the kernel, for a verdict on which is slow.
+ * The layers' handlers and maps come from their headers; this object only adds the
+ * per-disk queue/device split of the block layer. User space turns the fs and writeback
+ * layers' event streams off (fs_min_ns, wb_want_rows) and reads their summary maps.
+ */
+#include "lib/common.bpf.h"
+#include "lib/block.bpf.h"
+#include "lib/fs.bpf.h"
+#include "lib/writeback.bpf.h"
+#include "lib/iowait.bpf.h"
+#include "iolayer.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct il_disk_stats);
+} disks SEC(".maps");
+
+static struct il_disk_stats zero_disk;
+
+static __always_inline int on_complete(unsigned long long *ctx)
+{
+	struct request *rq = (struct request *)ctx[0];
+	__u32 dev = il_disk_dev(il_rq_disk(rq));
+	struct il_disk_stats *d;
+	__u64 queue, device;
+
+	if (il_block_complete(rq, &queue, &device))
+		return 0;
+	d = il_lookup_or_init(&disks, &dev, &zero_disk);
+	if (!d)
+		return 0;
+	__sync_fetch_and_add(&d->count, 1);
+	__sync_fetch_and_add(&d->bytes, (__u32)ctx[2]);
+	__sync_fetch_and_add(&d->device_ns, device);
+	if (device > d->device_max_ns) /* racy between CPUs: at worst a slightly lower max */
+		d->device_max_ns = device;
+	__sync_fetch_and_add(&d->device_slots[il_hist_slot(device, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)], 1);
+	if (queue) {
+		__sync_fetch_and_add(&d->queued, 1);
+		__sync_fetch_and_add(&d->queue_ns, queue);
+		__sync_fetch_and_add(&d->queue_slots[il_hist_slot(queue, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)], 1);
+	}
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(btf_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(btf_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }
+
+SEC("raw_tp/block_rq_insert")
+int BPF_PROG(raw_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }
+
+SEC("raw_tp/block_rq_issue")
+int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+
+char LICENSE[] SEC("license") = "GPL";

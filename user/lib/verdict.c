@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <stdio.h>
+#include <string.h>
+#include "util.h"
+#include "verdict.h"
+
+static const char *layer_names[] = {
+	[IL_LAYER_NONE] = "none", [IL_LAYER_SYSCALL] = "syscall/VFS",
+	[IL_LAYER_FILESYSTEM] = "filesystem", [IL_LAYER_WRITEBACK] = "writeback",
+	[IL_LAYER_QUEUE] = "block queue", [IL_LAYER_DEVICE] = "device",
+};
+static const char *op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+
+const char *il_layer_name(enum il_layer_id l)
+{
+	return l <= IL_LAYER_DEVICE ? layer_names[l] : "?";
+}
+
+const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+/* Below this p99, nothing is slow in absolute terms: say so next to the relative verdict. */
+#define IL_SLOW_NS 1000000ULL
+
+enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
+{
+	char a[32], b[32], c[32];
+	int top = -1;
+	size_t n;
+
+	/* The operation the application spent the most time in. */
+	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
+		if (m->ops[i].count && (top < 0 || m->ops[i].total_ns > m->ops[top].total_ns))
+			top = i;
+	bool blk = m->blk_seen && m->device.count;
+
+	if (top < 0 && !blk) {
+		snprintf(why, len, "no file operations and no block requests were seen");
+		return IL_LAYER_NONE;
+	}
+	if (m->wb_seen && m->wb_errors) {
+		snprintf(why, len, "ext4_writepages failed %llu of %llu times (most often %d %s with %s): "
+			 "writeback is failing and being retried, and whoever waits on it (fsync, dirty "
+			 "throttling) waits for the retries, not for the device",
+			 (unsigned long long)m->wb_errors, (unsigned long long)m->wb.count, m->wb_top_err,
+			 il_errno_name(m->wb_top_err),
+			 m->wb_top_err_sync_mode == 1 ? "WB_SYNC_ALL" : "WB_SYNC_NONE");
+		return IL_LAYER_WRITEBACK;
+	}
+
+	enum il_layer_id l;
+	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns : 0;
+	bool queue_worse = blk && m->queue.count && m->queue.p99_lt_ns > m->device.p99_lt_ns;
+	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
+
+	if (top < 0) {
+		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
+		n = snprintf(why, len, "no file operations were seen; block requests on %s take p99 < %s "
+			     "at the device and p99 < %s in the OS queue", m->disk,
+			     il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)),
+			     il_fmt_ns(m->queue.p99_lt_ns, b, sizeof(b)));
+	} else if (!blk) {
+		l = m->ops[top].count && top == FS_OP_FSYNC ? IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
+		n = snprintf(why, len, "%s takes p99 < %s and no block request was seen: the time is spent %s",
+			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
+			     l == IL_LAYER_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
+						   : "in the filesystem");
+	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns) {
+		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
+		n = snprintf(why, len, "%s takes p99 < %s and block requests on %s take p99 < %s at the device "
+			     "plus p99 < %s queued in the OS: the block layer accounts for it (%s busy %.0f%% of "
+			     "the time, %.1f requests in flight on average)",
+			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
+			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)),
+			     il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)), m->disk,
+			     busy > 1 ? 100.0 : busy * 100, busy);
+	} else {
+		bool throttled = top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages");
+
+		if (throttled)
+			l = IL_LAYER_WRITEBACK;
+		else if (top == FS_OP_FSYNC || top == FS_OP_OPEN)
+			l = IL_LAYER_FILESYSTEM;
+		else
+			l = IL_LAYER_SYSCALL;
+		n = snprintf(why, len, "%s takes p99 < %s while block requests on %s complete within p99 < %s: "
+			     "the time goes above the block layer, in the %s",
+			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
+			     il_fmt_ns(blk_ns, b, sizeof(b)),
+			     l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
+			     : l == IL_LAYER_FILESYSTEM ? "filesystem (journal commits, sync machinery)"
+							: "syscall/VFS layer (locks, page cache)");
+	}
+	if (n < len && m->iw_seen && m->iw_top_frame[0])
+		n += snprintf(why + n, len - n, "; most I/O-wait time is under %s", m->iw_top_frame);
+	if (n < len && top >= 0 && m->ops[top].p99_lt_ns <= IL_SLOW_NS)
+		snprintf(why + n, len - n, " (every p99 is under 1 ms: nothing is slow in absolute terms)");
+	return l;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The verdict: from what each layer measured, which one is slow. Pure computation on
+ * numbers (no BPF), so it is unit-tested with made-up measurements.
+ */
+#ifndef IOLAYER_VERDICT_H
+#define IOLAYER_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "fsslower.h"
+
+/* One latency distribution, summarized. Percentiles are the upper bound of the log2 bucket
+ * that holds them (ns): "p99 < p99_lt_ns". */
+struct il_lat {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u64 p50_lt_ns;
+	__u64 p99_lt_ns;
+};
+
+/* What iolayer measured, layer by layer. A layer with seen == false was not traced. */
+struct il_layers {
+	double elapsed_s;
+	bool fs_seen;
+	struct il_lat ops[FS_OP__MAX];      /* syscall/VFS: read, write, open, fsync (enum fs_op) */
+	bool wb_seen;
+	struct il_lat wb;                   /* ext4_writepages calls (no percentiles: p*_lt_ns 0) */
+	__u64 wb_errors;                    /* calls that returned < 0 */
+	int wb_top_err;                     /* most frequent negative return, e.g. -12 */
+	int wb_top_err_sync_mode;           /* its sync_mode: 0 WB_SYNC_NONE, 1 WB_SYNC_ALL */
+	bool iw_seen;
+	struct il_lat iowait;               /* sleeps in I/O wait */
+	char iw_top_frame[128];             /* most telling frame of the top stack, "" if none */
+	bool blk_seen;
+	char disk[32];                      /* the disk with the most device time */
+	struct il_lat queue;                /* its insert -> issue */
+	struct il_lat device;               /* its issue -> complete */
+};
+
+enum il_layer_id {
+	IL_LAYER_NONE,       /* nothing to judge: no I/O seen */
+	IL_LAYER_SYSCALL,    /* syscall/VFS: page cache, locks, copies */
+	IL_LAYER_FILESYSTEM, /* filesystem: journal, allocation, sync machinery */
+	IL_LAYER_WRITEBACK,  /* writeback: writepages failing or throttling writers */
+	IL_LAYER_QUEUE,      /* block queue: requests wait in the OS before the device */
+	IL_LAYER_DEVICE,     /* the device itself */
+};
+
+/* Short lower-case name of a layer: "none", "syscall/VFS", "filesystem", "writeback",
+ * "block queue", "device". */
+const char *il_layer_name(enum il_layer_id l);
+
+/* Judge: returns the slow layer and writes one or two sentences saying why into why. */
+enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len);
+
+/* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf; returns buf. */
+const char *il_fmt_ns(__u64 ns, char *buf, size_t len);
+
+#endif
