@@ -197,15 +197,21 @@ static int read_iowait(struct iolayer_bpf *skel, struct il_layers *m, char top[]
 			continue;
 		il_ksyms_format(ks, ips[i], top[nframes++], 128);
 	}
-	/* The frame that says why: the first one below the scheduler's own. */
-	for (int i = 0; i < nframes; i++) {
-		if (!strncmp(top[i], "__schedule", 10) || !strncmp(top[i], "schedule", 8) ||
-		    !strncmp(top[i], "io_schedule", 11) || !strncmp(top[i], "bit_wait", 8) ||
-		    !strncmp(top[i], "__wait_on_bit", 13) || !strncmp(top[i], "out_of_line_wait", 16))
-			continue;
-		snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%.*s",
-			 (int)strcspn(top[i], "+"), top[i]);
-		break;
+	/* The frame that says why: the first one that is not generic waiting machinery. */
+	static const char *generic[] = {
+		"__schedule", "schedule", "io_schedule", "bit_wait", "__wait_on_bit",
+		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
+		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
+		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
+	};
+	for (int i = 0; i < nframes && !m->iw_top_frame[0]; i++) {
+		bool skip = false;
+
+		for (size_t g = 0; g < IL_ARRAY_SIZE(generic) && !skip; g++)
+			skip = !strncmp(top[i], generic[g], strlen(generic[g]));
+		if (!skip)
+			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%.*s",
+				 (int)strcspn(top[i], "+"), top[i]);
 	}
 	il_ksyms_free(ks);
 	return nframes;
