@@ -426,8 +426,29 @@ FS_SYS_FSYNC(fdatasync, FS_EV_DATASYNC)
 /* ext4_sync_file (fs/ext4/fsync.c) run by an O_SYNC/O_DSYNC write: taken only while a traced
  * write of this thread is in flight, with that write's file; an fsync(2) or fdatasync(2)
  * is already measured by its own tracepoints above. */
+/* The records of ext4:ext4_sync_file_enter/exit as tracefs describes them
+ * (the format files of events/ext4/ext4_sync_file_enter and _exit; unchanged since 2.6.35). Spelt out
+ * rather than taken from trace_event_raw_ext4_sync_file_*: where ext4 is a module and the
+ * kernel has no module BTF (Debian's 5.10), those types cannot be CO-RE-relocated. */
+struct fs_ext4_sync_file_enter_rec {
+	__u64 common;   /* common_type, common_flags, common_preempt_count, common_pid */
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+	__u64 parent;
+	__s32 datasync;
+};
+
+struct fs_ext4_sync_file_exit_rec {
+	__u64 common;
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+	__s32 ret;
+};
+
 SEC("tp/ext4/ext4_sync_file_enter")
-int fs_tp_ext4_sync_file_enter(struct trace_event_raw_ext4_sync_file_enter *ctx)
+int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct fs_key w = { .tid = (__u32)pid_tgid, .op = FS_OP_WRITE };
@@ -443,7 +464,7 @@ int fs_tp_ext4_sync_file_enter(struct trace_event_raw_ext4_sync_file_enter *ctx)
 }
 
 SEC("tp/ext4/ext4_sync_file_exit")
-int fs_tp_ext4_sync_file_exit(struct trace_event_raw_ext4_sync_file_exit *ctx)
+int fs_tp_ext4_sync_file_exit(struct fs_ext4_sync_file_exit_rec *ctx)
 {
 	struct fs_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .op = FS_OP_FSYNC };
 	struct fs_start *sp = bpf_map_lookup_elem(&fs_inflight, &key);
