@@ -242,6 +242,38 @@ static const char *mount_of(__u32 dev)
 	return NULL;
 }
 
+/* The superblock dev of the filesystem holding path: the device of the mount whose mount
+ * point is the longest prefix of its real path (the last such mount wins, as it covers the
+ * others). On btrfs this differs from stat's st_dev, which names the subvolume. 0 or -1. */
+static int sb_dev_of(const char *path, __u32 *dev)
+{
+	char real[PATH_MAX], line[4096], mp[1024];
+	size_t best = 0;
+	unsigned ma, mi;
+	FILE *f;
+	int found = -1;
+
+	if (!realpath(path, real) || !(f = fopen("/proc/self/mountinfo", "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n;
+
+		if (sscanf(line, "%*d %*d %u:%u %*s %1023s", &ma, &mi, mp) != 3)
+			continue;
+		unescape(mp);
+		n = strlen(mp);
+		if (strcmp(mp, "/") && (strncmp(real, mp, n) || (real[n] && real[n] != '/')))
+			continue;
+		if (n >= best) {
+			best = n;
+			*dev = IL_MKDEV(ma, mi);
+			found = 0;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* Is a filesystem of type name mounted (/proc/self/mounts)? */
 static bool fs_mounted(const char *name)
 {
@@ -527,7 +559,8 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 			il_die("%s is on %s, which -t leaves out", env.file, fs_table[t].name);
 		memset(env.fs_wanted, 0, sizeof(env.fs_wanted));
 		env.fs_wanted[t] = true;
-		skel->rodata->fs_targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
+		if (sb_dev_of(env.file, &skel->rodata->fs_targ_dev))
+			skel->rodata->fs_targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
 		skel->rodata->fs_targ_ino = st.st_ino;
 		return;
 	}
