@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
-plan 21
+plan 24
 
 N=2000
 loop_raw_setup 64
@@ -54,17 +54,21 @@ tool_stop
 is "$(jq -s '[.[] | .stacks[] | .threads[] | select(.max_usecs > 100)] | length' "$TMPD/M.out")" 0 \
 	"-M 100: no counted sleep above 100 usecs"
 
-# 5. interval mode: -i 1 -c 2 ends by itself after two per-thread reports
+# 5. interval mode: per-thread rows every second; Ctrl-C prints the last, partial interval,
+#    so the rows of all intervals add up to the whole run however long dd takes
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=$N status=none
-$IWS -p "$PAUSED_PID" -i 1 -c 2 >"$TMPD/i.out" 2>"$TMPD/i.err" &
-ipid=$!
-sleep 0.5; release_paused; wait "$PAUSED_PID"
-wait $ipid
-is "$?" 0 "-i 1 -c 2 exits 0 by itself"
-is "$(grep -c 'I/O wait per thread' "$TMPD/i.out")" 2 "two interval reports"
+check "iowaitstack -i 1 starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $IWS -p "$PAUSED_PID" -i 1
+release_paused; wait "$PAUSED_PID"
+sleep 1.2 # at least one report while tracing
+tool_stop
+is "$TOOL_RC" 0 "-i 1: exit status 0 after Ctrl-C"
+check "at least two interval reports" test "$(grep -c 'I/O wait per thread' "$TMPD/i.out")" -ge 2
 isum=$(awk -v p="$PAUSED_PID" '/^dd / && $2 == p && $3 == p { s += $4 } END { print s + 0 }' "$TMPD/i.out")
 check "per-thread rows of dd add up to 90..100% of $N reads (got $isum)" \
 	test "$isum" -ge $((N * 9 / 10)) -a "$isum" -le $N
+$IWS -i 1 -c 2 >"$TMPD/c.out" 2>"$TMPD/c.err"
+is "$?" 0 "-i 1 -c 2 exits 0 by itself"
+is "$(grep -c 'I/O wait per thread' "$TMPD/c.out")" 2 "-c 2: two interval reports"
 
 # 6. folded output: comm;frames usecs, outermost frame first
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=500 status=none

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Unit tests: the tracer's own kernel frames, user-space symbols through libdw (own process). */
+/* Unit tests: the tracer's own kernel frames, markers in kallsyms, user-space symbols through
+ * libdw (own process). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -25,6 +26,37 @@ static void test_tracer_frames(void **state)
 	assert_false(il_ksym_is_tracer("io_schedule"));
 	assert_false(il_ksym_is_tracer("blk_add_trace_rq"));
 	assert_false(il_ksym_is_tracer("sk_filter_trim_cap_bpf"));
+}
+
+/* A section marker at the address of a function (5.10: __sched_text_start is where
+ * io_schedule_timeout begins): the function is named, in either order of the file. */
+static void test_ksyms_marker_at_function(void **state)
+{
+	static const char *orders[] = {
+		"ffffffff81e0e260 T __sched_text_start\nffffffff81e0e260 T io_schedule_timeout\n"
+		"ffffffff81e0ec40 T io_schedule\n",
+		"ffffffff81e0e260 T io_schedule_timeout\nffffffff81e0e260 T __sched_text_start\n"
+		"ffffffff81e0ec40 T io_schedule\n",
+	};
+	char path[] = "/tmp/il-test-kallsyms-XXXXXX", buf[128];
+
+	for (size_t i = 0; i < 2; i++) {
+		int fd = mkstemp(path);
+		struct il_ksyms *ks;
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, orders[i], strlen(orders[i])), (int)strlen(orders[i]));
+		close(fd);
+		ks = il_ksyms_load(path);
+		unlink(path);
+		strcpy(path, "/tmp/il-test-kallsyms-XXXXXX");
+		assert_non_null(ks);
+		assert_string_equal(il_ksyms_format(ks, 0xffffffff81e0e2acUL, buf, sizeof(buf)),
+				    "io_schedule_timeout+0x4c");
+		assert_string_equal(il_ksyms_format(ks, 0xffffffff81e0ec40UL, buf, sizeof(buf)),
+				    "io_schedule+0x0");
+		il_ksyms_free(ks);
+	}
 }
 
 /* Not inlined, not static: a symbol the test can name itself. */
@@ -62,6 +94,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracer_frames),
+		cmocka_unit_test(test_ksyms_marker_at_function),
 		cmocka_unit_test(test_usyms_own_process),
 	};
 	il_log_init("test_stacks", 0);

@@ -33,11 +33,30 @@ static char *keep(struct il_ksyms *ks, const char *s)
 	return d;
 }
 
+/* Section and region markers (__sched_text_start, _stext, __irqentry_text_end, ...) share
+ * the address of the first function after them: on 5.10 __sched_text_start is where
+ * io_schedule_timeout begins. */
+static bool is_marker(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (name[0] != '_')
+		return false;
+	if ((n > 6 && !strcmp(name + n - 6, "_start")) || (n > 4 && !strcmp(name + n - 4, "_end")))
+		return true;
+	return !strcmp(name, "_stext") || !strcmp(name, "_text") || !strcmp(name, "_etext") ||
+	       !strcmp(name, "_sinittext") || !strcmp(name, "_einittext");
+}
+
+/* By address; at one address markers first, so lookups (which take the last symbol at or
+ * below an address) name the function, not the marker. */
 static int cmp_addr(const void *a, const void *b)
 {
 	const struct il_ksym *x = a, *y = b;
 
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (int)is_marker(y->name) - (int)is_marker(x->name);
 }
 
 struct il_ksyms *il_ksyms_load(const char *path)
