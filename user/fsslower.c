@@ -487,6 +487,25 @@ static int stats_read(int fd, struct fs_op_stats out[FS_OP__MAX])
 	return 0;
 }
 
+/* Calls whose start is still recorded though their thread has exited: their return was
+ * missed (see fs_begin in fs.bpf.h). */
+static __u64 orphan_starts(int map_fd)
+{
+	struct { __u32 tid, op; } key, next;
+	void *prev = NULL;
+	__u64 n = 0;
+	char path[32];
+
+	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
+		snprintf(path, sizeof(path), "/proc/%u", next.tid);
+		if (access(path, F_OK))
+			n++;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
 /* "lo-hi" in ms of the histogram bucket holding the pct-th percentile. */
 static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, size_t len)
 {
@@ -740,6 +759,7 @@ int main(int argc, char **argv)
 	err = stats_read(bpf_map__fd(skel->maps.fs_stats), stats);
 	if (!err)
 		err = il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
+	drops[IL_DROP_MISSED_RETURN] += orphan_starts(bpf_map__fd(skel->maps.fs_inflight));
 	if (err) {
 		il_err("cannot read the summary maps: %s", strerror(-err));
 		goto out;

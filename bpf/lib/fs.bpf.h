@@ -136,7 +136,17 @@ static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *
 		.ts = bpf_ktime_get_ns(), .file = file, .offset = offset, .size = size, .flags = flags,
 	};
 
-	if (bpf_map_update_elem(&fs_inflight, &key, &s, BPF_ANY))
+	long err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_NOEXIST);
+
+	/* A start still there means the previous call's return was never seen: a kretprobe
+	 * out of instances (kernels without CONFIG_PREEMPTION keep one per CPU, and more
+	 * threads than that may sleep in fsync at once). User space adds the starts left
+	 * behind by threads that have exited. */
+	if (err == -EEXIST) {
+		il_drop(IL_DROP_MISSED_RETURN);
+		err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_ANY);
+	}
+	if (err)
 		il_drop(IL_DROP_MAP_FULL);
 	return 0;
 }

@@ -29,3 +29,7 @@ rows() { awk -v op="$2" -v f="$3" '$4 == op && $NF == f' "$1" | wc -l; }
 
 # summary_count FILE OP: the COUNT column of the summary line of OP (R, W, O, F).
 summary_count() { awk -v op="$2" '/^Summary/{s=1} s && $1 == op {print $2}' "$1"; }
+
+# missed_returns FILE: the "returns not seen" count of the text summary (0 when absent):
+# calls whose return a kretprobe missed (out of instances), which have no row.
+missed_returns() { awk '/^returns not seen/ {n = $NF} END {print n + 0}' "$1"; }

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 8
+plan 9
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -16,8 +16,23 @@ tool_stop
 tids=$(awk '/^tid /{print $2}' "$TMPD/wl.out" | sort -n | tr '\n' ' ')
 is "$(awk 'NR > 1 && $5 == "F" {print $4}' "$TMPD/a.out" | sort -n | uniq | tr '\n' ' ')" "$tids" \
 	"-L shows the 4 thread ids of the workload"
-is "$(awk 'NR > 1 && $5 == "F" {print $4}' "$TMPD/a.out" | sort | uniq -c | awk '{print $1}' | sort -u)" 20 \
-	"20 F rows from each thread"
+# A kretprobe can run out of instances when more threads than CPUs sleep in fsync at once
+# (kernels without CONFIG_PREEMPTION keep one per CPU): such calls have no row and are
+# reported as missed returns. Rows plus reported misses must still add up.
+missed=$(missed_returns "$TMPD/a.out")
+[ "$missed" = 0 ] || diag "returns reported missed: $missed"
+f=$(awk 'NR > 1 && $5 == "F"' "$TMPD/a.out" | wc -l)
+if [ "$missed" = 0 ]; then
+	is "$f" 80 "80 fsyncs in: 80 F rows"
+else # the misses may include writes: rows must not exceed 80 and rows + misses must reach it
+	check "80 fsyncs in: $f F rows + $missed missed returns cover them" test "$f" -le 80 -a $((f + missed)) -ge 80
+fi
+if [ "$missed" = 0 ]; then
+	is "$(awk 'NR > 1 && $5 == "F" {print $4}' "$TMPD/a.out" | sort | uniq -c | awk '{print $1}' | sort -u)" 20 \
+		"20 F rows from each thread"
+else
+	skip "per-thread counts: $missed returns missed by the kretprobe on this kernel"
+fi
 is "$(awk -v p="$WL_PID" 'NR > 1 && /^[0-9][0-9]:/ && $3 != p' "$TMPD/a.out" | wc -l)" 0 "every row has PID = TGID"
 is "$(awk 'NR > 1 && $5 == "F" {print $4, $NF}' "$TMPD/a.out" | sort -u | wc -l)" 4 \
 	"each thread's fsyncs are on one file (4 thread/file pairs)"
@@ -29,5 +44,11 @@ check "fsslower --tid starts" tool_start "$TMPD/b.out" "$TMPD/b.err" $FS -m 0 --
 wl_go
 tool_stop
 is "$(awk 'NR > 1 && /^[0-9][0-9]:/ {print $4}' "$TMPD/b.out" | sort -u)" "$one" "--tid $one: only that thread"
-is "$(awk 'NR > 1 && $5 == "F"' "$TMPD/b.out" | wc -l)" 20 "--tid: its 20 F rows"
+f=$(awk 'NR > 1 && $5 == "F"' "$TMPD/b.out" | wc -l)
+missed=$(missed_returns "$TMPD/b.out")
+if [ "$missed" = 0 ]; then
+	is "$f" 20 "--tid: its 20 F rows"
+else
+	check "--tid: $f F rows + $missed missed returns cover its 20 fsyncs" test "$f" -le 20 -a $((f + missed)) -ge 20
+fi
 done_testing
