@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 source "$(dirname "$0")/writeback-ret-lib.sh"
 wr_require_method
-plan 11
+plan 12
 
 loop_ext4_setup
 COUNT=3
@@ -44,6 +44,7 @@ if grep -qE 'attaching with (tp_btf|raw_tp)' "$TMPD/a.err"; then
 		"--errors rows, if any: -5 EIO WB_SYNC_ALL"
 	skip "the -5 EIO row needs fexit or kretprobe (tracepoint path on this kernel)"
 	skip "the -5 EIO stack needs fexit or kretprobe (tracepoint path on this kernel)"
+	skip "the -5 EIO stack needs fexit or kretprobe (tracepoint path on this kernel)"
 else
 	is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$PID +$PID +ext4_writepages +-5 EIO +WB_SYNC_ALL " "$TMPD/a.out")" 1 \
 		"one row '-5 EIO WB_SYNC_ALL' after the shutdown"
@@ -53,6 +54,8 @@ else
 		"--errors: exactly that row, same signed value"
 	is "$(erows | jq '[.[0].stack[]? | select(test("^(__)?filemap_fdatawrite|^do_writepages|^file_write_and_wait|sync_file_range"))] | length > 0')" true \
 		"--stack: the row's kernel stack goes through the writeback path"
+	is "$(erows | jq -r '.[0].stack[0] // "none" | sub("\\+.*"; "")')" ext4_writepages \
+		"--stack: the innermost frame is ext4_writepages itself (no tracer frames)"
 	diag "stack of the -EIO call: $(erows | jq -r '[.[0].stack[]?] | join(" <- ")')"
 	skip "start-up notice applies to the tracepoint path only"
 fi

@@ -24,6 +24,7 @@ bool il_ksym_is_tracer(const char *name)
 	static const char *const prefixes[] = {
 		"bpf_prog_", "bpf_trace_run", "__bpf_trace_", "__traceiter_", "perf_trace_",
 		"trace_event_raw_event_", "bpf_get_stack", "__bpf_get_stack", "bpf_get_stackid",
+		"bpf_trampoline_", /* fentry/fexit trampolines ("bpf_trampoline_<key> [bpf]") */
 	};
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)

@@ -17,9 +17,9 @@
 int il_stack_read(int map_fd, __u32 id, __u64 *ips, int max);
 
 /* True when a kernel symbol belongs to the tracer rather than the traced code: BPF programs
- * (bpf_prog_*), the tracepoint glue that runs them (bpf_trace_run*, __bpf_trace_*,
- * __traceiter_*, perf_trace_*, trace_event_raw_event_*) and the stack helpers
- * (bpf_get_stack*). Such frames are dropped before printing. */
+ * (bpf_prog_*), fentry/fexit trampolines (bpf_trampoline_*), the tracepoint glue that runs
+ * them (bpf_trace_run*, __bpf_trace_*, __traceiter_*, perf_trace_*, trace_event_raw_event_*)
+ * and the stack helpers (bpf_get_stack*). Such frames are dropped before printing. */
 bool il_ksym_is_tracer(const char *name);
 
 struct il_usyms;
