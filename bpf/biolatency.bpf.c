@@ -18,19 +18,6 @@ struct {
 
 static struct bio_hist zero_hist;
 
-static __always_inline int on_insert(unsigned long long *ctx)
-{
-	if (targ_queued)
-		il_block_insert(il_block_rq_arg(ctx));
-	return 0;
-}
-
-static __always_inline int on_issue(unsigned long long *ctx)
-{
-	il_block_issue(il_block_rq_arg(ctx));
-	return 0;
-}
-
 static __always_inline int on_complete(unsigned long long *ctx)
 {
 	struct request *rq = (struct request *)ctx[0];
@@ -63,22 +50,6 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(btf_rq_insert) { return on_insert(ctx); }
-
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue) { return on_issue(ctx); }
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }
-
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(raw_rq_insert) { return on_insert(ctx); }
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(raw_rq_issue) { return on_issue(ctx); }
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+IL_BLOCK_PROGS(on_complete)
 
 char LICENSE[] SEC("license") = "GPL";

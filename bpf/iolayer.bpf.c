@@ -47,22 +47,6 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_insert")
-int BPF_PROG(btf_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }
-
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(btf_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }
-
-SEC("raw_tp/block_rq_insert")
-int BPF_PROG(raw_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }
-
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+IL_BLOCK_PROGS(on_complete)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "iolayer.h"
+#include "layers.h"
 #include "biolatency.h"
 #include "biolatency.skel.h"
 
@@ -229,25 +230,10 @@ int main(int argc, char **argv)
 	skel->rodata->targ_dev = env.dev;
 	il_debug("block_rq_issue takes %d argument(s)", nargs);
 
-	struct bpf_program *insert_btf = env.queued ? skel->progs.btf_rq_insert : NULL;
-	struct bpf_program *insert_raw = env.queued ? skel->progs.raw_rq_insert : NULL;
-	struct il_plan plan = {
-		.what = "block request lifetime",
-		.opts = {
-			{ IL_M_TP_BTF, {
-				{ skel->progs.btf_rq_issue, "block:block_rq_issue" },
-				{ skel->progs.btf_rq_complete, "block:block_rq_complete" },
-				{ insert_btf, "block:block_rq_insert", true } } },
-			{ IL_M_RAW_TP, {
-				{ skel->progs.raw_rq_issue, "block:block_rq_issue" },
-				{ skel->progs.raw_rq_complete, "block:block_rq_complete" },
-				{ insert_raw, "block:block_rq_insert", true } } },
-		},
-	};
-	if (!env.queued) {
-		bpf_program__set_autoload(skel->progs.btf_rq_insert, false);
-		bpf_program__set_autoload(skel->progs.raw_rq_insert, false);
-	}
+	struct il_plan plan;
+
+	il_autoload_none(skel->obj);
+	il_block_plan(skel->obj, env.queued, &plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach))
 		goto fail;
 	err = biolatency_bpf__load(skel);

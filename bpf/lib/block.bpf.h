@@ -102,4 +102,23 @@ static __always_inline void il_block_forget(struct request *rq)
 	bpf_map_delete_elem(&il_rq_start, &key);
 }
 
+/*
+ * The layer's programs, tp_btf and raw_tp twins, named as user/lib/layers.c's il_block_plan()
+ * expects: btf_rq_{insert,issue,complete}, raw_rq_{insert,issue,complete}. The including
+ * object passes the body of its completion handler, a function (unsigned long long *ctx).
+ */
+#define IL_BLOCK_PROGS(on_complete)                                                            \
+	SEC("tp_btf/block_rq_insert")                                                          \
+	int BPF_PROG(btf_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }      \
+	SEC("tp_btf/block_rq_issue")                                                           \
+	int BPF_PROG(btf_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
+	SEC("tp_btf/block_rq_complete")                                                        \
+	int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }                             \
+	SEC("raw_tp/block_rq_insert")                                                          \
+	int BPF_PROG(raw_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }      \
+	SEC("raw_tp/block_rq_issue")                                                           \
+	int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
+	SEC("raw_tp/block_rq_complete")                                                        \
+	int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+
 #endif /* IOLAYER_BLOCK_BPF_H */
