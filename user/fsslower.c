@@ -18,35 +18,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "iolayer.h"
+#include "layers.h"
 #include "fsslower.h"
 #include "fsslower.skel.h"
 
-/* What fsslower knows of each filesystem: its name, superblock magic and the kernel
- * functions behind read, write, open and fsync (the fentry/kprobe targets). */
-static const struct fs_info {
-	const char *name;
-	unsigned long long magic;
-	const char *what;                  /* plan name, for messages */
-	const char *funcs[FS_OP__MAX];     /* indexed by enum fs_op */
-} fs_table[FS_TYPE__MAX] = {
-	[FS_EXT4] = { "ext4", FS_EXT4_MAGIC, "ext4 file operations",
-		      { "ext4_file_read_iter", "ext4_file_write_iter", "ext4_file_open", "ext4_sync_file" } },
-	[FS_XFS] = { "xfs", FS_XFS_MAGIC, "xfs file operations",
-		     { "xfs_file_read_iter", "xfs_file_write_iter", "xfs_file_open", "xfs_file_fsync" } },
-	[FS_BTRFS] = { "btrfs", FS_BTRFS_MAGIC, "btrfs file operations",
-		       { "btrfs_file_read_iter", "btrfs_file_write_iter", "btrfs_file_open", "btrfs_sync_file" } },
-};
-
 static const char op_letter[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
 static const char *op_key[FS_OP__MAX] = { "read", "write", "open", "fsync" };
-
-/* Program name suffixes, in enum fs_op order. */
-static const char *op_prog[FS_OP__MAX] = { "read", "write", "open", "fsync" };
-
-/* The syscall tracepoints of the tracepoint method, with their programs' names. */
-static const char *sys_events[] = {
-	"read", "write", "pread64", "pwrite64", "openat", "fsync", "fdatasync",
-};
 
 enum output { OUT_TEXT, OUT_CSV, OUT_JSON };
 
@@ -97,14 +74,6 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
-static int fs_by_name(const char *name)
-{
-	for (int i = 0; i < FS_TYPE__MAX; i++)
-		if (!strcmp(name, fs_table[i].name))
-			return i;
-	return -1;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	unsigned long long v;
@@ -133,7 +102,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		char *copy = strdup(arg), *save = NULL, *tok;
 
 		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			int t = fs_by_name(tok);
+			int t = il_fs_by_name(tok);
 
 			if (t < 0)
 				il_argp_fail(state, "unknown filesystem type '%s' (use ext4, xfs or btrfs)", tok);
@@ -275,20 +244,6 @@ static int sb_dev_of(const char *path, __u32 *dev)
 }
 
 /* Is a filesystem of type name mounted (/proc/self/mounts)? */
-static bool fs_mounted(const char *name)
-{
-	char line[4096], type[64];
-	bool found = false;
-	FILE *f = fopen("/proc/self/mounts", "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*s %63s", type) == 1 && !strcmp(type, name);
-	fclose(f);
-	return found;
-}
-
 /* The full path of e's file into buf: mount point + names from the root down. Without a
  * known mount point, or past FS_PATH_DEPTH names, the path starts with ".../". Never empty. */
 static const char *event_path(const struct fs_event *e, char *buf, size_t len)
@@ -455,38 +410,6 @@ static int drain(void *rb)
 
 /* ---- summary ------------------------------------------------------------------------ */
 
-static int stats_read(int fd, struct fs_op_stats out[FS_OP__MAX])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct fs_op_stats *v;
-
-	if (ncpu < 0)
-		return ncpu;
-	v = calloc(ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	memset(out, 0, FS_OP__MAX * sizeof(*out));
-	for (__u32 k = 0; k < FS_OP__MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, v)) {
-			int err = -errno;
-
-			free(v);
-			return err;
-		}
-		for (int c = 0; c < ncpu; c++) {
-			out[k].count += v[c].count;
-			out[k].slow += v[c].slow;
-			out[k].total_ns += v[c].total_ns;
-			if (v[c].max_ns > out[k].max_ns)
-				out[k].max_ns = v[c].max_ns;
-			for (int s = 0; s < IL_HIST_SLOTS; s++)
-				out[k].slots[s] += v[c].slots[s];
-		}
-	}
-	free(v);
-	return 0;
-}
-
 /* Calls whose start is still recorded though their thread has exited: their return was
  * missed (see fs_begin in fs.bpf.h). */
 static __u64 orphan_starts(int map_fd)
@@ -569,13 +492,13 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 		if (stat(env.file, &st) || statfs(env.file, &sfs))
 			il_die("cannot read %s: %s", env.file, strerror(errno));
 		for (int i = 0; i < FS_TYPE__MAX; i++)
-			if ((unsigned long long)(unsigned long)sfs.f_type == fs_table[i].magic)
+			if ((unsigned long long)(unsigned long)sfs.f_type == il_fs_table[i].magic)
 				t = i;
 		if (t < 0)
 			il_die("%s is not on an ext4, xfs or btrfs filesystem (filesystem magic 0x%lx)",
 			       env.file, (unsigned long)sfs.f_type);
 		if (env.fs_given && !env.fs_wanted[t])
-			il_die("%s is on %s, which -t leaves out", env.file, fs_table[t].name);
+			il_die("%s is on %s, which -t leaves out", env.file, il_fs_table[t].name);
 		memset(env.fs_wanted, 0, sizeof(env.fs_wanted));
 		env.fs_wanted[t] = true;
 		if (sb_dev_of(env.file, &skel->rodata->fs_targ_dev))
@@ -585,93 +508,16 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 	}
 	if (env.fs_given) {
 		for (int i = 0; i < FS_TYPE__MAX; i++)
-			if (env.fs_wanted[i] && !fs_mounted(fs_table[i].name))
-				il_die("no %s filesystem is mounted: nothing to trace", fs_table[i].name);
+			if (env.fs_wanted[i] && !il_fs_mounted(il_fs_table[i].name))
+				il_die("no %s filesystem is mounted: nothing to trace", il_fs_table[i].name);
 		return;
 	}
 	for (int i = 0; i < FS_TYPE__MAX; i++)
-		env.fs_wanted[i] = fs_mounted(fs_table[i].name);
+		env.fs_wanted[i] = il_fs_mounted(il_fs_table[i].name);
 	for (int i = 0; i < FS_TYPE__MAX; i++)
 		if (env.fs_wanted[i])
 			return;
 	il_die("no ext4, xfs or btrfs filesystem is mounted: nothing to trace");
-}
-
-static struct bpf_program *prog_named(struct fsslower_bpf *skel, const char *fmt, const char *a,
-				      const char *b)
-{
-	char name[64];
-	struct bpf_program *p;
-
-	snprintf(name, sizeof(name), fmt, a, b);
-	p = bpf_object__find_program_by_name(skel->obj, name);
-	if (!p)
-		il_die("internal error: no BPF program %s", name);
-	return p;
-}
-
-static const char *limits_fn =
-	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions: "
-	"every caller (syscalls, io_uring, aio, nfsd), not mmap page faults or writeback";
-static const char *limits_tp =
-	"measures at the syscall boundary (read, write, pread64, pwrite64, openat, fsync, "
-	"fdatasync; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup and "
-	"locking; cannot see io_uring, aio, readv/writev, mmap writeback, or the sync inside an "
-	"O_SYNC write on xfs/btrfs";
-
-/* The plan of filesystem t: fentry/fexit, then kprobe/kretprobe on its functions, then the
- * syscall tracepoints (shared by every filesystem; attached once, see dedupe_plans). */
-static void fill_plan(struct fsslower_bpf *skel, int t, struct il_plan *p)
-{
-	const struct fs_info *fs = &fs_table[t];
-	struct il_option *fe = &p->opts[0], *kp = &p->opts[1], *tp = &p->opts[2];
-	static char targets[IL_ARRAY_SIZE(sys_events)][2][64];
-	int n = 0;
-
-	memset(p, 0, sizeof(*p));
-	p->what = fs->what;
-	fe->method = IL_M_FENTRY;
-	fe->limits = limits_fn;
-	kp->method = IL_M_KPROBE;
-	kp->limits = limits_fn;
-	for (int op = 0; op < FS_OP__MAX; op++) {
-		fe->progs[2 * op] = (struct il_prog){ prog_named(skel, "fs_fentry_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
-		fe->progs[2 * op + 1] = (struct il_prog){ prog_named(skel, "fs_fexit_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
-		kp->progs[2 * op] = (struct il_prog){ prog_named(skel, "fs_kprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
-		kp->progs[2 * op + 1] = (struct il_prog){ prog_named(skel, "fs_kretprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
-	}
-	tp->method = IL_M_TRACEPOINT;
-	tp->limits = limits_tp;
-	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
-		snprintf(targets[i][0], 64, "syscalls:sys_enter_%s", sys_events[i]);
-		snprintf(targets[i][1], 64, "syscalls:sys_exit_%s", sys_events[i]);
-		tp->progs[n++] = (struct il_prog){ prog_named(skel, "fs_sys_enter_%s%s", sys_events[i], ""), targets[i][0] };
-		tp->progs[n++] = (struct il_prog){ prog_named(skel, "fs_sys_exit_%s%s", sys_events[i], ""), targets[i][1] };
-	}
-	if (t == FS_EXT4) {
-		tp->progs[n++] = (struct il_prog){ skel->progs.fs_tp_ext4_sync_file_enter, "ext4:ext4_sync_file_enter", true };
-		tp->progs[n++] = (struct il_prog){ skel->progs.fs_tp_ext4_sync_file_exit, "ext4:ext4_sync_file_exit", true };
-	}
-}
-
-/* Several filesystems may all fall back to the same syscall tracepoints: attach each
- * program once, by skipping it in every later plan that chose it too. */
-static void dedupe_plans(struct il_plan *plans, int n)
-{
-	for (int i = 1; i < n; i++) {
-		struct il_option *o = &plans[i].opts[plans[i].chosen];
-
-		if (il_method_family(o->method) != IL_FAM_TRACEPOINT)
-			continue;
-		for (int k = 0; k < IL_MAX_PROGS && o->progs[k].prog; k++)
-			for (int j = 0; j < i; j++) {
-				struct il_option *q = &plans[j].opts[plans[j].chosen];
-
-				for (int m = 0; m < IL_MAX_PROGS && q->progs[m].prog; m++)
-					if (q->progs[m].prog == o->progs[k].prog && !plans[j].skipped[m])
-						plans[i].skipped[k] = true;
-			}
-	}
 }
 
 int main(int argc, char **argv)
@@ -682,7 +528,6 @@ int main(int argc, char **argv)
 	int plan_fs[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct bpf_program *prog;
 	struct fs_op_stats stats[FS_OP__MAX];
 	__u64 drops[IL_DROP__MAX] = {};
 	char names[64] = "";
@@ -712,22 +557,21 @@ int main(int argc, char **argv)
 	skel->rodata->fs_min_ns = env.min_ms * 1000000ULL;
 
 	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, false);
+	il_autoload_none(skel->obj);
 	for (int t = 0; t < FS_TYPE__MAX; t++) {
 		if (!env.fs_wanted[t])
 			continue;
-		fill_plan(skel, t, &plans[nplans]);
+		il_fs_plan(skel->obj, t, &plans[nplans]);
 		plan_fs[nplans++] = t;
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-			 names[0] ? ", " : "", fs_table[t].name);
+			 names[0] ? ", " : "", il_fs_table[t].name);
 	}
 	if (il_plans_choose(plans, nplans, il_opts.attach))
 		goto out;
-	dedupe_plans(plans, nplans);
+	il_fs_dedupe(plans, nplans);
 	for (int i = 0; i < nplans; i++)
 		if (il_method_family(il_plan_method(&plans[i])) == IL_FAM_TRACEPOINT)
-			skel->rodata->fs_sys_magic[plan_fs[i]] = fs_table[plan_fs[i]].magic;
+			skel->rodata->fs_sys_magic[plan_fs[i]] = il_fs_table[plan_fs[i]].magic;
 
 	err = fsslower_bpf__load(skel);
 	if (err) {
@@ -756,7 +600,7 @@ int main(int argc, char **argv)
 			      .duration_s = env.duration_s, .rb = rb };
 	if (il_run(&run) < 0)
 		goto out;
-	err = stats_read(bpf_map__fd(skel->maps.fs_stats), stats);
+	err = il_fs_stats_read(bpf_map__fd(skel->maps.fs_stats), stats);
 	if (!err)
 		err = il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
 	drops[IL_DROP_MISSED_RETURN] += orphan_starts(bpf_map__fd(skel->maps.fs_inflight));
