@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "iolayer.h"
+#include "layers.h"
 #include "kfunc.h"
 #include "stacks.h"
 #include "writeback_ret.h"
@@ -352,47 +353,13 @@ static void print_summary(void)
 
 /* ---- attach plan ------------------------------------------------------------------------ */
 
-static void fill_plan(struct il_plan *p)
-{
-	typeof(skel->progs) *g = &skel->progs;
-	int o = 0;
-
-	p->what = func_id == WB_FUNC_GENERIC ? "the function's returns" : "writeback returns";
-	if (func_id != WB_FUNC_GENERIC || func_has_btf)
-		p->opts[o++] = (struct il_option){ IL_M_FENTRY,
-			{ { g->wb_fentry, env.func }, { g->wb_fexit, env.func } }, NULL };
-	p->opts[o++] = (struct il_option){ IL_M_KPROBE,
-		{ { g->wb_kprobe, env.func }, { g->wb_kretprobe, env.func } },
-		"a return is missed when too many calls sleep at once (counted as missed_return at exit)" };
-	if (func_id == WB_FUNC_GENERIC)
-		return;
-	/* Tracepoints that bracket the call: tp_btf, then raw_tp, with the same handlers. */
-	bool ext4 = func_id == WB_FUNC_EXT4_WRITEPAGES;
-	const char *tp_enter = ext4 ? "ext4:ext4_writepages" : "writeback:writeback_single_inode_start";
-	const char *tp_exit = ext4 ? "ext4:ext4_writepages_result" : "writeback:writeback_single_inode";
-	const char *limits = ext4 ? "returns taken before ext4:ext4_writepages_result are not seen"
-				  : "flusher calls only, no return value";
-	struct bpf_program *progs[2][2] = {
-		{ ext4 ? g->wb_ext4_wp_btf : g->wb_wsi_start_btf, ext4 ? g->wb_ext4_wpr_btf : g->wb_wsi_btf },
-		{ ext4 ? g->wb_ext4_wp_raw : g->wb_wsi_start_raw, ext4 ? g->wb_ext4_wpr_raw : g->wb_wsi_raw },
-	};
-	for (int m = 0; m < 2; m++)
-		p->opts[o++] = (struct il_option){ m ? IL_M_RAW_TP : IL_M_TP_BTF,
-			{ { progs[m][0], tp_enter }, { progs[m][1], tp_exit } }, limits };
-}
-
 /* What the chosen method cannot see, said once at start (always, not only with -v). */
 static void say_limits(int method)
 {
-	if (method != IL_M_TP_BTF && method != IL_M_RAW_TP)
-		return;
-	if (func_id == WB_FUNC_EXT4_WRITEPAGES)
-		il_warn("tracepoint mode: only calls that reach ext4:ext4_writepages_result are seen; "
-			"returns taken before the tracepoint (e.g. -EIO from a shut-down filesystem) "
-			"are invisible in this mode (fexit or kretprobe see them)");
-	else
-		il_warn("tracepoint mode: do_writepages is seen only where writeback:writeback_single_inode* "
-			"brackets it (the flusher, not fsync), and its return value is invisible (RET ?)");
+	const char *l = il_wb_tp_limits(func_id, method);
+
+	if (l)
+		il_warn("%s", l);
 }
 
 int main(int argc, char **argv)
@@ -430,10 +397,8 @@ int main(int argc, char **argv)
 	skel->rodata->wb_want_stack = env.stack;
 	/* Programs the plan does not list (another function's tracepoints) must not load: their
 	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
-	struct bpf_program *prog;
-	bpf_object__for_each_program(prog, skel->obj)
-		bpf_program__set_autoload(prog, false);
-	fill_plan(&plan);
+	il_autoload_none(skel->obj);
+	il_wb_plan(skel->obj, func_id, env.func, func_id != WB_FUNC_GENERIC || func_has_btf, &plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach))
 		goto out;
 	err = writeback_ret_bpf__load(skel);
