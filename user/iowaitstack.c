@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "iolayer.h"
+#include "layers.h"
 #include "stacks.h"
 #include "iowaitstack.h"
 #include "iowaitstack.skel.h"
@@ -684,7 +685,7 @@ int main(int argc, char **argv)
 {
 	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
 	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, children, NULL, NULL };
-	struct il_plan plan = { .what = "I/O wait (sched_switch)" };
+	struct il_plan plan;
 	struct il_run run = { .interval_s = 1, .tick = tick };
 	int err, rc = IL_EXIT_ERR;
 
@@ -715,10 +716,7 @@ int main(int argc, char **argv)
 	skel->rodata->iw_max_ns = env.max_us * NSEC_PER_USEC;
 	skel->rodata->iw_user_stacks = env.user_stacks;
 
-	plan.opts[0] = (struct il_option){ IL_M_TP_BTF,
-		{ { skel->progs.iw_switch_btf, "sched:sched_switch", false } }, NULL };
-	plan.opts[1] = (struct il_option){ IL_M_RAW_TP,
-		{ { skel->progs.iw_switch_raw, "sched:sched_switch", false } }, NULL };
+	il_iowait_plan(skel->obj, &plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach))
 		goto out;
 	err = iowaitstack_bpf__load(skel);
