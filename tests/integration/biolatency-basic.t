@@ -50,15 +50,6 @@ is "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMPD/i.out")" 2 "-T: two timesta
 check "text histogram has the usecs header" grep -q 'usecs *: count *distribution' "$TMPD/i.out"
 
 # 5. bad input: one line on stderr, exit 1
-bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
-	local d=$1 re=$2; shift 2
-	"$@" >/dev/null 2>"$TMPD/bad.err"; local rc=$?
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
-		ok 0 "$d"
-	else
-		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
-	fi
-}
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BL -d nosuchdisk
 bad "negative interval: one line, exit 1" "interval .* got '-1'" $BL -- -1
 bad "non-root: one line, exit 1" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $BL

@@ -5,15 +5,6 @@ require_root
 plan 8
 
 FS=$(tool fsslower)
-bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
-	local d=$1 re=$2; shift 2
-	"$@" >/dev/null 2>"$TMPD/bad.err"; local rc=$?
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
-		ok 0 "$d"
-	else
-		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
-	fi
-}
 nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
 while [ -e "/proc/$nopid" ]; do nopid=$((nopid - 1)); done
 bad "-p of a pid that does not exist" "no process with pid $nopid" $FS -p "$nopid"

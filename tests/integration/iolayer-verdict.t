@@ -9,16 +9,10 @@ loop_ext4_setup 256
 IL=$(tool iolayer)
 N=300
 
-# fsync_loop prints "pid N" then waits for the go file, so iolayer is attached first.
-go=$TMPD/go
-"$WL/fsync_loop" -g "$go" -n $N -s 4096 "$MNT/data" >"$TMPD/wl.out" &
-wl=$!
-at_exit "kill $wl"
-for _ in $(seq 50); do grep -q '^pid' "$TMPD/wl.out" && break; sleep 0.1; done
-check "iolayer starts on the workload's pid" tool_start "$TMPD/o.json" "$TMPD/o.err" $IL -p "$wl" -d 600 --json
-touch "$go"
-wait "$wl"
-is "$?" 0 "workload ran $N write+fsync"
+wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -g "$TMPD/go" -n $N -s 4096 "$MNT/data"
+check "iolayer starts on the workload's pid" tool_start "$TMPD/o.json" "$TMPD/o.err" $IL -p "$WL_PID" -d 600 --json
+wl_go
+is "$WL_RC" 0 "workload ran $N write+fsync"
 tool_stop
 is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
 
@@ -33,8 +27,7 @@ check "block layer: requests completed" test "$(j .layers.device.count)" -gt 0
 check "the verdict names a layer" grep -qE '"layer": ?"(syscall/VFS|filesystem|writeback|block queue|device)"' "$TMPD/o.json"
 
 # bad input: one line, exit 1
-$IL -p 999999999 >/dev/null 2>"$TMPD/bad.err"; rc=$?
-check "unknown pid: one line, exit 1" test "$rc" = 1 -a "$(wc -l <"$TMPD/bad.err")" = 1
+bad "unknown pid: one line, exit 1" "no process with pid 999999999" $IL -p 999999999
 is "$(bpf_progs_named btf_rq_ raw_rq_ fs_sys_ wb_ext4_ iw_switch)" "" "no iolayer BPF program left after exit"
 
 done_testing

@@ -95,4 +95,34 @@ bpf_progs_named() {
 	bpftool prog show 2>/dev/null | grep -E "name ($re)" || true
 }
 
+# bad DESCRIPTION EXPECTED_REGEX CMD...: CMD must fail with exit status 1 and exactly one line
+# on stderr that matches EXPECTED_REGEX (bad input gets one clear line).
+bad() {
+	local d=$1 re=$2; shift 2
+	"$@" >/dev/null 2>"$TMPD/bad.err" </dev/null; local rc=$?
+	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
+		ok 0 "$d"
+	else
+		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
+	fi
+}
+
+# wl_launch OUT CMD...: start a workload that prints "pid N" and then waits for $TMPD/go (the
+# -g option of the bundled workloads), so a tracer can attach to its pid first. Sets WL_BG
+# (the shell job) and WL_PID (the process id). wl_go releases it, waits, and sets WL_RC.
+wl_launch() {
+	local out=$1 i; shift
+	rm -f "$TMPD/go"
+	"$@" >"$out" 2>&1 &
+	WL_BG=$!
+	at_exit "kill -9 $WL_BG"
+	for ((i = 0; i < 100; i++)); do
+		WL_PID=$(awk '/^pid /{print $2; exit}' "$out" 2>/dev/null)
+		[ -n "$WL_PID" ] && return 0
+		sleep 0.05
+	done
+	echo "Bail out! workload did not start: $*"; exit 1
+}
+wl_go() { touch "$TMPD/go"; wait "$WL_BG"; WL_RC=$?; }
+
 done_testing() { [ "$_tap_fail" = 0 ]; exit $?; }

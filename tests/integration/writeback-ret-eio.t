@@ -15,19 +15,19 @@ wl_launch "$TMPD/wl.out" "$WL/shutdown_eio" -n $COUNT -g "$TMPD/go" "$MNT/f"
 
 # Two tracers on the same process: every row (text, -v to learn the method) and --errors
 # with stacks (JSON).
-check "writeback-ret starts (all rows)" tool_start "$TMPD/a.out" "$TMPD/a.err" $WR -v -p "$PID"
+check "writeback-ret starts (all rows)" tool_start "$TMPD/a.out" "$TMPD/a.err" $WR -v -p "$WL_PID"
 A_PID=$TOOL_PID
 check "writeback-ret starts (--errors --stack --json)" \
-	tool_start "$TMPD/e.out" "$TMPD/e.err" $WR --errors --stack --json -p "$PID"
+	tool_start "$TMPD/e.out" "$TMPD/e.err" $WR --errors --stack --json -p "$WL_PID"
 E_PID=$TOOL_PID
 wl_go
-is "$WRC" 0 "workload: $COUNT fsyncs ok, then shutdown, then sync_file_range failed with EIO"
+is "$WL_RC" 0 "workload: $COUNT fsyncs ok, then shutdown, then sync_file_range failed with EIO"
 diag "$(tail -1 "$TMPD/wl.out")"
 TOOL_PID=$E_PID; tool_stop; E_RC=$TOOL_RC
 TOOL_PID=$A_PID; tool_stop; A_RC=$TOOL_RC
 is "$A_RC $E_RC" "0 0" "both exit 0 after Ctrl-C"
 
-is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$PID +$PID +ext4_writepages +0 +WB_SYNC_ALL +[1-9]" "$TMPD/a.out")" $COUNT \
+is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$WL_PID +$WL_PID +ext4_writepages +0 +WB_SYNC_ALL +[1-9]" "$TMPD/a.out")" $COUNT \
 	"$COUNT fsyncs before the shutdown: $COUNT rows '0 WB_SYNC_ALL', pages > 0"
 diag "answer: rows before the shutdown $(grep -cE " ext4_writepages +0 +WB_SYNC_ALL " "$TMPD/a.out")"
 erows() { jq -s '[.[] | select(.func)]' "$TMPD/e.out"; }
@@ -46,7 +46,7 @@ if grep -qE 'attaching with (tp_btf|raw_tp)' "$TMPD/a.err"; then
 	skip "the -5 EIO stack needs fexit or kretprobe (tracepoint path on this kernel)"
 	skip "the -5 EIO stack needs fexit or kretprobe (tracepoint path on this kernel)"
 else
-	is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$PID +$PID +ext4_writepages +-5 EIO +WB_SYNC_ALL " "$TMPD/a.out")" 1 \
+	is "$(grep -cE "^[0-9:]{8} +shutdown_eio +$WL_PID +$WL_PID +ext4_writepages +-5 EIO +WB_SYNC_ALL " "$TMPD/a.out")" 1 \
 		"one row '-5 EIO WB_SYNC_ALL' after the shutdown"
 	check "summary: ext4_writepages -5 EIO WB_SYNC_ALL 1" \
 		grep -qE '^ext4_writepages +-5 EIO +WB_SYNC_ALL +1 ' "$TMPD/a.out"

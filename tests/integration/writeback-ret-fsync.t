@@ -11,9 +11,9 @@ N=20
 
 # 1. JSON rows of one process
 wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -n $N -g "$TMPD/go" "$MNT/f"
-check "writeback-ret starts (-p $PID --json)" tool_start "$TMPD/j.out" "$TMPD/j.err" $WR -p "$PID" --json
+check "writeback-ret starts (-p $WL_PID --json)" tool_start "$TMPD/j.out" "$TMPD/j.err" $WR -p "$WL_PID" --json
 wl_go
-is "$WRC" 0 "workload: $N write+fsync succeeded"
+is "$WL_RC" 0 "workload: $N write+fsync succeeded"
 INO=$(stat -c %i "$MNT/f")
 tool_stop
 is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
@@ -23,8 +23,8 @@ is "$(rows | jq -s --argjson ino "$INO" '[.[] | select(.ino == $ino)] | length')
 is "$(rows | jq -s '[.[] | select(.ret != 0 or .sync_mode != "WB_SYNC_ALL")] | length')" 0 \
 	"every row: ret 0, WB_SYNC_ALL"
 is "$(rows | jq -s '[.[] | select((.pages // 0) < 1)] | length')" 0 "every row: pages written > 0"
-is "$(rows | jq -s '[.[] | select(.pid != '"$PID"' or .comm != "fsync_loop")] | length')" 0 \
-	"-p $PID: only that process"
+is "$(rows | jq -s '[.[] | select(.pid != '"$WL_PID"' or .comm != "fsync_loop")] | length')" 0 \
+	"-p $WL_PID: only that process"
 is "$(rows | jq -s -r '[.[] | .dev + ":" + .file] | unique | join(",")')" "$LOOPNAME:f" \
 	"device and file name of the row: $LOOPNAME, f"
 is "$(jq -s '[.[] | .summary? // [] | .[] | select(.ret == 0 and .sync_mode == "WB_SYNC_ALL") | .count] | add' "$TMPD/j.out")" $N \
@@ -40,7 +40,7 @@ wl_go
 tool_stop
 check "text header has the issue's columns" \
 	grep -qE '^TIME +COMM +PID +TID +FUNC +RET +SYNC_MODE +PAGES +LAT\(us\) +DEV +INO +FILE$' "$TMPD/t.out"
-is "$(grep -cE "^[0-9:]{8} +fsync_loop +$PID +[0-9]+ +ext4_writepages +0 +WB_SYNC_ALL +[1-9][0-9]* " "$TMPD/t.out")" 5 \
+is "$(grep -cE "^[0-9:]{8} +fsync_loop +$WL_PID +[0-9]+ +ext4_writepages +0 +WB_SYNC_ALL +[1-9][0-9]* " "$TMPD/t.out")" 5 \
 	"--tid: 5 text rows '0 WB_SYNC_ALL' with pages > 0"
 check "text summary line: ext4_writepages 0 WB_SYNC_ALL 5" \
 	grep -qE '^ext4_writepages +0 +WB_SYNC_ALL +5 ' "$TMPD/t.out"

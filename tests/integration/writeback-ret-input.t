@@ -7,15 +7,6 @@ plan 9
 
 source "$(dirname "$0")/writeback-ret-lib.sh"
 
-bad() { # DESCRIPTION EXPECTED_REGEX ARGS...
-	local d=$1 re=$2; shift 2
-	"$@" >/dev/null 2>"$TMPD/bad.err" </dev/null; local rc=$?
-	if [ "$rc" = 1 ] && [ "$(wc -l <"$TMPD/bad.err")" = 1 ] && grep -qE "$re" "$TMPD/bad.err"; then
-		ok 0 "$d"
-	else
-		ok 1 "$d"; diag "exit $rc"; diag_file "$TMPD/bad.err"
-	fi
-}
 
 bad "-f of a function that does not exist" "no kernel function named 'iolayer_no_such_func'" \
 	$WR -f iolayer_no_such_func
@@ -41,7 +32,7 @@ else
 	loop_ext4_setup
 	wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -n 7 -g "$TMPD/go" "$MNT/f"
 	check "generic mode starts on the workload" \
-		tool_start "$TMPD/g.out" "$TMPD/g.err" $WR -f vfs_fsync_range -p "$PID" --json
+		tool_start "$TMPD/g.out" "$TMPD/g.err" $WR -f vfs_fsync_range -p "$WL_PID" --json
 	wl_go
 	tool_stop
 	is "$(jq -s -c '[.[] | select(.func == "vfs_fsync_range") | .ret] | group_by(.) | map([.[0], length])' "$TMPD/g.out")" \

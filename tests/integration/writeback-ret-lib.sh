@@ -14,22 +14,6 @@ wr_require_method() {
 	return 0
 }
 
-# wl_launch OUT CMD...: start a workload that prints "pid N" and waits for $TMPD/go (its -g);
-# sets WPID (the shell job) and PID (the process id). wl_go releases it and sets WRC.
-wl_launch() {
-	local out=$1 i; shift
-	rm -f "$TMPD/go"
-	"$@" >"$out" 2>&1 &
-	WPID=$!
-	at_exit "kill -9 $WPID"
-	for ((i = 0; i < 100; i++)); do
-		PID=$(awk '/^pid /{print $2; exit}' "$out" 2>/dev/null)
-		[ -n "$PID" ] && return 0
-		sleep 0.05
-	done
-	echo "Bail out! workload did not start: $*"; exit 1
-}
-wl_go() { touch "$TMPD/go"; wait "$WPID"; WRC=$?; }
 
 # wl_tid OUT: the first "tid N" line of a workload's output (fsync_loop prints its threads'
 # ids after its pid), waiting for it; empty after 5 s.
