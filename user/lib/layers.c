@@ -206,9 +206,13 @@ void il_wb_plan(struct bpf_object *obj, enum wb_func func, const char *target, b
 		p->opts[o++] = (struct il_option){ IL_M_FENTRY,
 			{ { il_prog_by_name(obj, "wb_fentry"), target },
 			  { il_prog_by_name(obj, "wb_fexit"), target } }, NULL };
+	/* The kretprobe is attached before the kprobe: kprobes sharing an address run newest
+	 * first, so the entry program (which takes --stack) sees the caller's return address
+	 * before the kretprobe swaps in its trampoline, which kernels before 5.15 cannot unwind
+	 * through (seen on 5.10: "ext4_writepages+0x1 <- kretprobe_trampoline"). */
 	p->opts[o++] = (struct il_option){ IL_M_KPROBE,
-		{ { il_prog_by_name(obj, "wb_kprobe"), target },
-		  { il_prog_by_name(obj, "wb_kretprobe"), target } },
+		{ { il_prog_by_name(obj, "wb_kretprobe"), target },
+		  { il_prog_by_name(obj, "wb_kprobe"), target } },
 		"a return is missed when too many calls sleep at once (counted as missed_return at exit)" };
 	if (func == WB_FUNC_GENERIC)
 		return;
