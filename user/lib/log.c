@@ -13,7 +13,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level != LIBBPF_DEBUG && il_verbose < 1)
 		return 0;
-	fprintf(stderr, "%s: libbpf: ", il_tool);
+	fprintf(stderr, "%s: ", il_tool); /* libbpf starts its lines with "libbpf: " */
 	return vfprintf(stderr, fmt, ap);
 }
 

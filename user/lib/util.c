@@ -123,7 +123,7 @@ int il_disk_dev(const char *name, __u32 *dev)
 
 void il_json_print(FILE *f, struct json_object *obj)
 {
-	fprintf(f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
+	fprintf(f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(obj);
 }
 
