@@ -568,7 +568,6 @@ int main(int argc, char **argv)
 	}
 	if (il_plans_choose(plans, nplans, il_opts.attach))
 		goto out;
-	il_fs_dedupe(plans, nplans);
 	for (int i = 0; i < nplans; i++)
 		if (il_method_family(il_plan_method(&plans[i])) == IL_FAM_TRACEPOINT)
 			skel->rodata->fs_sys_magic[plan_fs[i]] = il_fs_table[plan_fs[i]].magic;

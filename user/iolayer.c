@@ -382,7 +382,6 @@ int main(int argc, char **argv)
 	}
 	if (nfs && choose(fs, nfs, "filesystem")) {
 		m.fs_seen = true;
-		il_fs_dedupe(fs, nfs);
 		for (int i = 0; i < nfs; i++)
 			if (il_method_family(il_plan_method(&fs[i])) == IL_FAM_TRACEPOINT)
 				skel->rodata->fs_sys_magic[fs_type[i]] = il_fs_table[fs_type[i]].magic;

@@ -466,6 +466,19 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 static struct bpf_link **links;
 static int nlinks;
 
+/* What has been attached: the same program on the same target (plans that fall back to
+ * shared tracepoints, e.g. several filesystems on the syscall tracepoints) attaches once. */
+static struct { const struct bpf_program *prog; const char *target; } *done;
+static int ndone;
+
+static bool attached_already(const struct bpf_program *prog, const char *target)
+{
+	for (int i = 0; i < ndone; i++)
+		if (done[i].prog == prog && !strcmp(done[i].target, target))
+			return true;
+	return false;
+}
+
 int il_plans_attach(struct il_plan *plans, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -479,7 +492,7 @@ int il_plans_attach(struct il_plan *plans, int n)
 			struct bpf_program *prog = o->progs[k].prog;
 			struct bpf_link *l;
 
-			if (p->skipped[k])
+			if (p->skipped[k] || attached_already(prog, o->progs[k].target))
 				continue;
 			if (o->method == IL_M_KPROBE && bare_section(prog)) {
 				bool ret = !strncmp(bpf_program__section_name(prog), "kretprobe", 9);
@@ -503,6 +516,12 @@ int il_plans_attach(struct il_plan *plans, int n)
 				il_die("out of memory");
 			links = nl;
 			links[nlinks++] = l;
+			void *nd = realloc(done, (ndone + 1) * sizeof(*done));
+			if (!nd)
+				il_die("out of memory");
+			done = nd;
+			done[ndone].prog = prog;
+			done[ndone++].target = o->progs[k].target;
 		}
 	}
 	return 0;
@@ -515,4 +534,7 @@ void il_plans_detach(void)
 	free(links);
 	links = NULL;
 	nlinks = 0;
+	free(done);
+	done = NULL;
+	ndone = 0;
 }

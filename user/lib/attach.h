@@ -65,7 +65,8 @@ enum il_family il_method_family(enum il_method m);
  * says what this kernel lacks. */
 int il_plans_choose(struct il_plan *plans, int n, enum il_family fam);
 
-/* Attach the chosen programs (after load). Links are kept until il_plans_detach().
+/* Attach the chosen programs (after load). A program listed with the same target by several
+ * plans is attached once. Links are kept until il_plans_detach().
  * Returns 0, or -1 after printing one line. */
 int il_plans_attach(struct il_plan *plans, int n);
 void il_plans_detach(void);

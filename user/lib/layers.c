@@ -143,24 +143,6 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	}
 }
 
-void il_fs_dedupe(struct il_plan *plans, int n)
-{
-	for (int i = 1; i < n; i++) {
-		struct il_option *o = &plans[i].opts[plans[i].chosen];
-
-		if (il_method_family(o->method) != IL_FAM_TRACEPOINT)
-			continue;
-		for (int k = 0; k < IL_MAX_PROGS && o->progs[k].prog; k++)
-			for (int j = 0; j < i; j++) {
-				struct il_option *q = &plans[j].opts[plans[j].chosen];
-
-				for (int m = 0; m < IL_MAX_PROGS && q->progs[m].prog; m++)
-					if (q->progs[m].prog == o->progs[k].prog && !plans[j].skipped[m])
-						plans[i].skipped[k] = true;
-			}
-	}
-}
-
 int il_fs_stats_read(int fd, struct fs_op_stats out[FS_OP__MAX])
 {
 	int ncpu = libbpf_num_possible_cpus();

@@ -48,10 +48,6 @@ bool il_fs_mounted(const char *name);
  * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). */
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
 
-/* After il_plans_choose(): filesystems that all fell back to the syscall tracepoints share
- * those programs; attach each once. */
-void il_fs_dedupe(struct il_plan *plans, int n);
-
 /* Sum the per-CPU fs_stats map (fd) into out[FS_OP__MAX]. 0, or -errno. */
 int il_fs_stats_read(int fd, struct fs_op_stats out[FS_OP__MAX]);
 
