@@ -8,7 +8,7 @@ source "$(dirname "$0")/fsslower-lib.sh"
 require_root
 command -v dmsetup >/dev/null || skip_all "no dmsetup (apt-get install dmsetup)"
 modprobe -q dm-delay 2>/dev/null || skip_all "no dm-delay module in this kernel"
-plan 7
+plan 6
 
 N=20
 img=/dev/shm/iolayer-dmdelay-$$.img
