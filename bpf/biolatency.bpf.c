@@ -24,7 +24,7 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	struct bio_hist_key key = {};
 	struct bio_hist *h;
 	__u64 queue, delta;
-	__u32 dev, slot;
+	__u32 dev;
 
 	dev = il_disk_dev(il_rq_disk(rq));
 	if (targ_dev && dev != targ_dev) {
@@ -43,10 +43,7 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	if (!h)
 		return 0;
 	delta /= targ_ms ? 1000000 : 1000;
-	slot = il_hist_slot(delta, IL_HIST_SLOTS);
-	if (slot >= IL_HIST_SLOTS)
-		return 0;
-	__sync_fetch_and_add(&h->slots[slot], 1);
+	__sync_fetch_and_add(&h->slots[il_slot_idx(delta)], 1);
 	return 0;
 }
 

@@ -38,11 +38,11 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	__sync_fetch_and_add(&d->device_ns, device);
 	if (device > d->device_max_ns) /* racy between CPUs: at worst a slightly lower max */
 		d->device_max_ns = device;
-	__sync_fetch_and_add(&d->device_slots[il_hist_slot(device, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)], 1);
+	__sync_fetch_and_add(&d->device_slots[il_slot_idx(device)], 1);
 	if (queue) {
 		__sync_fetch_and_add(&d->queued, 1);
 		__sync_fetch_and_add(&d->queue_ns, queue);
-		__sync_fetch_and_add(&d->queue_slots[il_hist_slot(queue, IL_HIST_SLOTS) & (IL_HIST_SLOTS - 1)], 1);
+		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
 	}
 	return 0;
 }

@@ -51,6 +51,17 @@ static __always_inline void *il_lookup_or_init(void *map, const void *key, const
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* il_hist_slot(v) as an index into a histogram's slots[IL_HIST_SLOTS] that every verifier can
+ * bound: kernels before ~6.3 lose the range clang relies on ("R0 unbounded memory access"),
+ * so the value is hidden from clang and masked (IL_HIST_SLOTS is a power of two). */
+static __always_inline __u32 il_slot_idx(__u64 v)
+{
+	__u64 slot = il_hist_slot(v, IL_HIST_SLOTS);
+
+	asm volatile("" : "+r"(slot));
+	return slot & (IL_HIST_SLOTS - 1);
+}
+
 /* Reserve size bytes in ring buffer rb; NULL (and IL_DROP_RINGBUF_FULL counted) when full. */
 static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 {

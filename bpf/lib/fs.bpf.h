@@ -209,12 +209,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 		st->total_ns += delta;
 		if (delta > st->max_ns)
 			st->max_ns = delta;
-		__u64 slot = il_hist_slot(delta, IL_HIST_SLOTS);
-
-		/* Kernels before ~6.3 lose the bound clang relies on (verifier: "R0 unbounded
-		 * memory access"); hide the value from clang so the mask stays. */
-		asm volatile("" : "+r"(slot));
-		st->slots[slot & (IL_HIST_SLOTS - 1)]++;
+		st->slots[il_slot_idx(delta)]++;
 		if (slow)
 			st->slow++;
 	}
