@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 
 	il_opts_init();
 	il_log_init("writeback-ret", 0);
-	argp_parse(&argp, argc, argv, ARGP_NO_HELP, NULL, NULL);
+	argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	il_log_init("writeback-ret", il_opts.verbose);
 	il_require_tracing();
 	if (env.pid)

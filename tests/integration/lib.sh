@@ -32,6 +32,12 @@ diag() { echo "# $*"; }
 diag_file() { sed 's/^/#   /' "$1"; }
 
 at_exit() { _cleanups+=("$*"); }
+# umount that waits for processes killed a moment ago to let go of the mount (up to 10 s).
+umount_retry() {
+	local i
+	for ((i = 0; i < 100; i++)); do umount "$1" 2>/dev/null && return 0; sleep 0.1; done
+	umount -l "$1"
+}
 _run_cleanups() {
 	local i
 	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" >/dev/null 2>&1 || true; done
@@ -61,7 +67,7 @@ loop_ext4_setup() {
 	MNT=$TMPD/mnt
 	mkdir -p "$MNT"
 	mount "$LOOPDEV" "$MNT" || { echo "Bail out! mount failed"; exit 1; }
-	at_exit "umount $MNT"
+	at_exit "umount_retry $MNT"
 }
 
 # Start a tool in the background: tool_start NAME OUT ERR CMD...

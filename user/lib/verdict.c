@@ -66,9 +66,10 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	if (top < 0) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
 		n = snprintf(why, len, "no file operations were seen; block requests on %s take p99 < %s "
-			     "at the device and p99 < %s in the OS queue", m->disk,
-			     il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)),
-			     il_fmt_ns(m->queue.p99_lt_ns, b, sizeof(b)));
+			     "at the device", m->disk, il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)));
+		if (n < len && m->queue.count)
+			n += snprintf(why + n, len - n, " and p99 < %s in the OS queue",
+				      il_fmt_ns(m->queue.p99_lt_ns, b, sizeof(b)));
 	} else if (!blk) {
 		l = m->ops[top].count && top == FS_OP_FSYNC ? IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
 		n = snprintf(why, len, "%s takes p99 < %s and no block request was seen: the time is spent %s",
