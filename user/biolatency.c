@@ -56,7 +56,6 @@ static const struct argp_option opts[] = {
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static int pos;
-	unsigned long long v;
 
 	switch (key) {
 	case 'm': env.ms = true; break;
@@ -68,13 +67,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'j': env.json = true; break;
 	case ARGP_KEY_ARG:
 		if (pos == 0) {
-			if (il_parse_uint(arg, "interval (seconds)", 1, UINT_MAX, &v))
-				exit(IL_EXIT_ERR);
-			env.interval = v;
+			env.interval = il_arg_uint(arg, "interval (seconds)", 1, UINT_MAX);
 		} else if (pos == 1) {
-			if (il_parse_uint(arg, "count", 1, UINT_MAX, &v))
-				exit(IL_EXIT_ERR);
-			env.count = v;
+			env.count = il_arg_uint(arg, "count", 1, UINT_MAX);
 		} else {
 			il_argp_fail(state, "unexpected argument '%s'", arg);
 		}
@@ -210,6 +205,7 @@ int main(int argc, char **argv)
 	int err, nargs, done;
 
 	il_opts_init();
+	il_log_init("biolatency", 0); /* messages from option parsing carry the name */
 	argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	il_log_init("biolatency", il_opts.verbose);
 	if (env.count && !env.interval)

@@ -76,27 +76,18 @@ static const struct argp_option options[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	unsigned long long v;
-
 	switch (key) {
 	case 'p':
-		if (il_parse_uint(arg, "PID", 1, INT_MAX, &v))
-			exit(IL_EXIT_ERR);
-		env.tgid = v;
+		env.tgid = il_arg_uint(arg, "PID", 1, INT_MAX);
 		break;
 	case OPT_TID:
-		if (il_parse_uint(arg, "TID", 1, INT_MAX, &v))
-			exit(IL_EXIT_ERR);
-		env.tid = v;
+		env.tid = il_arg_uint(arg, "TID", 1, INT_MAX);
 		break;
 	case 'm':
-		if (il_parse_uint(arg, "the threshold (-m, milliseconds)", 0, 1000000000, &env.min_ms))
-			exit(IL_EXIT_ERR);
+		env.min_ms = il_arg_uint(arg, "the threshold (-m, milliseconds)", 0, 1000000000);
 		break;
 	case 'd':
-		if (il_parse_uint(arg, "the duration (-d, seconds)", 1, UINT_MAX, &v))
-			exit(IL_EXIT_ERR);
-		env.duration_s = v;
+		env.duration_s = il_arg_uint(arg, "the duration (-d, seconds)", 1, UINT_MAX);
 		break;
 	case 't': {
 		char *copy = strdup(arg), *save = NULL, *tok;

@@ -50,18 +50,12 @@ static const struct argp_option opts[] = {
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	unsigned long long v;
-
 	switch (key) {
 	case 'p':
-		if (il_parse_uint(arg, "PID", 1, INT_MAX, &v))
-			exit(IL_EXIT_ERR);
-		env.pid = v;
+		env.pid = il_arg_uint(arg, "PID", 1, INT_MAX);
 		break;
 	case 'd':
-		if (il_parse_uint(arg, "duration (seconds)", 1, UINT_MAX, &v))
-			exit(IL_EXIT_ERR);
-		env.duration = v;
+		env.duration = il_arg_uint(arg, "duration (seconds)", 1, UINT_MAX);
 		break;
 	case 'j':
 		env.json = true;
@@ -346,6 +340,7 @@ int main(int argc, char **argv)
 	unsigned long long t0;
 
 	il_opts_init();
+	il_log_init("iolayer", 0); /* messages from option parsing carry the name */
 	argp_parse(&argp, argc, argv, 0, NULL, NULL);
 	il_log_init("iolayer", il_opts.verbose);
 	il_require_tracing();

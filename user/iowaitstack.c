@@ -59,35 +59,24 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
-static unsigned long long num(struct argp_state *st, const char *arg, const char *what,
-			      unsigned long long min, unsigned long long max)
-{
-	unsigned long long v;
-
-	if (il_parse_uint(arg, what, min, max, &v))
-		exit(IL_EXIT_ERR); /* il_parse_uint printed the line */
-	(void)st;
-	return v;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *st)
 {
 	switch (key) {
-	case 'p': env.pid = num(st, arg, "pid", 1, 0x7fffffff); break;
-	case OPT_TID: env.tid = num(st, arg, "tid", 1, 0x7fffffff); break;
-	case 'm': env.min_us = num(st, arg, "min (usecs)", 0, 1ULL << 40); break;
-	case 'M': env.max_us = num(st, arg, "max (usecs)", 1, 1ULL << 40); break;
+	case 'p': env.pid = il_arg_uint(arg, "pid", 1, 0x7fffffff); break;
+	case OPT_TID: env.tid = il_arg_uint(arg, "tid", 1, 0x7fffffff); break;
+	case 'm': env.min_us = il_arg_uint(arg, "min (usecs)", 0, 1ULL << 40); break;
+	case 'M': env.max_us = il_arg_uint(arg, "max (usecs)", 1, 1ULL << 40); break;
 	case 'U': env.user_stacks = true; break;
-	case 'i': env.interval = num(st, arg, "interval (seconds)", 1, 86400); break;
-	case 'c': env.count = num(st, arg, "count", 1, 1U << 30); break;
-	case 'd': env.duration = num(st, arg, "duration (seconds)", 1, 1U << 30); break;
-	case OPT_TOP: env.top = num(st, arg, "top", 1, 1U << 30); env.top_set = true; break;
+	case 'i': env.interval = il_arg_uint(arg, "interval (seconds)", 1, 86400); break;
+	case 'c': env.count = il_arg_uint(arg, "count", 1, 1U << 30); break;
+	case 'd': env.duration = il_arg_uint(arg, "duration (seconds)", 1, 1U << 30); break;
+	case OPT_TOP: env.top = il_arg_uint(arg, "top", 1, 1U << 30); env.top_set = true; break;
 	case OPT_FOLDED: env.folded = true; break;
 	case OPT_JSON: env.json = true; break;
 	case ARGP_KEY_ARG:
 		if (st->arg_num > 0)
 			il_argp_fail(st, "unexpected argument '%s'", arg);
-		env.duration = num(st, arg, "duration (seconds)", 1, 1U << 30);
+		env.duration = il_arg_uint(arg, "duration (seconds)", 1, 1U << 30);
 		break;
 	case ARGP_KEY_END:
 		if (env.max_us && env.min_us > env.max_us)

@@ -57,22 +57,12 @@ static const struct argp_option options[] = {
 	{ 0 },
 };
 
-static unsigned parse_num(struct argp_state *state, const char *arg, const char *what,
-			  unsigned long long min, unsigned long long max)
-{
-	unsigned long long v;
-
-	if (il_parse_uint(arg, what, min, max, &v))
-		exit(IL_EXIT_ERR); /* il_parse_uint printed the line */
-	return (unsigned)v;
-}
-
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p': env.pid = parse_num(state, arg, "pid", 1, 0x7fffffff); break;
-	case OPT_TID: env.tid = parse_num(state, arg, "tid", 1, 0x7fffffff); break;
-	case 'd': env.duration = parse_num(state, arg, "duration (seconds)", 1, 100000000); break;
+	case 'p': env.pid = il_arg_uint(arg, "pid", 1, 0x7fffffff); break;
+	case OPT_TID: env.tid = il_arg_uint(arg, "tid", 1, 0x7fffffff); break;
+	case 'd': env.duration = il_arg_uint(arg, "duration (seconds)", 1, 100000000); break;
 	case 'f': env.func = arg; break;
 	case OPT_ERRORS: env.errors = true; break;
 	case OPT_STACK: env.stack = true; break;

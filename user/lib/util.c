@@ -66,6 +66,16 @@ bad:
 	return -1;
 }
 
+unsigned long long il_arg_uint(const char *s, const char *what, unsigned long long min,
+			       unsigned long long max)
+{
+	unsigned long long v;
+
+	if (il_parse_uint(s, what, min, max, &v))
+		exit(IL_EXIT_ERR);
+	return v;
+}
+
 const char *il_clock_str(char *buf, size_t len)
 {
 	time_t t = time(NULL);

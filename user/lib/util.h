@@ -26,6 +26,11 @@ const char *il_errno_name(int err);
 int il_parse_uint(const char *s, const char *what, unsigned long long min,
 		  unsigned long long max, unsigned long long *out);
 
+/* il_parse_uint() for an option's argument: the value, or exit(IL_EXIT_ERR) after its one
+ * line. */
+unsigned long long il_arg_uint(const char *s, const char *what, unsigned long long min,
+			       unsigned long long max);
+
 /* Local wall-clock time as "HH:MM:SS" into buf (>= 9 bytes); returns buf. */
 const char *il_clock_str(char *buf, size_t len);
 
