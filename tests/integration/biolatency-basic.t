@@ -9,6 +9,11 @@ truncate -s 64M "$img"; at_exit "rm -f $img"
 LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup -d $LOOPDEV"
 LOOPNAME=${LOOPDEV#/dev/}
 BL=$(tool biolatency)
+# udev re-reads a block device after a writer closes it (blkid); hold its event queue so the
+# only requests on the loop device are the test's own.
+if command -v udevadm >/dev/null && udevadm control --stop-exec-queue 2>/dev/null; then
+	at_exit "udevadm control --start-exec-queue"
+fi
 
 # total requests of one disk/op in biolatency --json -D -F output (all lines summed)
 count_of() { # FILE DISK OP
@@ -41,10 +46,9 @@ tool_stop
 is "$(count_of "$TMPD/q.out" "$LOOPNAME" write)" 300 "-Q: 300 writes in, 300 out"
 
 # 4. text output: the classic layout, and interval/count ends by itself
-$BL -T -d "$LOOPNAME" 1 2 >"$TMPD/i.out" 2>"$TMPD/i.err" &
-bgpid=$!
-sleep 0.5; dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=100 status=none
-wait $bgpid
+tool_start "$TMPD/i.out" "$TMPD/i.err" $BL -T -d "$LOOPNAME" 1 2
+dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=100 status=none
+wait "$TOOL_PID"
 is "$?" 0 "interval 1 count 2 exits 0 by itself"
 is "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMPD/i.out")" 2 "-T: two timestamped intervals"
 check "text histogram has the usecs header" grep -q 'usecs *: count *distribution' "$TMPD/i.out"
