@@ -364,6 +364,7 @@ int main(int argc, char **argv)
 	skel->rodata->wb_has_wbc = true;
 	skel->rodata->wb_want_rows = false;
 	skel->rodata->iw_targ_tgid = env.pid;
+	skel->rodata->iw_tp_prev_state = il_iowait_tp_prev_state();
 
 	block = &plans[0];
 	il_block_plan(skel->obj, true, block);

@@ -704,6 +704,7 @@ int main(int argc, char **argv)
 	skel->rodata->iw_min_ns = env.min_us * NSEC_PER_USEC;
 	skel->rodata->iw_max_ns = env.max_us * NSEC_PER_USEC;
 	skel->rodata->iw_user_stacks = env.user_stacks;
+	skel->rodata->iw_tp_prev_state = il_iowait_tp_prev_state();
 
 	il_iowait_plan(skel->obj, &plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach))

@@ -36,8 +36,10 @@ sum_run() { # BYTES COUNT TAG
 	GOT=$(iw_sum "$TMPD/s.$tag" usecs "$pid" .)
 	WAITS=$(iw_sum "$TMPD/s.$tag" waits "$pid" 'direct_IO|dio_')
 	NVCSW=$(awk '/^nvcsw/ { print $2 }' "$TMPD/wl.$tag")
+	LOST=$(jq -s '[.[] | .drops.missed_end] | max // 0' "$TMPD/s.$tag")
 	diag "run $tag: wall $((wall / 1000)) us, cpu $((cpu / 1000)) us, off-CPU $OFF us;" \
-		"iowaitstack: $GOT us in $WAITS sleeps; $NVCSW voluntary switches"
+		"iowaitstack: $GOT us in $WAITS sleeps, $LOST sleeps without an end;" \
+		"$NVCSW voluntary switches"
 }
 
 # 500 reads of 1 MiB: the device copies 1 MiB per read, sleeps of ~100 us and more. Other
@@ -54,7 +56,10 @@ for try in 1 2 3; do
 	fi
 done
 is "$RC" 0 "reader: $N direct reads of 1 MiB succeeded"
-is "$WAITS" "$NVCSW" "sleeps under the direct-I/O path = the reader's voluntary switches ($NVCSW)"
+# The kernel now and then runs a sleeper again with no sched_switch event to it (seen on 6.18,
+# about one sleep in 5000): the tool reports such sleeps as lost (missed_end), never silently.
+is "$((WAITS + LOST))" "$NVCSW" \
+	"sleeps under the direct-I/O path + sleeps without an end = the reader's voluntary switches ($NVCSW)"
 check "at most one sleep per read ($WAITS for $N)" test "$WAITS" -le "$N"
 if [ $stable_clock = 1 ]; then
 	ok $within "I/O wait $GOT us is within 10% of off-CPU $OFF us (run $try)"

@@ -13,6 +13,7 @@ static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
 	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
 	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: the probe missed them (kretprobe out of instances while many calls slept at once)" },
+	[IL_DROP_MISSED_END] = { "missed_end", "sleeps not measured: the kernel reported no switch back to the sleeper" },
 };
 
 const char *il_drop_name(enum il_drop d)

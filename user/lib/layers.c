@@ -241,3 +241,11 @@ void il_iowait_plan(struct bpf_object *obj, struct il_plan *p)
 	p->opts[1] = (struct il_option){ IL_M_RAW_TP,
 		{ { il_prog_by_name(obj, "iw_switch_raw"), "sched:sched_switch" } }, NULL };
 }
+
+bool il_iowait_tp_prev_state(void)
+{
+	int n = il_btf_tp_nargs("sched_switch");
+
+	il_debug("sched_switch takes %d argument(s)", n);
+	return n >= 4;
+}

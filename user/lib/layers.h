@@ -67,4 +67,8 @@ const char *il_wb_tp_limits(enum wb_func func, int method);
 /* Plan "I/O wait (sched_switch)": tp_btf, else raw_tp. */
 void il_iowait_plan(struct bpf_object *obj, struct il_plan *p);
 
+/* True when this kernel's sched_switch tracepoint passes prev_state (4 arguments, 5.18+), read
+ * from its BTF prototype. Goes into the object's iw_tp_prev_state before load. */
+bool il_iowait_tp_prev_state(void);
+
 #endif
