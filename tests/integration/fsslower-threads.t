@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 9
+plan 13
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -16,9 +16,10 @@ tool_stop
 tids=$(awk '/^tid /{print $2}' "$TMPD/wl.out" | sort -n | tr '\n' ' ')
 is "$(awk 'NR > 1 && $5 == "F" {print $4}' "$TMPD/a.out" | sort -n | uniq | tr '\n' ' ')" "$tids" \
 	"-L shows the 4 thread ids of the workload"
-# A kretprobe can run out of instances when more threads than CPUs sleep in fsync at once
-# (kernels without CONFIG_PREEMPTION keep one per CPU): such calls have no row and are
-# reported as missed returns. Rows plus reported misses must still add up.
+# A kretprobe keeps room for a fixed number of calls in flight (the kernel's default is one per
+# CPU on kernels without CONFIG_PREEMPTION): the tool asks tracefs for more, so 4 threads
+# sleeping in fsync at once on 2 CPUs lose nothing. Where tracefs cannot be used, a lost call
+# has no row and is reported as a missed return: rows plus misses must still add up.
 missed=$(missed_returns "$TMPD/a.out")
 [ "$missed" = 0 ] || diag "returns reported missed: $missed"
 f=$(awk 'NR > 1 && $5 == "F"' "$TMPD/a.out" | wc -l)
@@ -40,7 +41,7 @@ is "$(awk 'NR > 1 && $5 == "F" {print $4, $NF}' "$TMPD/a.out" | sort -u | wc -l)
 # 2. --tid: one thread only
 wl_start "$TMPD/wl2.out" -n 20 -t 4 "$MNT/g"
 one=$(awk '/^tid /{print $2; exit}' "$TMPD/wl2.out")
-check "fsslower --tid starts" tool_start "$TMPD/b.out" "$TMPD/b.err" $FS -m 0 --tid "$one" -L
+check "fsslower --tid starts" tool_start "$TMPD/b.out" "$TMPD/b.err" $FS -v -m 0 --tid "$one" -L
 wl_go
 tool_stop
 is "$(awk 'NR > 1 && /^[0-9][0-9]:/ {print $4}' "$TMPD/b.out" | sort -u)" "$one" "--tid $one: only that thread"
@@ -50,5 +51,26 @@ if [ "$missed" = 0 ]; then
 	is "$f" 20 "--tid: its 20 F rows"
 else
 	check "--tid: $f F rows + $missed missed returns cover its 20 fsyncs" test "$f" -le 20 -a $((f + missed)) -ge 20
+fi
+
+# 3. With kretprobes: the tool's tracefs return probes (iolayer/r<pid>_<n>) go away when it
+# exits, and the next tool removes those of one that was killed with SIGKILL.
+kprobe_events() { # tracefs, where the tool mounted it (also seen under debugfs: read once)
+	if [ -e /sys/kernel/tracing/kprobe_events ]; then cat /sys/kernel/tracing/kprobe_events
+	else cat /sys/kernel/debug/tracing/kprobe_events; fi 2>/dev/null
+}
+if grep -q 'kprobe/kretprobe' "$TMPD/b.err"; then
+	is "$(kprobe_events | grep -c ':iolayer/')" 0 "no iolayer kprobe event left after Ctrl-C"
+	tool_start "$TMPD/c.out" "$TMPD/c.err" $FS -vv -t ext4 -m 0
+	kill -9 "$TOOL_PID"; wait "$TOOL_PID" 2>/dev/null
+	n=$(grep -c 'through tracefs, maxactive' "$TMPD/c.err")
+	check "-vv names the return probes made in tracefs ($n)" test "$n" -gt 0
+	is "$(kprobe_events | grep -c ":iolayer/r${TOOL_PID}_")" "$n" \
+		"SIGKILL leaves those $n return probes defined (nothing attached to them)"
+	tool_start "$TMPD/d.out" "$TMPD/d.err" $FS -v -t ext4 -m 0
+	tool_stop
+	is "$(kprobe_events | grep -c ':iolayer/')" 0 "the next fsslower removed them and its own"
+else
+	for i in 1 2 3 4; do skip "no kretprobes with this attach method"; done
 fi
 done_testing

@@ -368,6 +368,15 @@ static bool bare_section(const struct bpf_program *p)
 	return !strchr(bpf_program__section_name(p), '/');
 }
 
+/* The kernel function a kprobe program goes on: its section's "kretprobe/FUNC" or, for a bare
+ * section, the plan's target. */
+static const char *kprobe_func(const struct bpf_program *p, const char *target)
+{
+	const char *slash = strchr(bpf_program__section_name(p), '/');
+
+	return slash ? slash + 1 : target;
+}
+
 static bool option_fits(const struct il_option *o, bool *skipped, char *why, size_t len)
 {
 	for (int i = 0; i < IL_MAX_PROGS && o->progs[i].prog; i++) {
@@ -494,10 +503,11 @@ int il_plans_attach(struct il_plan *plans, int n)
 
 			if (p->skipped[k] || attached_already(prog, o->progs[k].target))
 				continue;
-			if (o->method == IL_M_KPROBE && bare_section(prog)) {
-				bool ret = !strncmp(bpf_program__section_name(prog), "kretprobe", 9);
-
-				l = bpf_program__attach_kprobe(prog, ret, o->progs[k].target);
+			if (o->method == IL_M_KPROBE &&
+			    !strncmp(bpf_program__section_name(prog), "kretprobe", 9)) {
+				l = il_attach_kretprobe(prog, kprobe_func(prog, o->progs[k].target));
+			} else if (o->method == IL_M_KPROBE && bare_section(prog)) {
+				l = bpf_program__attach_kprobe(prog, false, o->progs[k].target);
 			} else {
 				l = bpf_program__attach(prog);
 			}
@@ -531,6 +541,7 @@ void il_plans_detach(void)
 {
 	for (int i = 0; i < nlinks; i++)
 		bpf_link__destroy(links[i]);
+	il_kretprobes_remove();
 	free(links);
 	links = NULL;
 	nlinks = 0;

@@ -87,6 +87,17 @@ bool il_kernel_has_func(const char *func);                     /* in BTF or /pro
  * change between kernels (block_rq_issue lost its request_queue in 5.11). */
 int il_btf_tp_nargs(const char *name);
 
+/* Return probe on kernel function func for prog (a kretprobe program) with room for
+ * IL_KRETPROBE_MAXACTIVE calls in flight at once (the kernel's default is as low as the number
+ * of CPUs): defined in tracefs kprobe_events as iolayer/r<pid>_<n>, else, when that fails,
+ * libbpf's kretprobe with the default. NULL with errno set on failure. (kretprobe.c) */
+#define IL_KRETPROBE_MAXACTIVE 1024
+struct bpf_link *il_attach_kretprobe(struct bpf_program *prog, const char *func);
+
+/* Remove the tracefs kprobe events this process defined; their links must be destroyed
+ * first. Also runs at exit. */
+void il_kretprobes_remove(void);
+
 /* The tracefs mount point, mounting tracefs at /sys/kernel/tracing when it is not mounted.
  * NULL when that fails. */
 const char *il_tracefs(void);
