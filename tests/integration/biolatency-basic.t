@@ -28,6 +28,7 @@ tool_stop
 is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
 is "$(count_of "$TMPD/w.out" "$LOOPNAME" write)" 1000 "1000 writes in, 1000 write requests out"
 is "$(count_of "$TMPD/w.out" "$LOOPNAME" read)" 0 "no read requests on $LOOPNAME"
+diag "answer: write job: $(count_of "$TMPD/w.out" "$LOOPNAME" write) writes, $(count_of "$TMPD/w.out" "$LOOPNAME" read) reads"
 is "$(jq -s '[.[] | select(.lost) | .lost.ringbuf_full] | add' "$TMPD/w.out")" 0 "lost counters reported in JSON"
 
 # 2. a read job -> reads only; -d keeps other disks out
@@ -35,6 +36,7 @@ check "biolatency starts (-d $LOOPNAME)" tool_start "$TMPD/r.out" "$TMPD/r.err" 
 dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=500 status=none
 tool_stop
 is "$(count_of "$TMPD/r.out" "$LOOPNAME" read)" 500 "500 direct reads in, 500 read requests out"
+diag "answer: read job: $(count_of "$TMPD/r.out" "$LOOPNAME" read) reads"
 is "$(count_of "$TMPD/r.out" "$LOOPNAME" write)" 0 "no write requests in the read job"
 is "$(jq -s '[.[] | .histograms? // [] | .[] | select(.disk != $d)] | length' --arg d "$LOOPNAME" "$TMPD/r.out")" 0 \
 	"-d $LOOPNAME shows no other disk"
@@ -44,6 +46,7 @@ check "biolatency -Q starts" tool_start "$TMPD/q.out" "$TMPD/q.err" $BL -Q -D -F
 dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=300 status=none
 tool_stop
 is "$(count_of "$TMPD/q.out" "$LOOPNAME" write)" 300 "-Q: 300 writes in, 300 out"
+diag "answer: -Q job: $(count_of "$TMPD/q.out" "$LOOPNAME" write) writes"
 
 # 4. text output: the classic layout, and interval/count ends by itself
 tool_start "$TMPD/i.out" "$TMPD/i.err" $BL -T -d "$LOOPNAME" 1 2

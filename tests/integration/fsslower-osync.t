@@ -18,6 +18,7 @@ is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
 sel() { jq -c --arg f "$F" "select(.file == \$f) | $1" "$TMPD/j.out"; }
 is "$(sel 'select(.op == "W")' | wc -l)" 100 "100 O_SYNC writes in, 100 W rows"
 is "$(sel 'select(.op == "F")' | wc -l)" 100 "100 nested syncs, 100 F rows"
+diag "answer: W $(sel 'select(.op == "W")' | wc -l) F $(sel 'select(.op == "F")' | wc -l)"
 is "$(sel 'select(.op == "F") | .sync' | sort -u)" '"o_sync"' "each F is marked o_sync (nested, not an fsync call)"
 # pair each F with the W that follows it (same thread): the W must last at least as long
 is "$(jq -rs --arg f "$F" '[.[] | select(.file == $f and (.op == "F" or .op == "W"))] as $r

@@ -35,6 +35,7 @@ else
 	skip "per-thread counts: $missed returns missed by the kretprobe on this kernel"
 fi
 is "$(awk -v p="$WL_PID" 'NR > 1 && /^[0-9][0-9]:/ && $3 != p' "$TMPD/a.out" | wc -l)" 0 "every row has PID = TGID"
+diag "answer: -p: $f F rows + $missed missed returns"
 is "$(awk 'NR > 1 && $5 == "F" {print $4, $NF}' "$TMPD/a.out" | sort -u | wc -l)" 4 \
 	"each thread's fsyncs are on one file (4 thread/file pairs)"
 

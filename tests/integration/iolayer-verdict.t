@@ -20,6 +20,7 @@ j() { jq -r "$1" "$TMPD/o.json"; }
 is "$(j .layers.syscall.fsync.count)" "$N" "$N fsyncs in, $N fsyncs counted at the syscall/VFS layer"
 is "$(j .layers.syscall.write.count)" "$N" "$N writes in, $N writes counted"
 is "$(j .layers.syscall.read.count)" 0 "no reads from the workload"
+diag "answer: syscall layer: fsync $(j .layers.syscall.fsync.count) write $(j .layers.syscall.write.count) read $(j .layers.syscall.read.count)"
 check "writeback: ext4_writepages ran for the fsyncs, with no error" \
 	test "$(j .layers.writeback.count)" -ge "$N" -a "$(j .layers.writeback.errors)" = 0
 check "I/O wait: the workload slept in io_schedule" test "$(j .layers.iowait.count)" -gt 0
