@@ -530,13 +530,8 @@ int main(int argc, char **argv)
 	il_require_tracing();
 	if (env.tgid)
 		il_require_pid(env.tgid);
-	if (env.tid) {
-		char path[32];
-
-		snprintf(path, sizeof(path), "/proc/%d", env.tid);
-		if (access(path, F_OK))
-			il_die("no thread with tid %d", env.tid);
-	}
+	if (env.tid)
+		il_require_tid(env.tid, env.tgid);
 
 	skel = fsslower_bpf__open();
 	if (!skel)

@@ -688,13 +688,8 @@ int main(int argc, char **argv)
 	il_require_tracing();
 	if (env.pid)
 		il_require_pid(env.pid);
-	if (env.tid) {
-		char path[32];
-
-		snprintf(path, sizeof(path), "/proc/%u", env.tid); /* every thread has one */
-		if (access(path, F_OK))
-			il_die("no thread with tid %u", env.tid);
-	}
+	if (env.tid)
+		il_require_tid(env.tid, env.pid);
 
 	skel = iowaitstack_bpf__open();
 	if (!skel)

@@ -368,7 +368,7 @@ int main(int argc, char **argv)
 	if (env.pid)
 		il_require_pid(env.pid);
 	if (env.tid)
-		il_require_pid(env.tid);
+		il_require_tid(env.tid, env.pid);
 	resolve_func();
 	if ((int)strlen(env.func) > func_width)
 		func_width = strlen(env.func);

@@ -3,7 +3,7 @@
 # where they do not, and bad input: one line on stderr, exit 1.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 9
+plan 11
 
 source "$(dirname "$0")/writeback-ret-lib.sh"
 
@@ -13,6 +13,8 @@ bad "-f of a function that does not exist" "no kernel function named 'iolayer_no
 bad "-f of a function that does not return int" "d_path does not return int" $WR -f d_path
 bad "-p not a number" "pid must be a whole number" $WR -p abc
 bad "-p of no process" "no process with pid" $WR -p 2147483647
+bad "--tid of no thread" "^writeback-ret: no thread with tid 2147483647$" $WR --tid 2147483647
+bad "--tid of a thread outside -p" "^writeback-ret: thread $$ is not in process 1$" $WR -p 1 --tid $$
 bad "-d 0" "duration .* got '0'" $WR -d 0
 bad "non-root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $WR
 

@@ -12,7 +12,7 @@ static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_MISSED_START] = { "missed_start", "ends not measured: no start seen (began before tracing, or the kernel skipped the start event)" },
 	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
 	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
-	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: the probe missed them (kretprobe out of instances while many calls slept at once)" },
+	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: a call began again before its end was seen (a kretprobe out of instances, or an exit event the kernel did not emit)" },
 	[IL_DROP_MISSED_END] = { "missed_end", "sleeps not measured: the kernel reported no switch back to the sleeper" },
 };
 

@@ -145,3 +145,15 @@ void il_require_pid(int pid)
 	if (pid <= 0 || access(path, F_OK))
 		il_die("no process with pid %d", pid);
 }
+
+void il_require_tid(int tid, int pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", tid); /* every thread has one */
+	if (tid <= 0 || access(path, F_OK))
+		il_die("no thread with tid %d", tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
+	if (pid > 0 && access(path, F_OK))
+		il_die("thread %d is not in process %d", tid, pid);
+}

@@ -49,6 +49,10 @@ int il_disk_dev(const char *name, __u32 *dev);
 /* Exit with one line unless process pid exists ("no process with pid 123"). */
 void il_require_pid(int pid);
 
+/* Exit with one line unless thread tid exists ("no thread with tid N") and, when pid is not
+ * 0, belongs to process pid ("thread N is not in process P"): /proc/TID, /proc/PID/task/TID. */
+void il_require_tid(int tid, int pid);
+
 /* Print obj on one line to f and release it (json_object_put). */
 void il_json_print(FILE *f, struct json_object *obj);
 
