@@ -20,7 +20,7 @@ enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP
 enum il_drop {
 	IL_DROP_RINGBUF_FULL, /* bpf_ringbuf_reserve() failed: an event was lost */
 	IL_DROP_MAP_FULL,     /* a start-time or aggregate map was full: an operation was not measured */
-	IL_DROP_MISSED_START, /* an end without its start (began before tracing, or no start event, e.g. a flush the block layer completed without issuing it): not measured */
+	IL_DROP_MISSED_START, /* an end without its start (began before tracing, or the kernel emitted no start event): not measured */
 	IL_DROP_BACKWARDS,    /* end timestamp before start timestamp: not measured */
 	IL_DROP_STACK,        /* bpf_get_stackid() failed (stack map full or hash collision) */
 	IL_DROP_MISSED_RETURN, /* a call's entry was seen but not its return (kretprobe out of instances) */

@@ -3,7 +3,7 @@
 # them, a verdict that names a layer, bad input, clean detach.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 12
+plan 13
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -25,6 +25,9 @@ check "writeback: ext4_writepages ran for the fsyncs, with no error" \
 	test "$(j .layers.writeback.count)" -ge "$N" -a "$(j .layers.writeback.errors)" = 0
 check "I/O wait: the workload slept in io_schedule" test "$(j .layers.iowait.count)" -gt 0
 check "block layer: requests completed" test "$(j .layers.device.count)" -gt 0
+# Each fsync's flush ends its request a second time with no data left and no start of its own:
+# not a lost event, so nothing is reported lost.
+is "$(j '.lost | to_entries | map(select(.value > 0)) | from_entries' | jq -c .)" "{}" "nothing reported lost"
 check "the verdict names a layer" grep -qE '"layer": ?"(syscall/VFS|filesystem|writeback|block queue|device)"' "$TMPD/o.json"
 
 # bad input: one line, exit 1
