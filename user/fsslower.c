@@ -112,10 +112,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.show_tid = true;
 		break;
 	case OPT_CSV:
-		env.out = OUT_CSV;
-		break;
 	case OPT_JSON:
-		env.out = OUT_JSON;
+		if (env.out != OUT_TEXT && env.out != (key == OPT_CSV ? OUT_CSV : OUT_JSON))
+			il_argp_fail(state, "--csv and --json cannot be combined");
+		env.out = key == OPT_CSV ? OUT_CSV : OUT_JSON;
 		break;
 	case ARGP_KEY_ARG:
 		il_argp_fail(state, "unexpected argument '%s'", arg);

@@ -57,12 +57,13 @@ struct {
 	__type(value, struct iw_val);
 } iw_waits SEC(".maps");
 
-/* With iw_user_stacks: the processes already announced on iw_procs (LRU: old ones fall out). */
+/* With iw_user_stacks: the processes already announced on iw_procs (LRU: old ones fall out),
+ * with their address space then: an exec gives the process a new mm and a new announcement. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, IW_MAX_SLEEPERS);
 	__type(key, __u32);                 /* tgid */
-	__type(value, __u8);
+	__type(value, __u64);               /* its task_struct.mm when announced */
 } iw_procs_seen SEC(".maps");
 
 struct {
@@ -70,15 +71,16 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } iw_procs SEC(".maps");
 
-/* Announce tgid on iw_procs the first time it sleeps (user stacks only). */
-static __always_inline void iw_announce(__u32 tgid)
+/* Announce tgid on iw_procs the first time it sleeps with address space mm (user stacks
+ * only): user space then reads its memory map, again after an exec. */
+static __always_inline void iw_announce(__u32 tgid, __u64 mm)
 {
 	struct iw_proc_event *e;
-	__u8 one = 1;
+	__u64 *seen = bpf_map_lookup_elem(&iw_procs_seen, &tgid);
 
-	if (bpf_map_lookup_elem(&iw_procs_seen, &tgid))
+	if (seen && *seen == mm)
 		return;
-	bpf_map_update_elem(&iw_procs_seen, &tgid, &one, BPF_ANY);
+	bpf_map_update_elem(&iw_procs_seen, &tgid, &mm, BPF_ANY);
 	e = il_ringbuf_reserve(&iw_procs, sizeof(*e));
 	if (!e)
 		return;
@@ -119,7 +121,7 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	s.ustack = IW_STACK_NONE;
 	if (iw_user_stacks && BPF_CORE_READ(prev, mm)) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
-		iw_announce(tgid);
+		iw_announce(tgid, (__u64)BPF_CORE_READ(prev, mm));
 	}
 	/* A sleep still recorded means the task ran again without a sched_switch to it being
 	 * seen (observed on 6.18, about once in 5000 sleeps, by every sched_switch consumer):

@@ -227,7 +227,8 @@ const char *il_wb_tp_limits(enum wb_func func, int method)
 		       "returns taken before the tracepoint (e.g. -EIO from a shut-down filesystem) "
 		       "are invisible in this mode (fexit or kretprobe see them)";
 	return "tracepoint mode: do_writepages is seen only where writeback:writeback_single_inode* "
-	       "brackets it (the flusher, not fsync), and its return value is invisible (RET ?)";
+	       "brackets it (the flusher threads, sync_inode(); not the data flush of most "
+	       "fsyncs), and its return value is invisible (RET ?)";
 }
 
 /* ---- I/O wait ------------------------------------------------------------------------------ */
