@@ -26,8 +26,10 @@ check "writeback: ext4_writepages ran for the fsyncs, with no error" \
 check "I/O wait: the workload slept in io_schedule" test "$(j .layers.iowait.count)" -gt 0
 check "block layer: requests completed" test "$(j .layers.device.count)" -gt 0
 # Each fsync's flush ends its request a second time with no data left and no start of its own:
-# not a lost event, so nothing is reported lost.
-is "$(j '.lost | to_entries | map(select(.value > 0)) | from_entries' | jq -c .)" "{}" "nothing reported lost"
+# not a lost event. Nothing is reported lost but missed_end (a sleeper resumed with no
+# sched_switch event, which the kernel does now and then: see iowaitstack-sum.t).
+is "$(j '.lost | del(.missed_end) | to_entries | map(select(.value > 0)) | from_entries' | jq -c .)" "{}" \
+	"nothing reported lost (block completions without a start: $(j .lost.missed_start))"
 check "the verdict names a layer" grep -qE '"layer": ?"(syscall/VFS|filesystem|writeback|block queue|device)"' "$TMPD/o.json"
 
 # bad input: one line, exit 1

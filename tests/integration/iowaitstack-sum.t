@@ -2,9 +2,10 @@
 # iowaitstack: a single-threaded direct-I/O reader counts its own voluntary context switches
 # and measures its off-CPU time. Known answers: the sleeps reported for its thread under the
 # direct-I/O path equal its voluntary switches (every read that really slept; a read the device
-# completes before the reader reaches schedule() does not sleep), and the I/O wait reported is
-# within 10 % of wall time - CPU time of its read loop. The reader runs SCHED_FIFO so other
-# work on the machine cannot preempt it: preemption is off-CPU time but not I/O wait.
+# completes before the reader reaches schedule() does not sleep), plus any sleep reported
+# without an end; and the I/O wait reported is 70-105 % of wall time - CPU time of its read
+# loop. The reader runs SCHED_FIFO so other work on the machine cannot preempt it: preemption
+# is off-CPU time but not I/O wait.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
@@ -42,15 +43,17 @@ sum_run() { # BYTES COUNT TAG
 		"$NVCSW voluntary switches"
 }
 
-# 500 reads of 1 MiB: the device copies 1 MiB per read, sleeps of ~100 us and more. Other
-# work on a busy machine (other tracers on sched_switch, a host stealing the CPU) can skew
-# one run, so the known answer must hold in one of three runs; every run is shown.
+# 500 reads of 1 MiB: the device copies 1 MiB per read, sleeps of ~100 us and more. Off-CPU
+# time is the I/O wait plus the wait for a CPU after each wake-up, which grows with the
+# machine's load (about 1 % of it on an idle machine, 20 % seen on a busy one). So I/O wait
+# can never exceed off-CPU (5 % of slack for the two clocks) and must cover at least 70 % of
+# it, in one of three runs; every run is shown.
 N=500
 within=1
 for try in 1 2 3; do
 	sum_run 1048576 $N "$try" || { diag "the tool did not start"; break; }
 	if [ $stable_clock = 0 ] ||
-		{ [ $((GOT * 100)) -ge $((OFF * 90)) ] && [ $((GOT * 100)) -le $((OFF * 110)) ]; }; then
+		{ [ $((GOT * 100)) -ge $((OFF * 70)) ] && [ $((GOT * 100)) -le $((OFF * 105)) ]; }; then
 		within=0
 		break
 	fi
@@ -62,7 +65,7 @@ is "$((WAITS + LOST))" "$NVCSW" \
 	"sleeps under the direct-I/O path + sleeps without an end = the reader's voluntary switches ($NVCSW)"
 check "at most one sleep per read ($WAITS for $N)" test "$WAITS" -le "$N"
 if [ $stable_clock = 1 ]; then
-	ok $within "I/O wait $GOT us is within 10% of off-CPU $OFF us (run $try)"
+	ok $within "I/O wait $GOT us is 70-105% of off-CPU $OFF us (run $try)"
 else
 	skip "needs a stable TSC for per-task CPU time (clocksource here: ${cs:-unknown})"
 fi
