@@ -80,12 +80,13 @@ static __always_inline int il_block_complete(struct request *rq, __u64 *queue_ns
 	struct il_rq_times *t = bpf_map_lookup_elem(&il_rq_start, &key);
 	int err = -1;
 
-	if ((!t || !t->issue_ns) && !BPF_CORE_READ(rq, __data_len)) {
-		/* No start and no bytes left: the flush machinery ending a request a second time
-		 * after its data phase (block/blk-flush.c, blk_flush_complete_seq(); its data
-		 * and its flushes were measured as requests of their own). Not a lost event. */
-	} else if (!t || !t->issue_ns) {
-		il_drop(IL_DROP_MISSED_START);
+	if (!t || !t->issue_ns) {
+		/* No start and no bytes left (request.__data_len 0) is the flush machinery ending
+		 * a request a second time after its data phase (block/blk-flush.c,
+		 * blk_flush_complete_seq(); its data and its flushes were measured as requests of
+		 * their own): not a lost event. */
+		if (BPF_CORE_READ(rq, __data_len))
+			il_drop(IL_DROP_MISSED_START);
 	} else if (now < t->issue_ns || (t->insert_ns && t->issue_ns < t->insert_ns)) {
 		il_drop(IL_DROP_BACKWARDS);
 	} else {

@@ -106,6 +106,7 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 {
 	struct iw_sleep s;
 	__u32 tid, tgid;
+	__u64 mm;
 	long err;
 
 	if (!il_task_in_iowait(prev))
@@ -119,9 +120,9 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	s.ts = bpf_ktime_get_ns();
 	s.kstack = iw_stackid(ctx, 0);
 	s.ustack = IW_STACK_NONE;
-	if (iw_user_stacks && BPF_CORE_READ(prev, mm)) {
+	if (iw_user_stacks && (mm = (__u64)BPF_CORE_READ(prev, mm))) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
-		iw_announce(tgid, (__u64)BPF_CORE_READ(prev, mm));
+		iw_announce(tgid, mm);
 	}
 	/* A sleep still recorded means the task ran again without a sched_switch to it being
 	 * seen (observed on 6.18, about once in 5000 sleeps, by every sched_switch consumer):
