@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "escape.h"
+
+static const char hex[] = "0123456789abcdef";
+
+/* Bytes up to the first NUL, at most n. */
+static size_t name_len(const char *s, size_t n)
+{
+	const char *nul = memchr(s, '\0', n);
+
+	return nul ? (size_t)(nul - s) : n;
+}
+
+/* Length (1 to 4) of the valid UTF-8 sequence at s[0..n), 0 when s[0] does not start one. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0; /* continuation byte, overlong lead 0xc0/0xc1, or past U+10FFFF */
+	/* the second byte's range rules out overlongs, surrogates and code points > U+10FFFF */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* The escaped form of the character or byte at s[0..n) into out (>= 8 bytes): its length;
+ * *used is set to the input bytes it stands for. */
+static size_t escape_one(const unsigned char *s, size_t n, char *out, size_t *used)
+{
+	size_t k = utf8_seq(s, n), o = 0;
+
+	*used = k ? k : 1;
+	switch (s[0]) {
+	case '\n': memcpy(out, "\\n", 2); return 2;
+	case '\t': memcpy(out, "\\t", 2); return 2;
+	case '\r': memcpy(out, "\\r", 2); return 2;
+	case '\\': memcpy(out, "\\\\", 2); return 2;
+	}
+	/* C0, DEL, C1 (0xc2 0x80..0x9f) and invalid bytes: \xhh per byte */
+	if (s[0] < 0x20 || s[0] == 0x7f || !k || (s[0] == 0xc2 && s[1] <= 0x9f)) {
+		for (size_t i = 0; i < *used; i++) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[s[i] >> 4];
+			out[o++] = hex[s[i] & 0xf];
+		}
+		return o;
+	}
+	memcpy(out, s, k);
+	return k;
+}
+
+const char *il_text_escape(const char *s, size_t n, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t pos = 0, safe = 0, used;
+	char piece[8];
+
+	if (!len)
+		return buf;
+	n = name_len(s, n);
+	while (n) {
+		size_t k = escape_one(p, n, piece, &used);
+
+		if (pos + k > len - 1) {
+			/* back to the last end that leaves room for "..." */
+			for (pos = safe; pos < len - 1 && pos < safe + 3; pos++)
+				buf[pos] = '.';
+			break;
+		}
+		memcpy(buf + pos, piece, k);
+		pos += k;
+		if (pos + 3 <= len - 1)
+			safe = pos;
+		p += used;
+		n -= used;
+	}
+	buf[pos] = '\0';
+	return buf;
+}
+
+void il_csv_field(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+	bool quote = n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t');
+
+	for (size_t i = 0; i < n && !quote; i++) {
+		unsigned char c = s[i];
+
+		quote = c == ',' || c == '"' || c < 0x20 || c == 0x7f;
+	}
+	if (!quote) {
+		fwrite(s, 1, n, f);
+		return;
+	}
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('"', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
+}
+
+/* Whether s[0..n) is all valid UTF-8. */
+static bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (n) {
+		size_t k = utf8_seq(p, n);
+
+		if (!k)
+			return false;
+		p += k;
+		n -= k;
+	}
+	return true;
+}
+
+struct json_object *il_json_utf8(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	struct json_object *o;
+	size_t o_len = 0;
+	char *out;
+
+	n = name_len(s, n);
+	if (utf8_valid(s, n))
+		return json_object_new_string_len(s, (int)n);
+	out = malloc(3 * n); /* U+FFFD is 3 bytes for 1 invalid byte */
+	if (!out)
+		return NULL;
+	while (n) {
+		size_t k = utf8_seq(p, n);
+
+		if (k) {
+			memcpy(out + o_len, p, k);
+			o_len += k;
+		} else {
+			memcpy(out + o_len, "\xef\xbf\xbd", 3);
+			o_len += 3;
+			k = 1;
+		}
+		p += k;
+		n -= k;
+	}
+	o = json_object_new_string_len(out, (int)o_len);
+	free(out);
+	return o;
+}
+
+/* Base64 (RFC 4648, padded) of src[0..n) as a NUL-terminated string to free(); NULL when
+ * out of memory. */
+static char *base64(const unsigned char *src, size_t n)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned long v = (unsigned long)src[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned long)src[i + 1] << 8;
+		if (i + 2 < n)
+			v |= src[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? b64[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+int il_json_add_name(struct json_object *obj, const char *key, const char *s, size_t n)
+{
+	struct json_object *str, *raw;
+	char *key_b64, *enc;
+	int err;
+
+	n = name_len(s, n);
+	str = il_json_utf8(s, n);
+	if (!str)
+		return -1;
+	if (json_object_object_add(obj, key, str)) {
+		json_object_put(str);
+		return -1;
+	}
+	if (utf8_valid(s, n))
+		return 0;
+	enc = base64((const unsigned char *)s, n);
+	raw = enc ? json_object_new_string(enc) : NULL;
+	free(enc);
+	if (!raw || asprintf(&key_b64, "%s_b64", key) < 0) {
+		json_object_put(raw);
+		json_object_object_del(obj, key);
+		return -1;
+	}
+	err = json_object_object_add(obj, key_b64, raw);
+	free(key_b64);
+	if (err) {
+		json_object_put(raw);
+		json_object_object_del(obj, key);
+		return -1;
+	}
+	return 0;
+}
