@@ -8,7 +8,8 @@ DESTDIR ?=
 CLANG   ?= clang
 BPFTOOL ?= bpftool
 CC      ?= gcc
-ARCH    := x86
+ARCH    ?= x86
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 TOOLS    := $(filter $(patsubst user/%.c,%,$(wildcard user/*.c)),$(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c)))
 BINS     := $(foreach t,$(TOOLS),$(BUILD)/bin/$(subst _,-,$(t)))
@@ -24,7 +25,8 @@ MANS     := $(wildcard docs/man/*.8)
 PKGS     := libbpf libelf zlib json-c libdw
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS   ?= -g -O2
-override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD)
+override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD) \
+                   -DIL_VERSION='"$(VERSION)"'
 LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Werror -Wall \
               -Wno-unused-function -Wno-compare-distinct-pointer-types
@@ -59,7 +61,7 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@  # struct NAME_bpf, NAME_bpf__open() ...
 
 # --- user space ------------------------------------------------------------------
-$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/lib
+$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
@@ -78,7 +80,7 @@ $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 $(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(LDLIBS) -lcmocka
 
 $(BUILD)/bpf $(BUILD)/lib $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads:
@@ -93,7 +95,7 @@ check: deps
 	@$(MAKE) --no-print-directory all $(UNITS)
 	@$(MAKE) --no-print-directory check-unit check-integration
 
-check-unit: $(UNITS)
+check-unit: $(UNITS) $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(TOOLS))
 	@fail=0; for t in $(UNITS); do CMOCKA_MESSAGE_OUTPUT=stdout ./$$t tests/unit || fail=1; done; exit $$fail
 
 check-integration: all

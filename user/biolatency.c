@@ -9,14 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
-#include "iolayer.h"
-#include "layers.h"
+#include "libiolayer.h"
 #include "biolatency.h"
 #include "biolatency.skel.h"
 
 static struct env {
 	unsigned interval, count;
-	bool ms, timestamp, per_disk, per_op, queued, json;
+	bool ms, timestamp, per_disk, per_op, queued;
 	const char *disk;
 	__u32 dev;
 } env;
@@ -49,7 +48,6 @@ static const struct argp_option opts[] = {
 	{ "flag", 'F', NULL, 0, "One histogram per I/O operation", 0 },
 	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time", 0 },
 	{ "disk-name", 'd', "DISK", 0, "Trace this disk only (sda, nvme0n1, loop0)", 0 },
-	{ "json", 'j', NULL, 0, "Print JSON lines instead of text", 0 },
 	{ 0 },
 };
 
@@ -64,7 +62,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'F': env.per_op = true; break;
 	case 'Q': env.queued = true; break;
 	case 'd': env.disk = arg; break;
-	case 'j': env.json = true; break;
 	case ARGP_KEY_ARG:
 		if (pos == 0) {
 			env.interval = il_arg_uint(arg, "interval (seconds)", 1, UINT_MAX);
@@ -139,7 +136,7 @@ static int print_hists(struct biolatency_bpf *skel)
 	}
 	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	il_clock_str(ts, sizeof(ts));
-	if (env.json) {
+	if ((il_opts.format == IL_FMT_JSON)) {
 		jout = json_object_new_object();
 		jarr = json_object_new_array();
 		json_object_object_add(jout, "time", json_object_new_string(ts));
@@ -160,7 +157,7 @@ static int print_hists(struct biolatency_bpf *skel)
 		}
 		if (!il_hist_total(delta, IL_HIST_SLOTS))
 			continue;
-		if (env.json) {
+		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 
 			if (env.per_disk)
@@ -181,7 +178,7 @@ static int print_hists(struct biolatency_bpf *skel)
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);
 		il_hist_print_percentiles(stdout, delta, IL_HIST_SLOTS, unit);
 	}
-	if (env.json) {
+	if ((il_opts.format == IL_FMT_JSON)) {
 		json_object_object_add(jout, "histograms", jarr);
 		il_json_print(stdout, jout);
 	} else if (env.interval) {
@@ -198,48 +195,34 @@ static int tick(void *ctx)
 
 int main(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
-	static const struct argp argp = { opts, parse_arg, "[INTERVAL [COUNT]]", doc, children, NULL, NULL };
+	static const struct argp argp = { opts, parse_arg, "[INTERVAL [COUNT]]", doc, il_argp_children, NULL, NULL };
+	struct il_plan plan = { 0 };
 	struct biolatency_bpf *skel;
 	__u64 drops[IL_DROP__MAX];
-	int err, nargs, done;
+	int done, rc = IL_EXIT_ERR;
 
-	il_opts_init();
-	il_log_init("biolatency", 0); /* messages from option parsing carry the name */
-	argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	il_log_init("biolatency", il_opts.verbose);
+	il_tool_start("biolatency", &argp, IL_OPT_JSON, argc, argv);
 	if (env.count && !env.interval)
 		il_die("COUNT needs an INTERVAL");
-	il_require_tracing();
 	if (env.disk && il_disk_dev(env.disk, &env.dev))
 		il_die("no block device named '%s' (see lsblk)", env.disk);
 
 	skel = biolatency_bpf__open();
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	nargs = il_btf_tp_nargs("block_rq_issue");
-	skel->rodata->il_block_rq_two_args = nargs == 2;
+	il_block_cfg(skel->obj);
 	skel->rodata->targ_queued = env.queued;
 	skel->rodata->targ_ms = env.ms;
 	skel->rodata->targ_per_disk = env.per_disk;
 	skel->rodata->targ_per_op = env.per_op;
 	skel->rodata->targ_dev = env.dev;
-	il_debug("block_rq_issue takes %d argument(s)", nargs);
-
-	struct il_plan plan;
 
 	il_autoload_none(skel->obj);
 	il_block_plan(skel->obj, env.queued, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach))
-		goto fail;
-	err = biolatency_bpf__load(skel);
-	if (err) {
-		il_err("cannot load the BPF programs: %s (run with -vv for the kernel's log)",
-		       il_errno_name(err));
-		goto fail;
-	}
+	if (il_plans_choose(&plan, 1, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)))
+		goto out;
 	if (il_plans_attach(&plan, 1))
-		goto fail;
+		goto out;
 
 	il_signals_init();
 	fprintf(stderr, "Tracing block device I/O%s... Hit Ctrl-C to end.\n",
@@ -247,11 +230,11 @@ int main(int argc, char **argv)
 	struct il_run run = { .interval_s = env.interval, .count = env.count, .tick = tick, .ctx = skel };
 	done = il_run(&run);
 	if (done < 0)
-		goto fail;
+		goto out;
 	if (!done)
 		print_hists(skel);
 	if (!il_drops_read(bpf_map__fd(skel->maps.il_drops), drops)) {
-		if (env.json) {
+		if (il_opts.format == IL_FMT_JSON) {
 			struct json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "lost", il_drops_json(drops));
@@ -260,12 +243,10 @@ int main(int argc, char **argv)
 			il_drops_print(stderr, drops);
 		}
 	}
-	il_plans_detach();
+	rc = il_tool_output_status();
+out:
+	il_plans_detach(&plan, 1);
 	biolatency_bpf__destroy(skel);
 	free(snaps);
-	return IL_EXIT_OK;
-fail:
-	il_plans_detach();
-	biolatency_bpf__destroy(skel);
-	return IL_EXIT_ERR;
+	return rc;
 }

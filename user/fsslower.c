@@ -17,28 +17,19 @@
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "iolayer.h"
-#include "layers.h"
-#include "fsslower.h"
+#include "libiolayer.h"
 #include "fsslower.skel.h"
 
-static const char op_letter[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
-static const char *op_key[FS_OP__MAX] = { "read", "write", "open", "fsync" };
-
-enum output { OUT_TEXT, OUT_CSV, OUT_JSON };
+#define op_letter il_fs_op_letters
+#define op_key il_fs_op_names
 
 static struct env {
-	int tgid, tid;
 	unsigned long long min_ms;
-	unsigned duration_s;
 	bool fs_wanted[FS_TYPE__MAX];
 	bool fs_given;               /* -t was given */
 	const char *file;            /* -f */
 	bool show_tid;               /* -L */
-	enum output out;
 } env = { .min_ms = 10 };
-
-enum { OPT_TID = 0x100, OPT_CSV, OPT_JSON };
 
 static const char doc[] =
 "Show read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs\n"
@@ -62,32 +53,18 @@ static const char doc[] =
 "OPTIONS:";
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Only this process (all its threads)", 0 },
-	{ "tid", OPT_TID, "TID", 0, "Only this thread", 0 },
 	{ "min", 'm', "MS", 0, "Show calls taking at least MS milliseconds (default 10; 0 shows every call)", 0 },
 	{ "type", 't', "TYPE", 0, "Filesystems to trace: ext4, xfs, btrfs, comma-separated (default: those mounted)", 0 },
 	{ "file", 'f', "PATH", 0, "Only this file (its filesystem is traced)", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS", 0 },
 	{ "tid-column", 'L', NULL, 0, "Show a TID column", 0 },
-	{ "csv", OPT_CSV, NULL, 0, "Comma-separated rows (summary on stderr)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per line, then a summary object", 0 },
 	{ 0 },
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p':
-		env.tgid = il_arg_uint(arg, "PID", 1, INT_MAX);
-		break;
-	case OPT_TID:
-		env.tid = il_arg_uint(arg, "TID", 1, INT_MAX);
-		break;
 	case 'm':
 		env.min_ms = il_arg_uint(arg, "the threshold (-m, milliseconds)", 0, 1000000000);
-		break;
-	case 'd':
-		env.duration_s = il_arg_uint(arg, "the duration (-d, seconds)", 1, UINT_MAX);
 		break;
 	case 't': {
 		char *copy = strdup(arg), *save = NULL, *tok;
@@ -111,12 +88,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'L':
 		env.show_tid = true;
 		break;
-	case OPT_CSV:
-	case OPT_JSON:
-		if (env.out != OUT_TEXT && env.out != (key == OPT_CSV ? OUT_CSV : OUT_JSON))
-			il_argp_fail(state, "--csv and --json cannot be combined");
-		env.out = key == OPT_CSV ? OUT_CSV : OUT_JSON;
-		break;
 	case ARGP_KEY_ARG:
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
@@ -125,169 +96,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* ---- mount points: dev -> where the filesystem's root is mounted ------------------ */
-
-struct mnt {
-	__u32 dev;      /* kernel encoding, as BPF reads sb->s_dev */
-	char *path;
-};
-static struct mnt *mnts;
-static int nmnts;
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = 0;
-}
-
-/* Read /proc/self/mountinfo: for each dev, the first mount of its root ("/"). */
-static void mounts_load(void)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-
-	for (int i = 0; i < nmnts; i++)
-		free(mnts[i].path);
-	nmnts = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned ma, mi;
-		char root[1024], mp[1024];
-		bool seen = false;
-
-		if (sscanf(line, "%*d %*d %u:%u %1023s %1023s", &ma, &mi, root, mp) != 4 ||
-		    strcmp(root, "/"))
-			continue;
-		for (int i = 0; i < nmnts; i++)
-			seen |= mnts[i].dev == IL_MKDEV(ma, mi);
-		if (seen)
-			continue;
-		struct mnt *n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
-		if (!n)
-			il_die("out of memory");
-		mnts = n;
-		unescape(mp);
-		mnts[nmnts].dev = IL_MKDEV(ma, mi);
-		mnts[nmnts].path = strdup(mp);
-		nmnts++;
-	}
-	fclose(f);
-}
-
-/* Mount point of dev, or NULL. Re-reads mountinfo once per second at most on a miss. */
-static const char *mount_of(__u32 dev)
-{
-	static unsigned long long last;
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < nmnts; i++)
-			if (mnts[i].dev == dev)
-				return mnts[i].path;
-		if (pass || il_now_ns() - last < 1000000000ULL)
-			break;
-		last = il_now_ns();
-		mounts_load();
-	}
-	return NULL;
-}
-
-/* The superblock dev of the filesystem holding path: the device of the mount whose mount
- * point is the longest prefix of its real path (the last such mount wins, as it covers the
- * others). On btrfs this differs from stat's st_dev, which names the subvolume. 0 or -1. */
-static int sb_dev_of(const char *path, __u32 *dev)
-{
-	char real[PATH_MAX], line[4096], mp[1024];
-	size_t best = 0;
-	unsigned ma, mi;
-	FILE *f;
-	int found = -1;
-
-	if (!realpath(path, real) || !(f = fopen("/proc/self/mountinfo", "r")))
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		size_t n;
-
-		if (sscanf(line, "%*d %*d %u:%u %*s %1023s", &ma, &mi, mp) != 3)
-			continue;
-		unescape(mp);
-		n = strlen(mp);
-		if (strcmp(mp, "/") && (strncmp(real, mp, n) || (real[n] && real[n] != '/')))
-			continue;
-		if (n >= best) {
-			best = n;
-			*dev = IL_MKDEV(ma, mi);
-			found = 0;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* Is a filesystem of type name mounted (/proc/self/mounts)? */
-/* The full path of e's file into buf: mount point + names from the root down. Without a
- * known mount point, or past FS_PATH_DEPTH names, the path starts with ".../". Never empty. */
-static const char *event_path(const struct fs_event *e, char *buf, size_t len)
-{
-	const char *mp = mount_of(e->dev);
-	size_t n = 0;
-	int depth = e->depth > FS_PATH_DEPTH ? FS_PATH_DEPTH : e->depth;
-
-	buf[0] = 0;
-	if (!depth) { /* the filesystem's root directory itself */
-		if (mp)
-			snprintf(buf, len, "%s", mp);
-		else
-			snprintf(buf, len, "[inode %llu]", (unsigned long long)e->ino);
-		return buf;
-	}
-	if ((e->flags & FS_EV_DEEPER) || !mp)
-		n = snprintf(buf, len, "...");
-	else if (strcmp(mp, "/"))
-		n = snprintf(buf, len, "%s", mp);
-	for (int i = depth - 1; i >= 0 && n < len; i--)
-		n += snprintf(buf + n, len - n, "/%.*s", FS_NAME_LEN, e->names[i]);
-	return buf;
-}
-
 /* ---- output -------------------------------------------------------------------------- */
 
 static void print_header(void)
 {
-	if (env.out == OUT_CSV) {
+	if (il_opts.format == IL_FMT_CSV) {
 		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,file\n");
-	} else if (env.out == OUT_TEXT) {
+	} else if (il_opts.format == IL_FMT_TEXT) {
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
 		if (env.show_tid)
 			printf("%-7s ", "TID");
 		printf("%1s %-7s %-8s %8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "FILENAME");
 	}
 	fflush(stdout);
-}
-
-static void csv_quoted(const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
 }
 
 static const char *sync_kind(const struct fs_event *e)
@@ -336,12 +157,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct fs_event *e = data;
 	char ts[16], path[FS_PATH_DEPTH * FS_NAME_LEN + 1024], comm[IL_TASK_COMM_LEN + 1];
-	char bytes[32];
+	char bytes[32], tcomm[4 * IL_TASK_COMM_LEN + 1], tpath[4 * sizeof(path)];
 
 	if (size < sizeof(*e))
 		return 0;
 	event_clock(e->end_ns, ts, sizeof(ts));
-	event_path(e, path, sizeof(path));
+	il_fs_event_path(e, path, sizeof(path));
 	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
 	comm[IL_TASK_COMM_LEN] = 0;
 	if (e->ret < 0)
@@ -349,28 +170,30 @@ static int handle_event(void *ctx, void *data, size_t size)
 	else
 		snprintf(bytes, sizeof(bytes), "%lld", (long long)e->ret);
 
-	switch (env.out) {
-	case OUT_TEXT:
-		printf("%-8s %-16s %-7u ", ts, comm, e->tgid);
+	switch (il_opts.format) {
+	case IL_FMT_TEXT:
+		printf("%-8s %-16s %-7u ", ts, il_text_escape(comm, sizeof(comm), tcomm, sizeof(tcomm)),
+		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);
 		printf("%c %-7s %-8lld %8.2f %s\n", op_letter[e->op % FS_OP__MAX], bytes,
-		       (long long)(e->offset / 1024), e->delta_ns / 1e6, path);
+		       (long long)(e->offset / 1024), e->delta_ns / 1e6,
+		       il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
 		break;
-	case OUT_CSV:
+	case IL_FMT_CSV:
 		printf("%s,", ts);
-		csv_quoted(comm);
+		il_csv_field(stdout, comm);
 		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
 		       e->ret < 0 ? 0LL : (long long)e->ret, (long long)e->offset, e->delta_ns / 1e3,
 		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e));
-		csv_quoted(path);
+		il_csv_field(stdout, path);
 		putchar('\n');
 		break;
-	case OUT_JSON: {
+	case IL_FMT_JSON: {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "time", json_object_new_string(ts));
-		json_object_object_add(o, "comm", json_object_new_string(comm));
+		il_json_add_name(o, "comm", comm, sizeof(comm));
 		json_object_object_add(o, "pid", json_object_new_int(e->tgid));
 		json_object_object_add(o, "tid", json_object_new_int(e->tid));
 		json_object_object_add(o, "op", json_object_new_string((char[]){ op_letter[e->op % FS_OP__MAX], 0 }));
@@ -385,7 +208,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		snprintf(bytes, sizeof(bytes), "%u:%u", IL_DEV_MAJOR(e->dev), IL_DEV_MINOR(e->dev));
 		json_object_object_add(o, "dev", json_object_new_string(bytes));
 		json_object_object_add(o, "ino", json_object_new_uint64(e->ino));
-		json_object_object_add(o, "file", json_object_new_string(path));
+		il_json_add_name(o, "file", path, sizeof(path));
 		il_json_print(stdout, o);
 		break;
 	}
@@ -400,25 +223,6 @@ static int drain(void *rb)
 }
 
 /* ---- summary ------------------------------------------------------------------------ */
-
-/* Calls whose start is still recorded though their thread has exited: their return was
- * missed (see fs_begin in fs.bpf.h). */
-static __u64 orphan_starts(int map_fd)
-{
-	struct { __u32 tid, op; } key, next;
-	void *prev = NULL;
-	__u64 n = 0;
-	char path[32];
-
-	while (!bpf_map_get_next_key(map_fd, prev, &next)) {
-		snprintf(path, sizeof(path), "/proc/%u", next.tid);
-		if (access(path, F_OK))
-			n++;
-		key = next;
-		prev = &key;
-	}
-	return n;
-}
 
 /* "lo-hi" in ms of the histogram bucket holding the pct-th percentile. */
 static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, size_t len)
@@ -435,10 +239,10 @@ static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, si
 
 static void print_summary(const struct fs_op_stats st[FS_OP__MAX], const __u64 drops[IL_DROP__MAX])
 {
-	FILE *f = env.out == OUT_CSV ? stderr : stdout;
+	FILE *f = il_opts.format == IL_FMT_CSV ? stderr : stdout;
 	char p50[48], p99[48];
 
-	if (env.out == OUT_JSON) {
+	if (il_opts.format == IL_FMT_JSON) {
 		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
 
 		for (int i = 0; i < FS_OP__MAX; i++) {
@@ -473,7 +277,7 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX], const __u64 d
 
 /* Decide which filesystems to trace from -t, -f and what is mounted; exit with one line
  * when there is nothing to trace. */
-static void choose_filesystems(struct fsslower_bpf *skel)
+static void choose_filesystems(struct fs_cfg *cfg)
 {
 	if (env.file) {
 		struct statfs sfs;
@@ -482,6 +286,9 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 
 		if (stat(env.file, &st) || statfs(env.file, &sfs))
 			il_die("cannot read %s: %s", env.file, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			il_die("%s is not a regular file (-f follows one file; a directory's files are "
+			       "not followed)", env.file);
 		for (int i = 0; i < FS_TYPE__MAX; i++)
 			if ((unsigned long long)(unsigned long)sfs.f_type == il_fs_table[i].magic)
 				t = i;
@@ -492,9 +299,9 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 			il_die("%s is on %s, which -t leaves out", env.file, il_fs_table[t].name);
 		memset(env.fs_wanted, 0, sizeof(env.fs_wanted));
 		env.fs_wanted[t] = true;
-		if (sb_dev_of(env.file, &skel->rodata->fs_targ_dev))
-			skel->rodata->fs_targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
-		skel->rodata->fs_targ_ino = st.st_ino;
+		if (il_mount_dev_of(env.file, &cfg->targ_dev))
+			cfg->targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
+		cfg->targ_ino = st.st_ino;
 		return;
 	}
 	if (env.fs_given) {
@@ -513,65 +320,43 @@ static void choose_filesystems(struct fsslower_bpf *skel)
 
 int main(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
-	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX];
-	int plan_fs[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
+	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
+	struct il_plan plans[FS_TYPE__MAX] = { 0 };
+	int types[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct fs_op_stats stats[FS_OP__MAX];
 	__u64 drops[IL_DROP__MAX] = {};
+	struct fs_cfg *cfg;
 	char names[64] = "";
 
-	il_opts_init();
-	il_log_init("fsslower", 0);
-	argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	il_log_init("fsslower", il_opts.verbose);
-	il_require_tracing();
-	if (env.tgid)
-		il_require_pid(env.tgid);
-	if (env.tid)
-		il_require_tid(env.tid, env.tgid);
-
+	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
+		      IL_OPT_CSV, argc, argv);
 	skel = fsslower_bpf__open();
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	choose_filesystems(skel);
-	skel->rodata->fs_targ_tgid = env.tgid;
-	skel->rodata->fs_targ_tid = env.tid;
-	skel->rodata->fs_self_tgid = getpid();
-	skel->rodata->fs_min_ns = env.min_ms * 1000000ULL;
+	cfg = il_fs_cfg(skel->obj);
+	choose_filesystems(cfg);
+	cfg->targ_tgid = il_opts.pid;
+	cfg->targ_tid = il_opts.tid;
+	cfg->min_ns = env.min_ms * 1000000ULL;
 
 	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
 	il_autoload_none(skel->obj);
-	for (int t = 0; t < FS_TYPE__MAX; t++) {
-		if (!env.fs_wanted[t])
-			continue;
-		il_fs_plan(skel->obj, t, &plans[nplans]);
-		plan_fs[nplans++] = t;
+	nplans = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
+	for (int i = 0; i < nplans; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-			 names[0] ? ", " : "", il_fs_table[t].name);
-	}
+			 names[0] ? ", " : "", il_fs_table[types[i]].name);
 	if (il_plans_choose(plans, nplans, il_opts.attach))
 		goto out;
-	for (int i = 0; i < nplans; i++)
-		if (il_method_family(il_plan_method(&plans[i])) == IL_FAM_TRACEPOINT)
-			skel->rodata->fs_sys_magic[plan_fs[i]] = il_fs_table[plan_fs[i]].magic;
-
-	err = fsslower_bpf__load(skel);
-	if (err) {
-		il_err("cannot load the BPF programs: %s (run with -vv for the verifier log)",
-		       strerror(-err));
-		goto out;
-	}
-	if (il_plans_attach(plans, nplans))
+	il_fs_chosen(skel->obj, plans, types, nplans);
+	if (il_tool_loaded(fsslower_bpf__load(skel)) || il_plans_attach(plans, nplans))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
 	if (!rb) {
 		il_err("cannot open the ring buffer: %s", strerror(errno));
 		goto out;
 	}
-	mounts_load();
 	il_signals_init();
 	print_header();
 	if (env.min_ms)
@@ -582,23 +367,22 @@ int main(int argc, char **argv)
 
 	/* The BPF side skips wakeups at high event rates; drain the rest every second. */
 	struct il_run run = { .interval_s = 1, .tick = drain, .ctx = rb,
-			      .duration_s = env.duration_s, .rb = rb };
+			      .duration_s = il_opts.duration_s, .rb = rb };
 	if (il_run(&run) < 0)
 		goto out;
-	err = il_fs_stats_read(bpf_map__fd(skel->maps.fs_stats), stats);
+	err = il_fs_stats_read(skel->obj, stats);
 	if (!err)
 		err = il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
-	drops[IL_DROP_MISSED_RETURN] += orphan_starts(bpf_map__fd(skel->maps.fs_inflight));
+	drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
 	if (err) {
-		il_err("cannot read the summary maps: %s", strerror(-err));
+		il_err("cannot read the summary maps: %s", il_errno_name(err));
 		goto out;
 	}
 	print_summary(stats, drops);
-	fflush(stdout);
-	rc = ferror(stdout) && errno != EPIPE ? IL_EXIT_ERR : IL_EXIT_OK;
+	rc = il_tool_output_status();
 out:
 	ring_buffer__free(rb);
-	il_plans_detach();
+	il_plans_detach(plans, nplans);
 	fsslower_bpf__destroy(skel);
 	return rc;
 }

@@ -10,19 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "iolayer.h"
-#include "layers.h"
-#include "stacks.h"
-#include "verdict.h"
-#include "iowaitstack.h"
-#include "../bpf/iolayer.h" /* by path: "iolayer.h" is the library's umbrella header */
+#include "libiolayer.h"
 #include "iolayer.skel.h"
 
-static struct env {
-	int pid;
-	unsigned duration;
-	bool json;
-} env = { .duration = 10 };
+#define DEFAULT_DURATION_S 10
 
 static const char doc[] =
 "Trace every kernel I/O layer at once -- syscall/VFS, filesystem, writeback, I/O wait,\n"
@@ -41,34 +32,16 @@ static const char doc[] =
 "\n"
 "OPTIONS:";
 
-static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Only this process's file operations, writeback calls and I/O waits", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Trace this long (default 10; Ctrl-C ends early)", 0 },
-	{ "json", 'j', NULL, 0, "Print one JSON object", 0 },
-	{ 0 },
-};
+static const struct argp_option opts[] = { { 0 } };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
-	switch (key) {
-	case 'p':
-		env.pid = il_arg_uint(arg, "PID", 1, INT_MAX);
-		break;
-	case 'd':
-		env.duration = il_arg_uint(arg, "duration (seconds)", 1, UINT_MAX);
-		break;
-	case 'j':
-		env.json = true;
-		break;
-	case ARGP_KEY_ARG:
+	if (key == ARGP_KEY_ARG)
 		il_argp_fail(state, "unexpected argument '%s'", arg);
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	return ARGP_ERR_UNKNOWN;
 }
 
-static const char *op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+#define op_names il_fs_op_names
 
 /* A log2 histogram of ns summarized: percentiles as bucket upper bounds (exclusive). */
 static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
@@ -91,123 +64,93 @@ static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max,
 }
 
 /* Block: the disk with the most device time. */
-static void read_disks(struct iolayer_bpf *skel, struct il_layers *m)
+static void read_disks(struct bpf_object *obj, struct il_layers *m)
 {
-	int fd = bpf_map__fd(skel->maps.disks);
-	__u32 k, *prev = NULL, best = 0;
-	struct il_disk_stats d, bd;
-	bool found = false;
+	struct il_disk_row *rows;
+	int n = il_block_disks_read(obj, &rows), best = -1;
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &d))
-			continue;
-		if (!found || d.device_ns > bd.device_ns) {
-			bd = d;
-			best = k;
-			found = true;
-		}
+	for (int i = 0; i < n; i++)
+		if (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns)
+			best = i;
+	if (best >= 0) {
+		const struct il_disk_stats *bd = &rows[best].st;
+
+		il_disk_name(rows[best].dev, m->disk, sizeof(m->disk));
+		lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
+		lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
 	}
-	if (!found)
-		return;
-	il_disk_name(best, m->disk, sizeof(m->disk));
-	lat_from_hist(&m->device, bd.count, bd.device_ns, bd.device_max_ns, bd.device_slots);
-	lat_from_hist(&m->queue, bd.queued, bd.queue_ns, 0, bd.queue_slots);
+	if (n > 0)
+		free(rows);
 }
 
 /* Writeback: calls, errors and the most frequent error of ext4_writepages. */
-static void read_wb(struct iolayer_bpf *skel, struct il_layers *m)
+static void read_wb(struct bpf_object *obj, struct il_layers *m)
 {
-	int fd = bpf_map__fd(skel->maps.wb_stats);
-	struct wb_stat_key k, *prev = NULL;
-	struct wb_stat v;
+	struct il_wb_row *rows;
+	int n = il_wb_stats_read(obj, &rows);
 	__u64 top = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		m->wb.count += v.count;
-		m->wb.total_ns += v.total_ns;
-		if (v.max_ns > m->wb.max_ns)
-			m->wb.max_ns = v.max_ns;
-		if (k.ret_known && k.ret < 0) {
-			m->wb_errors += v.count;
-			if (v.count > top) {
-				top = v.count;
-				m->wb_top_err = k.ret;
-				m->wb_top_err_sync_mode = k.sync_mode;
+	for (int i = 0; i < n; i++) {
+		const struct wb_stat_key *k = &rows[i].k;
+		const struct wb_stat *v = &rows[i].v;
+
+		m->wb.count += v->count;
+		m->wb.total_ns += v->total_ns;
+		if (v->max_ns > m->wb.max_ns)
+			m->wb.max_ns = v->max_ns;
+		if (k->ret_known && k->ret < 0) {
+			m->wb_errors += v->count;
+			if (v->count > top) {
+				top = v->count;
+				m->wb_top_err = k->ret;
+				m->wb_top_err_sync_mode = k->sync_mode;
 			}
 		}
 	}
+	if (n > 0)
+		free(rows);
 }
 
-/* I/O wait: totals, and the kernel stack with the most wait (its frames into top[]). */
+/* I/O wait: totals, and the kernel stack with the most wait (its frames into top[]), and
+ * the frame of it that says why into m->iw_top_frame. */
 static int read_iowait(struct iolayer_bpf *skel, struct il_layers *m, char top[][128], int maxf)
 {
-	int fd = bpf_map__fd(skel->maps.iw_waits), nframes = 0;
-	struct { __s32 id; __u64 ns; } by_stack[512];
-	int nstacks = 0, best = -1;
-	struct iw_key k, *prev = NULL;
-	struct iw_val v;
-
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		int i;
-
-		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v))
-			continue;
-		m->iowait.count += v.count;
-		m->iowait.total_ns += v.total_ns;
-		if (v.max_ns > m->iowait.max_ns)
-			m->iowait.max_ns = v.max_ns;
-		if (k.kstack < 0)
-			continue;
-		for (i = 0; i < nstacks && by_stack[i].id != k.kstack; i++)
-			;
-		if (i == nstacks) {
-			if (nstacks == (int)IL_ARRAY_SIZE(by_stack))
-				continue;
-			by_stack[nstacks].id = k.kstack;
-			by_stack[nstacks++].ns = 0;
-		}
-		by_stack[i].ns += v.total_ns;
-	}
-	for (int i = 0; i < nstacks; i++)
-		if (best < 0 || by_stack[i].ns > by_stack[best].ns)
-			best = i;
-	if (best < 0)
-		return 0;
-
-	__u64 ips[IW_MAX_STACK_DEPTH];
-	struct il_ksyms *ks = il_ksyms_load(NULL);
-	int n = il_stack_read(bpf_map__fd(skel->maps.iw_stacks), by_stack[best].id, ips,
-			      IW_MAX_STACK_DEPTH);
-
-	for (int i = 0; ks && i < n && nframes < maxf; i++) {
-		const struct il_ksym *s = il_ksyms_find(ks, ips[i]);
-
-		if (s && il_ksym_is_tracer(s->name))
-			continue;
-		il_ksyms_format(ks, ips[i], top[nframes++], 128);
-	}
-	/* The frame that says why: the first one that is not generic waiting machinery. */
+	/* Frames that are generic waiting machinery, not the reason for the wait. */
 	static const char *generic[] = {
 		"__schedule", "schedule", "io_schedule", "bit_wait", "__wait_on_bit",
 		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
 		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
 		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
 	};
-	for (int i = 0; i < nframes && !m->iw_top_frame[0]; i++) {
+	const struct il_frames *f = NULL;
+	struct il_stacknames *names = NULL;
+	struct il_iw_table t = { 0 };
+	struct il_iw_report r;
+	int nframes = 0;
+
+	il_iw_table_read(skel->obj, &t, NULL, NULL);
+	il_iw_report_make(&t, false, &r);
+	m->iowait.count = r.all.count;
+	m->iowait.total_ns = r.all.total_ns;
+	m->iowait.max_ns = r.all.max_ns;
+	/* groups are sorted by total wait; the first with a kernel stack is the top one */
+	for (size_t i = 0; i < r.ngroups && !f; i++)
+		if (r.groups[i].kstack >= 0 &&
+		    (names || (names = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), false))))
+			f = il_stacknames_get(names, 0, r.groups[i].kstack);
+	for (int i = 0; f && i < f->n && nframes < maxf; i++)
+		snprintf(top[nframes++], 128, "%s", f->names[i]);
+	for (int i = 0; f && i < f->n && !m->iw_top_frame[0]; i++) {
 		bool skip = false;
 
 		for (size_t g = 0; g < IL_ARRAY_SIZE(generic) && !skip; g++)
-			skip = !strncmp(top[i], generic[g], strlen(generic[g]));
+			skip = !strncmp(f->funcs[i], generic[g], strlen(generic[g]));
 		if (!skip)
-			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%.*s",
-				 (int)strcspn(top[i], "+"), top[i]);
+			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%s", f->funcs[i]);
 	}
-	il_ksyms_free(ks);
+	il_stacknames_free(names);
+	il_iw_report_free(&r);
+	il_iw_table_free(&t);
 	return nframes;
 }
 
@@ -249,12 +192,12 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	char why[1024], what[64], extra[96];
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
 
-	if (env.json) {
+	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
 		struct json_object *v = json_object_new_object(), *st = json_object_new_array();
 
 		json_object_object_add(o, "duration_s", json_object_new_double(m->elapsed_s));
-		json_object_object_add(o, "pid", json_object_new_int(env.pid));
+		json_object_object_add(o, "pid", json_object_new_int(il_opts.pid));
 		if (m->fs_seen) {
 			struct json_object *ops = json_object_new_object();
 
@@ -286,9 +229,9 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		il_json_print(stdout, o);
 		return;
 	}
-	if (env.pid)
+	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d (file operations, writeback, I/O wait); block layer: "
-		       "all processes\n\n", m->elapsed_s, env.pid);
+		       "all processes\n\n", m->elapsed_s, il_opts.pid);
 	else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
@@ -328,24 +271,22 @@ static bool choose(struct il_plan *plans, int n, const char *layer)
 
 int main(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
-	static const struct argp argp = { opts, parse_arg, NULL, doc, children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 3], *block, *fs, *wb, *iw;
-	int fs_type[FS_TYPE__MAX], nfs = 0, err, rc = IL_EXIT_ERR, nframes = 0;
+	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
+	struct il_plan plans[FS_TYPE__MAX + 3] = { 0 }, *block, *fs, *wb, *iw;
+	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR, nframes = 0;
+	bool fs_wanted[FS_TYPE__MAX];
 	struct il_layers m = { 0 };
 	struct fs_op_stats st[FS_OP__MAX];
 	__u64 drops[IL_DROP__MAX] = { 0 };
 	char frames[16][128];
 	struct iolayer_bpf *skel;
+	struct fs_cfg *fsc;
+	struct wb_cfg *wbc;
 	unsigned long long t0;
 
-	il_opts_init();
-	il_log_init("iolayer", 0); /* messages from option parsing carry the name */
-	argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	il_log_init("iolayer", il_opts.verbose);
-	il_require_tracing();
-	if (env.pid)
-		il_require_pid(env.pid);
+	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
+	if (!il_opts.duration_s)
+		il_opts.duration_s = DEFAULT_DURATION_S;
 
 	skel = iolayer_bpf__open();
 	if (!skel)
@@ -354,33 +295,25 @@ int main(int argc, char **argv)
 	/* Aggregate mode: the layers' event streams stay off, their ring buffers minimal. */
 	bpf_map__set_max_entries(skel->maps.fs_events, getpagesize());
 	bpf_map__set_max_entries(skel->maps.wb_events, getpagesize());
-	skel->rodata->il_block_rq_two_args = il_btf_tp_nargs("block_rq_issue") == 2;
-	skel->rodata->fs_targ_tgid = env.pid;
-	skel->rodata->fs_self_tgid = getpid();
-	skel->rodata->fs_min_ns = ~0ULL;
-	skel->rodata->wb_targ_tgid = env.pid;
-	skel->rodata->wb_func = WB_FUNC_EXT4_WRITEPAGES;
-	skel->rodata->wb_nargs = 2;
-	skel->rodata->wb_has_wbc = true;
-	skel->rodata->wb_want_rows = false;
-	skel->rodata->iw_targ_tgid = env.pid;
-	skel->rodata->iw_tp_prev_state = il_iowait_tp_prev_state();
+	il_block_cfg(skel->obj);
+	fsc = il_fs_cfg(skel->obj);
+	fsc->targ_tgid = il_opts.pid;
+	fsc->min_ns = ~0ULL;
+	wbc = il_wb_cfg(skel->obj);
+	wbc->targ_tgid = il_opts.pid;
+	wbc->want_rows = 0;
+	il_iowait_cfg(skel->obj)->targ_tgid = il_opts.pid;
 
 	block = &plans[0];
 	il_block_plan(skel->obj, true, block);
 	m.blk_seen = choose(block, 1, "block");
 	fs = &plans[1];
-	for (int t = 0; t < FS_TYPE__MAX; t++) {
-		if (!il_fs_mounted(il_fs_table[t].name))
-			continue;
-		il_fs_plan(skel->obj, t, &fs[nfs]);
-		fs_type[nfs++] = t;
-	}
+	for (int t = 0; t < FS_TYPE__MAX; t++)
+		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
+	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
 	if (nfs && choose(fs, nfs, "filesystem")) {
 		m.fs_seen = true;
-		for (int i = 0; i < nfs; i++)
-			if (il_method_family(il_plan_method(&fs[i])) == IL_FAM_TRACEPOINT)
-				skel->rodata->fs_sys_magic[fs_type[i]] = il_fs_table[fs_type[i]].magic;
+		il_fs_chosen(skel->obj, fs, fs_type, nfs);
 	} else if (!nfs) {
 		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	}
@@ -391,12 +324,8 @@ int main(int argc, char **argv)
 	il_iowait_plan(skel->obj, iw);
 	m.iw_seen = choose(iw, 1, "I/O wait");
 
-	err = iolayer_bpf__load(skel);
-	if (err) {
-		il_err("cannot load the BPF programs: %s (run with -vv for the kernel's log)",
-		       il_errno_name(err));
+	if (il_tool_loaded(iolayer_bpf__load(skel)))
 		goto out;
-	}
 	if ((m.blk_seen && il_plans_attach(block, 1)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)))
 		goto out;
@@ -405,15 +334,15 @@ int main(int argc, char **argv)
 
 	il_signals_init();
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
-		env.pid ? " of that process" : "", env.duration);
+		il_opts.pid ? " of that process" : "", il_opts.duration_s);
 	t0 = il_now_ns();
-	struct il_run run = { .duration_s = env.duration };
+	struct il_run run = { .duration_s = il_opts.duration_s };
 	if (il_run(&run) < 0)
 		goto out;
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
 
 	if (m.fs_seen) {
-		if ((err = il_fs_stats_read(bpf_map__fd(skel->maps.fs_stats), st))) {
+		if ((err = il_fs_stats_read(skel->obj, st))) {
 			il_err("cannot read the filesystem layer's totals: %s", il_errno_name(err));
 			goto out;
 		}
@@ -421,16 +350,18 @@ int main(int argc, char **argv)
 			lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
 	}
 	if (m.wb_seen)
-		read_wb(skel, &m);
+		read_wb(skel->obj, &m);
 	if (m.iw_seen)
 		nframes = read_iowait(skel, &m, frames, IL_ARRAY_SIZE(frames));
 	if (m.blk_seen)
-		read_disks(skel, &m);
+		read_disks(skel->obj, &m);
 	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
+	if (m.fs_seen)
+		drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
 	report(&m, frames, nframes, drops);
-	rc = IL_EXIT_OK;
+	rc = il_tool_output_status();
 out:
-	il_plans_detach();
+	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	iolayer_bpf__destroy(skel);
 	return rc;
 }

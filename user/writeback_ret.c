@@ -10,20 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "iolayer.h"
-#include "layers.h"
-#include "kfunc.h"
-#include "stacks.h"
-#include "writeback_ret.h"
+#include "libiolayer.h"
 #include "writeback_ret.skel.h"
 
 static struct env {
-	unsigned pid, tid, duration;
 	const char *func;
-	bool errors, stack, json;
+	bool errors, stack;
 } env = { .func = "ext4_writepages" };
 
-enum { OPT_TID = 0x100, OPT_ERRORS, OPT_STACK, OPT_JSON };
+enum { OPT_ERRORS = 0x100, OPT_STACK };
 
 static const char doc[] =
 	"Show what the writeback path returns, call by call.\v"
@@ -45,28 +40,20 @@ static const char doc[] =
 	"loop and fsync stalls.";
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Only calls made by this process", 0 },
-	{ "tid", OPT_TID, "TID", 0, "Only calls made by this thread", 0 },
 	{ "func", 'f', "FUNC", 0,
 	  "Function to trace: ext4_writepages (default), do_writepages, or any kernel function "
 	  "returning int (needs fexit or kretprobes)", 0 },
 	{ "errors", OPT_ERRORS, NULL, 0, "Only rows with a non-zero return value", 0 },
 	{ "stack", OPT_STACK, NULL, 0, "Kernel stack (at the call) under each non-zero return", 0 },
-	{ "duration", 'd', "SECONDS", 0, "Trace for this long, then print the summary", 0 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per row and one for the summary", 0 },
 	{ 0 },
 };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p': env.pid = il_arg_uint(arg, "pid", 1, 0x7fffffff); break;
-	case OPT_TID: env.tid = il_arg_uint(arg, "tid", 1, 0x7fffffff); break;
-	case 'd': env.duration = il_arg_uint(arg, "duration (seconds)", 1, 100000000); break;
 	case 'f': env.func = arg; break;
 	case OPT_ERRORS: env.errors = true; break;
 	case OPT_STACK: env.stack = true; break;
-	case OPT_JSON: env.json = true; break;
 	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
@@ -115,7 +102,7 @@ static void resolve_func(void)
 /* ---- rows ------------------------------------------------------------------------------ */
 
 static struct writeback_ret_bpf *skel;
-static struct il_ksyms *ksyms;
+static struct il_stacknames *stacks;
 static int func_width = 15;
 
 static const char *sync_mode_str(int m)
@@ -177,28 +164,9 @@ static const char *func_name(int f)
 	}
 }
 
-/* Kernel frames of stack `id` in wb_stacks, innermost first, the tracer's own frames left out;
- * the number kept, 0 when none or gone. */
-static int read_stack(__s32 id, __u64 *ips, int max)
-{
-	int n, kept = 0;
-
-	if (id < 0)
-		return 0;
-	n = il_stack_read(bpf_map__fd(skel->maps.wb_stacks), id, ips, max);
-	for (int i = 0; i < n; i++) {
-		const struct il_ksym *k = il_ksyms_find(ksyms, ips[i]);
-
-		if (k && il_ksym_is_tracer(k->name))
-			continue;
-		ips[kept++] = ips[i];
-	}
-	return kept;
-}
-
 static void print_header(void)
 {
-	if (env.json)
+	if ((il_opts.format == IL_FMT_JSON))
 		return;
 	printf("%-8s %-16s %7s %7s %-*s %-14s %-12s %6s %10s %-8s %10s %s\n", "TIME", "COMM", "PID",
 	       "TID", func_width, "FUNC", "RET", "SYNC_MODE", "PAGES", "LAT(us)", "DEV", "INO", "FILE");
@@ -208,18 +176,18 @@ static void print_header(void)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct wb_event *e = data;
-	char ts[16], rs[48], ds[32], ps[24];
-	__u64 ips[127];
-	int nips = env.stack ? read_stack(e->stack_id, ips, 127) : 0;
+	const struct il_frames *f = env.stack ? il_stacknames_get(stacks, 0, e->stack_id) : NULL;
+	char ts[16], rs[48], ds[32], ps[24], comm[4 * IL_TASK_COMM_LEN + 1], file[4 * WB_FILE_LEN + 1];
+	int nips = f ? f->n : 0;
 
 	il_clock_str(ts, sizeof(ts));
 	ret_str(e->ret, e->ret_known, rs, sizeof(rs));
 	dev_str(e->dev, ds, sizeof(ds));
-	if (env.json) {
+	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "time", json_object_new_string(ts));
-		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+		il_json_add_name(o, "comm", e->comm, sizeof(e->comm));
 		json_object_object_add(o, "pid", json_object_new_int(e->pid));
 		json_object_object_add(o, "tid", json_object_new_int(e->tid));
 		json_object_object_add(o, "func", json_object_new_string(func_name(e->func)));
@@ -232,14 +200,15 @@ static int on_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "usecs", json_usecs(e->lat_ns));
 		json_object_object_add(o, "dev", e->dev ? json_object_new_string(ds) : NULL);
 		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
-		json_object_object_add(o, "file", e->file[0] ? json_object_new_string(e->file) : NULL);
+		if (e->file[0])
+			il_json_add_name(o, "file", e->file, sizeof(e->file));
+		else
+			json_object_object_add(o, "file", NULL);
 		if (env.stack && e->ret_known && e->ret) {
 			struct json_object *st = json_object_new_array();
-			char sym[256];
 
 			for (int i = 0; i < nips; i++)
-				json_object_array_add(st, json_object_new_string(
-					il_ksyms_format(ksyms, ips[i], sym, sizeof(sym))));
+				json_object_array_add(st, json_object_new_string(f->names[i]));
 			json_object_object_add(o, "stack", st);
 		}
 		il_json_print(stdout, o);
@@ -249,16 +218,16 @@ static int on_event(void *ctx, void *data, size_t size)
 		snprintf(ps, sizeof(ps), "%lld", (long long)e->pages);
 	else
 		snprintf(ps, sizeof(ps), "-");
-	printf("%-8s %-16s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts, e->comm, e->pid,
-	       e->tid, func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
-	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino, e->file);
+	printf("%-8s %-16s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts,
+	       il_text_escape(e->comm, sizeof(e->comm), comm, sizeof(comm)), e->pid, e->tid,
+	       func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
+	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino,
+	       il_text_escape(e->file, sizeof(e->file), file, sizeof(file)));
 	if (env.stack && e->ret_known && e->ret) {
-		char sym[256];
-
 		if (!nips)
 			printf("    [stack not available]\n");
 		for (int i = 0; i < nips; i++)
-			printf("    %s\n", il_ksyms_format(ksyms, ips[i], sym, sizeof(sym)));
+			printf("    %s\n", f->names[i]);
 	}
 	fflush(stdout);
 	return 0;
@@ -266,14 +235,9 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- summary --------------------------------------------------------------------------- */
 
-struct stat_row {
-	struct wb_stat_key k;
-	struct wb_stat v;
-};
-
 static int cmp_rows(const void *a, const void *b)
 {
-	const struct stat_row *x = a, *y = b;
+	const struct il_wb_row *x = a, *y = b;
 
 	if (x->k.func != y->k.func)
 		return x->k.func < y->k.func ? -1 : 1;
@@ -286,29 +250,23 @@ static int cmp_rows(const void *a, const void *b)
 
 static void print_summary(void)
 {
-	int fd = bpf_map__fd(skel->maps.wb_stats);
-	struct stat_row rows[1024];
-	struct wb_stat_key key, last;
+	struct il_wb_row *rows;
 	__u64 drops[IL_DROP__MAX] = {};
-	int n = 0;
-	bool first = true;
+	int n = il_wb_stats_read(skel->obj, &rows);
 
-	while (n < (int)IL_ARRAY_SIZE(rows) && !bpf_map_get_next_key(fd, first ? NULL : &last, &key)) {
-		first = false;
-		last = key;
-		rows[n].k = key;
-		if (!bpf_map_lookup_elem(fd, &key, &rows[n].v))
-			n++;
+	if (n < 0) {
+		il_err("cannot read the summary map: %s", il_errno_name(n));
+		n = 0;
 	}
 	qsort(rows, n, sizeof(rows[0]), cmp_rows);
 	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
 
-	if (env.json) {
+	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
 		for (int i = 0; i < n; i++) {
 			struct json_object *r = json_object_new_object();
-			const struct stat_row *s = &rows[i];
+			const struct il_wb_row *s = &rows[i];
 
 			json_object_object_add(r, "func", json_object_new_string(func_name(s->k.func)));
 			json_object_object_add(r, "ret", s->k.ret_known ? json_object_new_int(s->k.ret) : NULL);
@@ -324,12 +282,13 @@ static void print_summary(void)
 		json_object_object_add(o, "summary", arr);
 		json_object_object_add(o, "lost", il_drops_json(drops));
 		il_json_print(stdout, o);
+		free(rows);
 		return;
 	}
 	printf("\n%-*s %-14s %-12s %8s %12s %10s\n", func_width, "FUNC", "RET", "SYNC_MODE", "COUNT",
 	       "TOTAL(us)", "MAX(us)");
 	for (int i = 0; i < n; i++) {
-		const struct stat_row *s = &rows[i];
+		const struct il_wb_row *s = &rows[i];
 		char rs[48];
 
 		printf("%-*s %-14s %-12s %8llu %12.1f %10.1f\n", func_width, func_name(s->k.func),
@@ -339,6 +298,7 @@ static void print_summary(void)
 	if (!n)
 		printf("(no calls seen)\n");
 	il_drops_print(stdout, drops);
+	free(rows);
 }
 
 /* ---- attach plan ------------------------------------------------------------------------ */
@@ -354,50 +314,37 @@ static void say_limits(int method)
 
 int main(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &il_common_argp, 0, NULL, 0 }, { 0 } };
-	static const struct argp argp = { options, parse_arg, NULL, doc, children, NULL, NULL };
-	struct il_plan plan = {};
+	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
+	struct il_plan plan = { 0 };
 	struct ring_buffer *rb = NULL;
-	int err, rc = IL_EXIT_ERR;
+	int rc = IL_EXIT_ERR;
+	struct wb_cfg *cfg;
 
-	il_opts_init();
-	il_log_init("writeback-ret", 0);
-	argp_parse(&argp, argc, argv, 0, NULL, NULL);
-	il_log_init("writeback-ret", il_opts.verbose);
-	il_require_tracing();
-	if (env.pid)
-		il_require_pid(env.pid);
-	if (env.tid)
-		il_require_tid(env.tid, env.pid);
+	il_tool_start("writeback-ret", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+		      argc, argv);
 	resolve_func();
 	if ((int)strlen(env.func) > func_width)
 		func_width = strlen(env.func);
-	if (env.stack && !(ksyms = il_ksyms_load(NULL)))
-		il_die("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 
 	skel = writeback_ret_bpf__open();
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	skel->rodata->wb_targ_tgid = env.pid;
-	skel->rodata->wb_targ_tid = env.tid;
-	skel->rodata->wb_func = func_id;
-	skel->rodata->wb_nargs = func_nargs;
-	skel->rodata->wb_has_wbc = func_id != WB_FUNC_GENERIC;
-	skel->rodata->wb_errors_only = env.errors;
-	skel->rodata->wb_want_stack = env.stack;
+	cfg = il_wb_cfg(skel->obj);
+	cfg->targ_tgid = il_opts.pid;
+	cfg->targ_tid = il_opts.tid;
+	cfg->func = func_id;
+	cfg->nargs = func_nargs;
+	cfg->has_wbc = func_id != WB_FUNC_GENERIC;
+	cfg->errors_only = env.errors;
+	cfg->want_stack = env.stack;
 	/* Programs the plan does not list (another function's tracepoints) must not load: their
 	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
 	il_autoload_none(skel->obj);
 	il_wb_plan(skel->obj, func_id, env.func, func_id != WB_FUNC_GENERIC || func_has_btf, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach))
+	if (il_plans_choose(&plan, 1, il_opts.attach) ||
+	    il_tool_loaded(writeback_ret_bpf__load(skel)) || il_plans_attach(&plan, 1))
 		goto out;
-	err = writeback_ret_bpf__load(skel);
-	if (err) {
-		il_err("cannot load the BPF programs: %s (run with -vv for the verifier log)",
-		       strerror(-err));
-		goto out;
-	}
-	if (il_plans_attach(&plan, 1))
+	if (env.stack && !(stacks = il_stacknames_new(bpf_map__fd(skel->maps.wb_stacks), false)))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.wb_events), on_event, NULL, NULL);
 	if (!rb) {
@@ -410,15 +357,15 @@ int main(int argc, char **argv)
 	fprintf(stderr, "Tracing %s returns%s... Hit Ctrl-C to end.\n", env.func,
 		env.errors ? " (errors only)" : "");
 
-	struct il_run run = { .duration_s = env.duration, .rb = rb };
+	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb };
 	if (il_run(&run) < 0)
 		goto out;
 	print_summary();
-	rc = IL_EXIT_OK;
+	rc = il_tool_output_status();
 out:
 	ring_buffer__free(rb);
-	il_plans_detach();
+	il_plans_detach(&plan, 1);
 	writeback_ret_bpf__destroy(skel);
-	il_ksyms_free(ksyms);
+	il_stacknames_free(stacks);
 	return rc;
 }

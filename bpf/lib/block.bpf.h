@@ -10,16 +10,17 @@
  *     -- before 5.11 (and 5.10 stable before 5.10.137) both took (struct request_queue *q,
  *        struct request *rq), commit a54895fa057c ("block: remove the request_queue to
  *        argument request based tracepoints"). The user side reads the shape from BTF
- *        (il_btf_tp_nargs) and sets il_block_rq_two_args.
+ *        (user/lib/block.c) and sets blk_cfg.rq_two_args.
  *   block_rq_complete(struct request *rq, blk_status_t error, unsigned int nr_bytes)
  */
 #ifndef IOLAYER_BLOCK_BPF_H
 #define IOLAYER_BLOCK_BPF_H
 
 #include "lib/core_fixes.bpf.h"
+#include "lib/block.h"
 
-/* 1 when block_rq_insert/issue take (q, rq): set by user space from BTF before load. */
-const volatile bool il_block_rq_two_args = false;
+/* Settings, filled by user space before load (struct blk_cfg, user/lib/block.c). */
+const volatile struct blk_cfg blk_cfg = {};
 
 #define IL_BLOCK_MAX_INFLIGHT 16384
 
@@ -40,7 +41,7 @@ struct {
 /* The request argument of block_rq_insert/issue from the raw argument array. */
 static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
 {
-	if (il_block_rq_two_args)
+	if (blk_cfg.rq_two_args)
 		return (struct request *)ctx[1];
 	return (struct request *)ctx[0];
 }
@@ -99,6 +100,45 @@ static __always_inline int il_block_complete(struct request *rq, __u64 *queue_ns
 	return err;
 }
 
+/* Per-disk totals of the aggregate mode (struct il_disk_stats, key: disk dev_t); no
+ * preallocation, so objects that never count into it pay nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct il_disk_stats);
+} blk_disks SEC(".maps");
+
+/* Aggregate-mode completion handler (IL_BLOCK_PROGS(il_block_disk_complete)): count the
+ * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array. */
+static __always_inline int il_block_disk_complete(unsigned long long *ctx)
+{
+	static const struct il_disk_stats zero;
+	struct request *rq = (struct request *)ctx[0];
+	__u32 dev = il_disk_dev(il_rq_disk(rq));
+	struct il_disk_stats *d;
+	__u64 queue, device;
+
+	if (il_block_complete(rq, &queue, &device))
+		return 0;
+	d = il_lookup_or_init(&blk_disks, &dev, &zero);
+	if (!d)
+		return 0;
+	__sync_fetch_and_add(&d->count, 1);
+	__sync_fetch_and_add(&d->bytes, (__u32)ctx[2]);
+	__sync_fetch_and_add(&d->device_ns, device);
+	if (device > d->device_max_ns) /* racy between CPUs: at worst a slightly lower max */
+		d->device_max_ns = device;
+	__sync_fetch_and_add(&d->device_slots[il_slot_idx(device)], 1);
+	if (queue) {
+		__sync_fetch_and_add(&d->queued, 1);
+		__sync_fetch_and_add(&d->queue_ns, queue);
+		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
+	}
+	return 0;
+}
+
 /* Forget a request without measuring it (filtered out). */
 static __always_inline void il_block_forget(struct request *rq)
 {
@@ -108,7 +148,7 @@ static __always_inline void il_block_forget(struct request *rq)
 }
 
 /*
- * The layer's programs, tp_btf and raw_tp twins, named as user/lib/layers.c's il_block_plan()
+ * The layer's programs, tp_btf and raw_tp twins, named as user/lib/block.c's il_block_plan()
  * expects: btf_rq_{insert,issue,complete}, raw_rq_{insert,issue,complete}. The including
  * object passes the body of its completion handler, a function (unsigned long long *ctx).
  */

@@ -9,7 +9,7 @@
  *    btrfs, so one program per operation serves every filesystem;
  *  - the syscall tracepoints of read, write, pread64, pwrite64, openat, fsync and fdatasync:
  *    the fd is resolved to its struct file through the task's fdtable and kept only when its
- *    superblock's magic is one of fs_sys_magic[]. ext4:ext4_sync_file_enter/exit add the
+ *    superblock's magic is one of fs_cfg.sys_magic[]. ext4:ext4_sync_file_enter/exit add the
  *    fsync that an O_SYNC/O_DSYNC write runs inside the write.
  *
  * In-flight calls are keyed by (thread, operation), so the fsync nested in an O_SYNC write
@@ -23,18 +23,10 @@
 #define IOLAYER_FS_BPF_H
 
 #include "lib/core_fixes.bpf.h"
-#include "fsslower.h"
+#include "lib/fs.h"
 
-/* Filters, set before load. 0 means "any". */
-const volatile __u32 fs_targ_tgid = 0;  /* only this process (all its threads) */
-const volatile __u32 fs_targ_tid = 0;   /* only this thread */
-const volatile __u32 fs_self_tgid = 0;  /* never this process (the tracer, whose output may be on a traced fs) */
-const volatile __u64 fs_min_ns = 0;     /* send an event when latency >= this, ns */
-const volatile __u32 fs_targ_dev = 0;   /* with fs_targ_ino: only this file (kernel dev_t encoding) */
-const volatile __u64 fs_targ_ino = 0;
-/* Superblock magics (FS_*_MAGIC) whose files the syscall tracepoints report; 0 = unused slot.
- * A filesystem traced by fentry or kprobe is left out, so nothing is counted twice. */
-const volatile __u64 fs_sys_magic[FS_TYPE__MAX] = {};
+/* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
+const volatile struct fs_cfg fs_cfg = {};
 
 struct fs_key {
 	__u32 tid;
@@ -77,11 +69,11 @@ static __always_inline bool fs_task_wanted(__u64 pid_tgid)
 {
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
-	if (fs_targ_tgid && tgid != fs_targ_tgid)
+	if (fs_cfg.targ_tgid && tgid != fs_cfg.targ_tgid)
 		return false;
-	if (fs_targ_tid && tid != fs_targ_tid)
+	if (fs_cfg.targ_tid && tid != fs_cfg.targ_tid)
 		return false;
-	return tgid != fs_self_tgid;
+	return tgid != fs_cfg.self_tgid;
 }
 
 /* The -f file filter: struct inode.i_ino and i_sb->s_dev of file. */
@@ -89,15 +81,15 @@ static __always_inline bool fs_file_wanted(struct file *file)
 {
 	struct inode *inode;
 
-	if (!fs_targ_ino)
+	if (!fs_cfg.targ_ino)
 		return true;
 	inode = BPF_CORE_READ(file, f_inode);
-	return BPF_CORE_READ(inode, i_ino) == fs_targ_ino &&
-	       BPF_CORE_READ(inode, i_sb, s_dev) == fs_targ_dev;
+	return BPF_CORE_READ(inode, i_ino) == fs_cfg.targ_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == fs_cfg.targ_dev;
 }
 
 /* Tracepoint path: is file on a filesystem the syscall tracepoints report
- * (file->f_inode->i_sb->s_magic in fs_sys_magic[]), and wanted by -f? */
+ * (file->f_inode->i_sb->s_magic in fs_cfg.sys_magic[]), and wanted by -f? */
 static __always_inline bool fs_sys_file_wanted(struct file *file)
 {
 	__u64 magic;
@@ -105,8 +97,8 @@ static __always_inline bool fs_sys_file_wanted(struct file *file)
 	if (!file)
 		return false;
 	magic = BPF_CORE_READ(file, f_inode, i_sb, s_magic);
-	if (!magic || (magic != fs_sys_magic[FS_EXT4] && magic != fs_sys_magic[FS_XFS] &&
-		       magic != fs_sys_magic[FS_BTRFS]))
+	if (!magic || (magic != fs_cfg.sys_magic[FS_EXT4] && magic != fs_cfg.sys_magic[FS_XFS] &&
+		       magic != fs_cfg.sys_magic[FS_BTRFS]))
 		return false;
 	return fs_file_wanted(file);
 }
@@ -198,7 +190,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
 	struct fs_event *e;
 	struct inode *inode;
-	bool slow = delta >= fs_min_ns;
+	bool slow = delta >= fs_cfg.min_ns;
 
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);

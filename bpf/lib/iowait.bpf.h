@@ -15,19 +15,10 @@
 #define IOLAYER_IOWAIT_BPF_H
 
 #include "lib/core_fixes.bpf.h"
-#include "iowaitstack.h"
+#include "lib/iowait.h"
 
-/* Filters and options, set by user space before load (0 = no filter). */
-const volatile __u32 iw_targ_tgid = 0;  /* only this process */
-const volatile __u32 iw_targ_tid = 0;   /* only this thread */
-const volatile __u64 iw_min_ns = 0;     /* only sleeps at least this long, ns */
-const volatile __u64 iw_max_ns = 0;     /* only sleeps at most this long, ns (0: no limit) */
-const volatile bool iw_user_stacks = false; /* also record user stacks (-U) */
-/* sched_switch passes prev_state as its 4th argument (since 5.18, commit fa2c3254d7cf,
- * "sched/tracing: Don't re-read p->state when emitting sched_switch event"). Set by user
- * space from the tracepoint's BTF prototype (il_iowait_prepare()). Without it the state is
- * read from task_struct, which a concurrent wake-up may already have set to TASK_RUNNING. */
-const volatile bool iw_tp_prev_state = false;
+/* Settings, filled by user space before load (struct iw_cfg, user/lib/iowait.c). */
+const volatile struct iw_cfg iw_cfg = {};
 
 /* A sleep in progress: when it began and the stacks it began under. */
 struct iw_sleep {
@@ -57,7 +48,7 @@ struct {
 	__type(value, struct iw_val);
 } iw_waits SEC(".maps");
 
-/* With iw_user_stacks: the processes already announced on iw_procs (LRU: old ones fall out),
+/* With iw_cfg.user_stacks: the processes already announced on iw_procs (LRU: old ones fall out),
  * with their address space then: an exec gives the process a new mm and a new announcement. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -113,14 +104,14 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 		return;
 	tid = BPF_CORE_READ(prev, pid);
 	tgid = BPF_CORE_READ(prev, tgid);
-	if (!tid || (iw_targ_tgid && tgid != iw_targ_tgid) || (iw_targ_tid && tid != iw_targ_tid))
+	if (!tid || (iw_cfg.targ_tgid && tgid != iw_cfg.targ_tgid) || (iw_cfg.targ_tid && tid != iw_cfg.targ_tid))
 		return;
 	if (prev_state == 0) /* TASK_RUNNING: woken before it slept */
 		return;
 	s.ts = bpf_ktime_get_ns();
 	s.kstack = iw_stackid(ctx, 0);
 	s.ustack = IW_STACK_NONE;
-	if (iw_user_stacks && (mm = (__u64)BPF_CORE_READ(prev, mm))) {
+	if (iw_cfg.user_stacks && (mm = (__u64)BPF_CORE_READ(prev, mm))) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
 		iw_announce(tgid, mm);
 	}
@@ -160,7 +151,7 @@ static __always_inline void iw_switch_in(struct task_struct *next)
 		il_drop(IL_DROP_BACKWARDS);
 		return;
 	}
-	if (delta < iw_min_ns || (iw_max_ns && delta > iw_max_ns))
+	if (delta < iw_cfg.min_ns || (iw_cfg.max_ns && delta > iw_cfg.max_ns))
 		return;
 	key.tid = tid;
 	key.tgid = BPF_CORE_READ(next, tgid);
@@ -188,7 +179,7 @@ static __always_inline int iw_on_switch(__u64 *ctx)
 	iw_switch_in(next);
 	if (ctx[0] & 0xff) /* preempt */
 		return 0;
-	prev_state = iw_tp_prev_state ? (__u32)ctx[3] : il_task_state(prev);
+	prev_state = iw_cfg.tp_prev_state ? (__u32)ctx[3] : il_task_state(prev);
 	iw_switch_out(ctx, prev, prev_state);
 	return 0;
 }

@@ -12,23 +12,16 @@
  *                       flusher path only; the return value is not carried)
  *
  * Entry and return are paired per thread in `wb_starts`; each return updates the in-kernel
- * summary `wb_stats` and, unless filtered (wb_errors_only), sends a struct wb_event.
+ * summary `wb_stats` and, unless filtered (wb_cfg.errors_only), sends a struct wb_event.
  */
 #ifndef IOLAYER_WRITEBACK_BPF_H
 #define IOLAYER_WRITEBACK_BPF_H
 
 #include "lib/common.bpf.h"
-#include "writeback_ret.h"
+#include "lib/writeback.h"
 
-/* Set by user space before load. */
-const volatile __u32 wb_targ_tgid = 0;   /* only this process; 0: all */
-const volatile __u32 wb_targ_tid = 0;    /* only this thread; 0: all */
-const volatile __u32 wb_func = WB_FUNC_EXT4_WRITEPAGES; /* enum wb_func */
-const volatile __u32 wb_nargs = 2;       /* arguments of the traced function (fexit reads ret after them), 0..6 */
-const volatile bool wb_has_wbc = true;   /* the function is f(struct address_space *, struct writeback_control *) */
-const volatile bool wb_errors_only = false; /* rows only for non-zero returns */
-const volatile bool wb_want_stack = false;  /* kernel stack (taken at entry) on non-zero returns */
-const volatile bool wb_want_rows = true;    /* false: summary only */
+/* Settings, filled by user space before load (struct wb_cfg, user/lib/writeback.c). */
+const volatile struct wb_cfg wb_cfg = {};
 
 /* What an entry leaves for its return (key: thread id). */
 struct wb_start {
@@ -37,7 +30,7 @@ struct wb_start {
 	__u64 inode;         /* struct inode *, 0 when none */
 	__s64 nr_to_write;   /* wbc->nr_to_write at entry */
 	__s32 sync_mode;     /* wbc->sync_mode at entry, -1 when no wbc */
-	__s32 stack_id;      /* kernel stack at entry (wb_want_stack), < 0 when none */
+	__s32 stack_id;      /* kernel stack at entry (wb_cfg.want_stack), < 0 when none */
 };
 
 struct {
@@ -68,9 +61,9 @@ struct {
 
 static __always_inline bool wb_filtered(__u64 pid_tgid)
 {
-	if (wb_targ_tgid && (pid_tgid >> 32) != wb_targ_tgid)
+	if (wb_cfg.targ_tgid && (pid_tgid >> 32) != wb_cfg.targ_tgid)
 		return true;
-	if (wb_targ_tid && (__u32)pid_tgid != wb_targ_tid)
+	if (wb_cfg.targ_tid && (__u32)pid_tgid != wb_cfg.targ_tid)
 		return true;
 	return false;
 }
@@ -111,7 +104,7 @@ static __always_inline int wb_enter(void *ctx, struct inode *inode, struct write
 	s.inode = (__u64)inode;
 	s.wbc = (__u64)wbc;
 	s.sync_mode = -1;
-	s.stack_id = wb_want_stack ? bpf_get_stackid(ctx, &wb_stacks, 0) : WB_NO_STACK;
+	s.stack_id = wb_cfg.want_stack ? bpf_get_stackid(ctx, &wb_stacks, 0) : WB_NO_STACK;
 	if (wbc) {
 		s.nr_to_write = BPF_CORE_READ(wbc, nr_to_write);
 		s.sync_mode = BPF_CORE_READ(wbc, sync_mode);
@@ -166,7 +159,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 
 	key.ret = ret_known ? ret : 0;
 	key.sync_mode = s->sync_mode;
-	key.func = wb_func;
+	key.func = wb_cfg.func;
 	key.ret_known = ret_known;
 	st = il_lookup_or_init(&wb_stats, &key, &zero);
 	if (st) {
@@ -176,7 +169,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 			st->max_ns = lat; /* racy across CPUs; a lost max is off by one call */
 	}
 
-	if (!wb_want_rows || (wb_errors_only && (!ret_known || ret == 0)))
+	if (!wb_cfg.want_rows || (wb_cfg.errors_only && (!ret_known || ret == 0)))
 		goto out;
 	e = il_ringbuf_reserve(&wb_events, sizeof(*e));
 	if (!e)
@@ -189,7 +182,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 	e->ret_known = ret_known;
 	e->sync_mode = s->sync_mode;
 	e->pages = pages;
-	e->func = wb_func;
+	e->func = wb_cfg.func;
 	e->stack_id = WB_NO_STACK;
 	e->ino = 0;
 	e->dev = 0;
@@ -201,7 +194,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 		wb_inode_name(inode, e->file, sizeof(e->file));
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (wb_want_stack && ret_known && ret != 0) {
+	if (wb_cfg.want_stack && ret_known && ret != 0) {
 		if (s->stack_id < 0)
 			il_drop(IL_DROP_STACK);
 		else
@@ -221,7 +214,7 @@ static __always_inline int wb_enter_args(void *ctx, __u64 a0, __u64 a1)
 {
 	struct address_space *mapping = (void *)a0;
 
-	if (!wb_has_wbc)
+	if (!wb_cfg.has_wbc)
 		return wb_enter(ctx, NULL, NULL);
 	return wb_enter(ctx, BPF_CORE_READ(mapping, host), (void *)a1);
 }
@@ -229,12 +222,12 @@ static __always_inline int wb_enter_args(void *ctx, __u64 a0, __u64 a1)
 SEC("fentry")
 int wb_fentry(unsigned long long *ctx)
 {
-	if (!wb_has_wbc)
+	if (!wb_cfg.has_wbc)
 		return wb_enter(ctx, NULL, NULL);
 	return wb_enter_args(ctx, ctx[0], ctx[1]);
 }
 
-/* The return value follows the wb_nargs arguments in ctx. The verifier refuses a load from
+/* The return value follows the wb_cfg.nargs arguments in ctx. The verifier refuses a load from
  * ctx at an offset computed at run time (and clang merges per-case constant loads into one
  * such load), so the slot is copied with a helper instead. */
 SEC("fexit")
@@ -242,7 +235,7 @@ int wb_fexit(unsigned long long *ctx)
 {
 	__u64 ret = 0;
 
-	bpf_probe_read_kernel(&ret, sizeof(ret), ctx + (wb_nargs & 7));
+	bpf_probe_read_kernel(&ret, sizeof(ret), ctx + (wb_cfg.nargs & 7));
 	return wb_exit(ctx, (int)ret, true, -1);
 }
 

@@ -27,7 +27,7 @@ waits=$(iw_sum "$TMPD/p.out" waits "$dd_pid" "io_schedule.*($DIRECT)")
 diag "dd: $waits sleeps under io_schedule and the direct-I/O path for $N reads"
 check "$N direct reads -> between 1 and $N sleeps (got $waits)" test "$waits" -ge 1 -a "$waits" -le $N
 is "$(iw_pids "$TMPD/p.out")" "$dd_pid" "-p shows only dd (not the other reader)"
-is "$(jq -s '[.[] | .drops.stack + .drops.map_full] | add' "$TMPD/p.out")" 0 "no stack or map drops"
+is "$(jq -s '[.[] | .lost.stack + .lost.map_full] | add' "$TMPD/p.out")" 0 "no stack or map drops"
 check "no tracer frames in the stacks" no_tracer_frames "$TMPD/p.out"
 
 # 2. without -p: both readers show up, each charged with its own sleeps

@@ -8,7 +8,7 @@ plan 11
 bad_input "unknown pid" "no process with pid 999999999" $IWS -p 999999999
 bad_input "unknown tid" "no thread with tid 999999999" $IWS --tid 999999999
 bad_input "-m larger than -M" "-m 500 is larger than -M 100" $IWS -m 500 -M 100
-bad_input "pid not a number" "pid must be a whole number" $IWS -p abc
+bad_input "pid not a number" "(pid|PID) must be a whole number" $IWS -p abc
 bad_input "interval 0" "interval .* got '0'" $IWS -i 0
 bad_input "-c without -i" "-c needs -i" $IWS -c 3
 bad_input "two output formats" "choose one of --folded and --json" $IWS --folded --json

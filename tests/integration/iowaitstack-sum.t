@@ -37,7 +37,7 @@ sum_run() { # BYTES COUNT TAG
 	GOT=$(iw_sum "$TMPD/s.$tag" usecs "$pid" .)
 	WAITS=$(iw_sum "$TMPD/s.$tag" waits "$pid" 'direct_IO|dio_')
 	NVCSW=$(awk '/^nvcsw/ { print $2 }' "$TMPD/wl.$tag")
-	LOST=$(jq -s '[.[] | .drops.missed_end] | max // 0' "$TMPD/s.$tag")
+	LOST=$(jq -s '[.[] | .lost.missed_end] | max // 0' "$TMPD/s.$tag")
 	diag "run $tag: wall $((wall / 1000)) us, cpu $((cpu / 1000)) us, off-CPU $OFF us;" \
 		"iowaitstack: $GOT us in $WAITS sleeps, $LOST sleeps without an end;" \
 		"$NVCSW voluntary switches"

@@ -11,7 +11,7 @@ source "$(dirname "$0")/writeback-ret-lib.sh"
 bad "-f of a function that does not exist" "no kernel function named 'iolayer_no_such_func'" \
 	$WR -f iolayer_no_such_func
 bad "-f of a function that does not return int" "d_path does not return int" $WR -f d_path
-bad "-p not a number" "pid must be a whole number" $WR -p abc
+bad "-p not a number" "(pid|PID) must be a whole number" $WR -p abc
 bad "-p of no process" "no process with pid" $WR -p 2147483647
 bad "--tid of no thread" "^writeback-ret: no thread with tid 2147483647$" $WR --tid 2147483647
 bad "--tid of a thread outside -p" "^writeback-ret: thread $$ is not in process 1$" $WR -p 1 --tid $$

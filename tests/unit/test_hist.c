@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "iolayer.h"
+#include "libiolayer.h"
 
 static const char *golden_dir = "tests/unit/golden";
 

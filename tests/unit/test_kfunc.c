@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "kfunc.h"
+#include "btf.h"
 
 static void test_int_returning(void **state)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "iolayer.h"
+#include "libiolayer.h"
 #include "stacks.h"
 
 static void test_tracer_frames(void **state)

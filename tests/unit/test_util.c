@@ -8,7 +8,7 @@
 #include <string.h>
 #include <limits.h>
 #include <cmocka.h>
-#include "iolayer.h"
+#include "libiolayer.h"
 
 static const char *dir = "tests/unit";
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "iolayer.h"
+#include "libiolayer.h"
 #include "verdict.h"
 
 #define US 1000ULL

@@ -21,8 +21,9 @@
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
+#include "kretprobe.h"
 #include "log.h"
+#include "tracefs.h"
 
 #define KRP_GROUP "iolayer"
 
@@ -32,13 +33,11 @@ static int ndefined;
 
 static int kprobe_events_write(const char *line)
 {
-	const char *fs = il_tracefs();
 	char path[256];
 	int fd, err = 0;
 
-	if (!fs)
+	if (!il_tracefs_path("kprobe_events", path, sizeof(path)))
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/kprobe_events", fs);
 	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -68,13 +67,11 @@ void il_kretprobes_remove(void)
 /* Remove KRP_GROUP events left by tools that are gone (killed with SIGKILL, say). */
 static void remove_stale(void)
 {
-	const char *fs = il_tracefs();
 	char path[256], line[512];
 	FILE *f;
 
-	if (!fs)
+	if (!il_tracefs_path("kprobe_events", path, sizeof(path)))
 		return;
-	snprintf(path, sizeof(path), "%s/kprobe_events", fs);
 	f = fopen(path, "re");
 	if (!f)
 		return;
@@ -94,10 +91,12 @@ static void remove_stale(void)
 
 static int event_id(const char *name)
 {
-	char path[256], buf[32];
+	char rel[128], path[256], buf[32];
 	int fd, n;
 
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", il_tracefs(), KRP_GROUP, name);
+	snprintf(rel, sizeof(rel), "events/%s/%s/id", KRP_GROUP, name);
+	if (!il_tracefs_path(rel, path, sizeof(path)))
+		return -ENOENT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

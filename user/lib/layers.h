@@ -1,32 +1,58 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The attach plans of the shared BPF layers (bpf/lib/{block,fs,writeback,iowait}.bpf.h).
- * Programs are found by name in whatever BPF object includes the layer, so each tool and the
- * iolayer aggregate build a layer's plan the same way, from this one place.
+ * The user side of the kernel layers: one module per layer (user/lib/block.c, fs.c,
+ * writeback.c, iowait.c) beside its BPF side (bpf/lib/LAYER.bpf.h) and its types
+ * (bpf/lib/LAYER.h). Each works from the bpf_object of any tool that includes the layer:
+ * it finds its programs, its settings struct in .rodata and its maps by name, so every tool
+ * composes a layer the same way. A layer module gives:
+ *   - il_LAYER_cfg(obj): its settings, with what it knows itself already filled in;
+ *   - its attach plan(s);
+ *   - readers of its maps, and the names it prints.
+ * Adding a layer: bpf/lib/NEW.h, bpf/lib/NEW.bpf.h, user/lib/NEW.c, a section here, and a
+ * line in il_layer_table (layers.c) so the plan test covers it.
  */
 #ifndef IOLAYER_LAYERS_H
 #define IOLAYER_LAYERS_H
 
 #include <stdbool.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
-#include "fsslower.h"
-#include "writeback_ret.h"
+#include "plan.h"
+#include "lib/block.h"
+#include "lib/fs.h"
+#include "lib/iowait.h"
+#include "lib/writeback.h"
 
-/* The program called name in obj; exits with an internal-error line when there is none. */
-struct bpf_program *il_prog_by_name(struct bpf_object *obj, const char *name);
+/* Every layer, for code that treats them alike (the plan test, -V). */
+struct il_layer_desc {
+	const char *name;                               /* "fs" */
+	const char *marker_map;                         /* a map only this layer defines */
+	/* Build every plan the layer can make from obj into plans (room for max); returns how
+	 * many. Plans carry their own building errors (plan.error). */
+	int (*all_plans)(struct bpf_object *obj, struct il_plan *plans, int max);
+};
+extern const struct il_layer_desc il_layer_table[];
+extern const int il_nlayers;
 
-/* Turn autoload off for every program of obj: a tool then lets the chooser turn on only
- * what its plans chose. */
-void il_autoload_none(struct bpf_object *obj);
+/* ---- block layer (user/lib/block.c) ------------------------------------------------------ */
 
-/* ---- block layer: programs btf_rq_{insert,issue,complete} and raw_rq_{...} ------------ */
+/* Settings, with blk_cfg.rq_two_args read from the tracepoint's BTF prototype. */
+struct blk_cfg *il_block_cfg(struct bpf_object *obj);
 
 /* Plan "block request lifetime": tp_btf, else raw_tp. with_insert adds block_rq_insert (an
  * optional target: queues without an I/O scheduler never fire it). */
 void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p);
 
-/* ---- filesystem layer (fs.bpf.h) ------------------------------------------------------ */
+/* One disk's totals from the aggregate map blk_disks. */
+struct il_disk_row {
+	__u32 dev;                     /* major << 20 | minor */
+	struct il_disk_stats st;
+};
+
+/* Read blk_disks of a loaded obj into a malloc'ed array (*rows, freed by the caller).
+ * Returns the number of disks, or -errno. */
+int il_block_disks_read(struct bpf_object *obj, struct il_disk_row **rows);
+
+/* ---- filesystem layer (user/lib/fs.c) ------------------------------------------------------ */
 
 /* What the layer knows of each filesystem (enum fs_type): name, superblock magic, plan
  * name and the kernel functions behind read, write, open and fsync (enum fs_op). */
@@ -38,20 +64,46 @@ struct il_fs_info {
 };
 extern const struct il_fs_info il_fs_table[FS_TYPE__MAX];
 
+/* Names of the operations (enum fs_op): "read", "write", "open", "fsync"; and the letters of
+ * fsslower's T column: R, W, O, F. */
+extern const char *const il_fs_op_names[FS_OP__MAX];
+extern const char il_fs_op_letters[FS_OP__MAX];
+
 /* enum fs_type of "ext4"/"xfs"/"btrfs", or -1. */
 int il_fs_by_name(const char *name);
 
-/* True when a filesystem of that type is mounted (/proc/self/mounts). */
-bool il_fs_mounted(const char *name);
+/* Settings, with fs_cfg.self_tgid set to this process. */
+struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
 
 /* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
  * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). */
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
 
-/* Sum the per-CPU fs_stats map (fd) into out[FS_OP__MAX]. 0, or -errno. */
-int il_fs_stats_read(int fd, struct fs_op_stats out[FS_OP__MAX]);
+/* Plans of the filesystems wanted[t] (in enum fs_type order) into plans[], their types into
+ * types[]; returns how many. */
+int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
+		struct il_plan plans[FS_TYPE__MAX], int types[FS_TYPE__MAX]);
 
-/* ---- writeback layer (writeback.bpf.h) ------------------------------------------------ */
+/* After il_plans_choose() and before load: the filesystems whose plan chose the syscall
+ * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
+void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
+
+/* Sum the per-CPU fs_stats map of a loaded obj into out[FS_OP__MAX]. 0, or -errno. */
+int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX]);
+
+/* Calls whose start is still recorded though their thread has exited: their return was
+ * missed. Add to the drops' IL_DROP_MISSED_RETURN. */
+__u64 il_fs_orphan_starts(struct bpf_object *obj);
+
+/* The full path of an event's file into buf: mount point + names from the root down.
+ * Without a known mount point, or past FS_PATH_DEPTH names, it starts with "...". Never
+ * empty. Returns buf. */
+const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len);
+
+/* ---- writeback layer (user/lib/writeback.c) ------------------------------------------------ */
+
+/* Settings, with the defaults of ext4_writepages: func, 2 arguments, a wbc, rows on. */
+struct wb_cfg *il_wb_cfg(struct bpf_object *obj);
 
 /* Plan of the writeback returns of func (enum wb_func) named target: fexit+fentry (when
  * fentry_ok: the function has BTF), kretprobe+kprobe, and for ext4_writepages/do_writepages
@@ -62,13 +114,84 @@ void il_wb_plan(struct bpf_object *obj, enum wb_func func, const char *target, b
 /* What the tracepoint method of func cannot see, one sentence; NULL for other methods. */
 const char *il_wb_tp_limits(enum wb_func func, int method);
 
-/* ---- I/O-wait layer (iowait.bpf.h) ---------------------------------------------------- */
+/* One line of the summary map wb_stats. */
+struct il_wb_row {
+	struct wb_stat_key k;
+	struct wb_stat v;
+};
+
+/* Read wb_stats of a loaded obj into a malloc'ed array (*rows, freed by the caller), sorted
+ * by func, ret, sync_mode. Returns the number of rows, or -errno. */
+int il_wb_stats_read(struct bpf_object *obj, struct il_wb_row **rows);
+
+/* ---- I/O-wait layer (user/lib/iowait.c) ---------------------------------------------------- */
+
+/* Settings, with iw_cfg.tp_prev_state read from sched_switch's BTF prototype. */
+struct iw_cfg *il_iowait_cfg(struct bpf_object *obj);
 
 /* Plan "I/O wait (sched_switch)": tp_btf, else raw_tp. */
 void il_iowait_plan(struct bpf_object *obj, struct il_plan *p);
 
-/* True when this kernel's sched_switch tracepoint passes prev_state (4 arguments, 5.18+), read
- * from its BTF prototype. Goes into the object's iw_tp_prev_state before load. */
-bool il_iowait_tp_prev_state(void);
+/* Call fn for every aggregate of iw_waits of a loaded obj (cumulative since start); stops
+ * when fn returns non-zero. 0, or -errno when the map cannot be read. */
+int il_iowait_foreach(struct bpf_object *obj,
+		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx);
+
+/* What user space keeps of the layer's sums: one entry per kernel aggregate, with its value
+ * at the last read (cumulative since start) and its growth since the last interval report. */
+struct il_iw_entry {
+	struct iw_key key;
+	struct iw_val seen;   /* the kernel's cumulative value at the last read */
+	struct iw_val iv;     /* growth since il_iw_table_new_interval(); max_ns is not kept */
+};
+
+struct il_iw_table {
+	struct il_iw_entry *v;
+	size_t n, cap;
+	int *index;           /* open addressing over v, -1 = empty */
+	size_t index_size;
+};
+
+/* Fold the kernel's sums (iw_waits of a loaded obj) into t; on_new (may be NULL) is called
+ * for each entry seen for the first time. 0, or -errno. */
+int il_iw_table_read(struct bpf_object *obj, struct il_iw_table *t,
+		     void (*on_new)(const struct il_iw_entry *e, void *ctx), void *ctx);
+void il_iw_table_new_interval(struct il_iw_table *t);
+void il_iw_table_free(struct il_iw_table *t);
+
+/* One stack (kernel and user) and the entries (threads) that slept under it. */
+struct il_iw_group {
+	__s32 kstack, ustack;
+	__u32 utgid;                  /* user stacks are per process */
+	struct iw_val sum;
+	struct il_iw_entry **members; /* sorted by total wait */
+	size_t nmembers;
+};
+
+/* Per-thread totals (a thread that exec()ed is shown under the name with most wait). */
+struct il_iw_thread {
+	const struct iw_key *key;
+	struct iw_val sum;
+};
+
+/* A report's view of t: entries with waits (their interval growth when interval is true,
+ * else everything since start), grouped by stack, groups sorted by total wait, and per-thread
+ * totals sorted likewise. Free with il_iw_report_free(). */
+struct il_iw_report {
+	bool interval;
+	struct il_iw_entry **list;
+	size_t nlist;
+	struct il_iw_group *groups;
+	size_t ngroups;
+	struct il_iw_thread *threads;
+	size_t nthreads;
+	struct iw_val all;            /* the sum of every group */
+};
+
+void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
+void il_iw_report_free(struct il_iw_report *r);
+
+/* The value of e a report uses. */
+const struct iw_val *il_iw_val(const struct il_iw_entry *e, bool interval);
 
 #endif

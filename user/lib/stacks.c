@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <elfutils/libdwfl.h>
+#include "log.h"
 #include "stacks.h"
 
 int il_stack_read(int map_fd, __u32 id, __u64 *ips, int max)
@@ -147,4 +148,128 @@ const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, 
 	else
 		snprintf(buf, len, "%s+0x%llx", obj, (unsigned long long)(addr - start));
 	return buf;
+}
+
+/* ---- named stacks, cached -------------------------------------------------------------- */
+
+#define IL_STACK_MAX_DEPTH 127 /* the kernel's PERF_MAX_STACK_DEPTH */
+
+struct named {
+	__u32 pid;                /* 0 for kernel stacks */
+	__s32 id;
+	struct il_frames f;
+};
+
+struct il_stacknames {
+	int map_fd;
+	struct il_ksyms *ksyms;
+	struct il_usyms *usyms;   /* NULL without user stacks */
+	struct named *v;
+	size_t n, cap;
+};
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		il_die("out of memory");
+	return d;
+}
+
+static void frames_add(struct il_frames *f, const char *name)
+{
+	char *plus;
+
+	f->names = realloc(f->names, (f->n + 1) * sizeof(char *));
+	f->funcs = realloc(f->funcs, (f->n + 1) * sizeof(char *));
+	if (!f->names || !f->funcs)
+		il_die("out of memory");
+	f->names[f->n] = xstrdup(name);
+	f->funcs[f->n] = xstrdup(name);
+	if ((plus = strstr(f->funcs[f->n], "+0x")))
+		*plus = 0;
+	f->n++;
+}
+
+struct il_stacknames *il_stacknames_new(int map_fd, bool user)
+{
+	struct il_stacknames *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		il_die("out of memory");
+	s->map_fd = map_fd;
+	s->ksyms = il_ksyms_load(NULL);
+	if (!s->ksyms) {
+		il_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
+		free(s);
+		return NULL;
+	}
+	if (user && !(s->usyms = il_usyms_new()))
+		il_die("out of memory");
+	return s;
+}
+
+void il_stacknames_free(struct il_stacknames *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		for (int j = 0; j < s->v[i].f.n; j++) {
+			free(s->v[i].f.names[j]);
+			free(s->v[i].f.funcs[j]);
+		}
+		free(s->v[i].f.names);
+		free(s->v[i].f.funcs);
+	}
+	free(s->v);
+	il_ksyms_free(s->ksyms);
+	il_usyms_free(s->usyms);
+	free(s);
+}
+
+const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __s32 id)
+{
+	static __u64 ips[IL_STACK_MAX_DEPTH];
+	struct il_frames *f;
+	char buf[512];
+	int n;
+
+	if (id < 0 || (pid && !s->usyms))
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].id == id)
+			return &s->v[i].f;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 128;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			il_die("out of memory");
+	}
+	s->v[s->n] = (struct named){ .pid = pid, .id = id };
+	f = &s->v[s->n++].f;
+	n = il_stack_read(s->map_fd, id, ips, IL_STACK_MAX_DEPTH);
+	if (n < 0)
+		frames_add(f, "[stack not readable]");
+	for (int i = 0; i < n; i++) {
+		if (!pid) {
+			const struct il_ksym *k = il_ksyms_find(s->ksyms, ips[i]);
+
+			if (k && il_ksym_is_tracer(k->name))
+				continue;
+			il_ksyms_format(s->ksyms, ips[i], buf, sizeof(buf));
+		} else {
+			il_usyms_format(s->usyms, pid, ips[i], buf, sizeof(buf));
+		}
+		frames_add(f, buf);
+	}
+	return f;
+}
+
+int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid)
+{
+	if (!s->usyms)
+		return -1;
+	il_usyms_forget(s->usyms, pid); /* the pid may have been reused, or the process exec()ed */
+	return il_usyms_load(s->usyms, pid);
 }

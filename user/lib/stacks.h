@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "ksyms.h"
 
 /* Read stack `id` of the stack map `map_fd` into ips (room for max addresses). Returns the
  * number of frames (the map pads unused slots with 0), or -errno (-ENOENT: no such id). */
@@ -44,5 +45,33 @@ int il_usyms_load(struct il_usyms *u, int pid);
 
 /* Drop what is cached for pid (e.g. after it exec()ed). */
 void il_usyms_forget(struct il_usyms *u, int pid);
+
+/* ---- named stacks, cached ------------------------------------------------------------- */
+
+/* A stack's frames, innermost first, the tracer's own kernel frames left out. names[i] is
+ * "function+0xoff [module]" (kernel) or "function+0xoff (object)" (user); funcs[i] is the
+ * same without the offset, for folded output. */
+struct il_frames {
+	int n;
+	char **names;
+	char **funcs;
+};
+
+struct il_stacknames;
+
+/* A cache naming the stacks of stack map map_fd: kernel stacks with /proc/kallsyms (read now:
+ * call it after attaching, so the tracer's own programs have symbols and are recognised),
+ * and, when user is true, user stacks with libdw. NULL after printing one line on failure. */
+struct il_stacknames *il_stacknames_new(int map_fd, bool user);
+void il_stacknames_free(struct il_stacknames *s);
+
+/* The frames of stack id (a kernel stack when pid is 0, else a user stack of process pid),
+ * read and named at the first call and kept; NULL when id < 0 (not collected or lost). A
+ * stack that cannot be read has the one frame "[stack not readable]". */
+const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __s32 id);
+
+/* Read process pid's mappings now (forgetting what was cached for an earlier process of that
+ * pid), while it still runs. 0, or -1 when it cannot be read. */
+int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid);
 
 #endif

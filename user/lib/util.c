@@ -141,9 +141,20 @@ void il_require_pid(int pid)
 {
 	char path[32];
 
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	if (pid <= 0 || access(path, F_OK))
+	char line[256];
+	int tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (pid <= 0 || !(f = fopen(path, "re")))
 		il_die("no process with pid %d", pid);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid > 0 && tgid != pid)
+		il_die("%d is a thread of process %d: use -p %d, or --tid %d for the thread alone",
+		       pid, tgid, tgid, pid);
 }
 
 void il_require_tid(int tid, int pid)

@@ -46,7 +46,8 @@ const char *il_disk_name(__u32 dev, char *buf, size_t len);
 /* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
 int il_disk_dev(const char *name, __u32 *dev);
 
-/* Exit with one line unless process pid exists ("no process with pid 123"). */
+/* Exit with one line unless process pid exists ("no process with pid 123") and is a process,
+ * not one of its other threads (/proc/PID/status Tgid). */
 void il_require_pid(int pid);
 
 /* Exit with one line unless thread tid exists ("no thread with tid N") and, when pid is not

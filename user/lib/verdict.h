@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "fsslower.h"
+#include "lib/fs.h"
 
 /* One latency distribution, summarized. Percentiles are the upper bound of the log2 bucket
  * that holds them (ns): "p99 < p99_lt_ns". */

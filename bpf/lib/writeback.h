@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Types shared by the writeback layer's BPF side (bpf/lib/writeback.bpf.h) and the
- * writeback-ret tool (user/writeback_ret.c). Fixed-width types only.
+ * The writeback layer's types, shared by its BPF side (bpf/lib/writeback.bpf.h), its user
+ * side (user/lib/writeback.c) and the tools that compose it. Fixed-width types only.
  */
-#ifndef IOLAYER_WRITEBACK_RET_H
-#define IOLAYER_WRITEBACK_RET_H
+#ifndef IOLAYER_WRITEBACK_H
+#define IOLAYER_WRITEBACK_H
 
 #include "lib/shared.h"
 
@@ -13,6 +13,19 @@ enum wb_func {
 	WB_FUNC_EXT4_WRITEPAGES, /* ext4_writepages(mapping, wbc) */
 	WB_FUNC_DO_WRITEPAGES,   /* do_writepages(mapping, wbc) */
 	WB_FUNC_GENERIC,         /* any int-returning kernel function (fexit/kretprobe only) */
+};
+
+/* The layer's settings, one struct in .rodata (`wb_cfg`), filled by user space before load
+ * (user/lib/writeback.c). */
+struct wb_cfg {
+	__u32 targ_tgid;   /* only this process; 0: all */
+	__u32 targ_tid;    /* only this thread; 0: all */
+	__u32 func;        /* enum wb_func */
+	__u32 nargs;       /* arguments of the traced function (fexit reads ret after them), 0..6 */
+	__u8 has_wbc;      /* the function is f(struct address_space *, struct writeback_control *) */
+	__u8 errors_only;  /* rows only for non-zero returns */
+	__u8 want_stack;   /* kernel stack (taken at entry) on non-zero returns */
+	__u8 want_rows;    /* 0: summary only (no ring-buffer rows) */
 };
 
 #define WB_FILE_LEN 32   /* bytes of the file name kept per row (its last path component) */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Types shared by the I/O-wait layer's BPF code (bpf/lib/iowait.bpf.h) and user space
- * (user/iowaitstack.c). Fixed-width types only.
+ * The I/O-wait layer's types, shared by its BPF side (bpf/lib/iowait.bpf.h), its user side
+ * (user/lib/iowait.c) and the tools that compose it. Fixed-width types only.
  */
-#ifndef IOLAYER_IOWAITSTACK_H
-#define IOLAYER_IOWAITSTACK_H
+#ifndef IOLAYER_IOWAIT_H
+#define IOLAYER_IOWAIT_H
 
 #include "lib/shared.h"
 
@@ -17,6 +17,22 @@
 #define IW_STACK_NONE (-1)      /* not collected: user stacks without -U, or a kernel thread */
 #define IW_STACK_LOST (-2)      /* bpf_get_stackid() failed (bucket taken by another stack,
                                  * or no stack): counted as IL_DROP_STACK */
+
+/* The layer's settings, one struct in .rodata (`iw_cfg`), filled by user space before load
+ * (user/lib/iowait.c). 0 = no filter. */
+struct iw_cfg {
+	__u32 targ_tgid;     /* only this process */
+	__u32 targ_tid;      /* only this thread */
+	__u64 min_ns;        /* only sleeps at least this long, ns */
+	__u64 max_ns;        /* only sleeps at most this long, ns (0: no limit) */
+	__u8 user_stacks;    /* also record user stacks (-U) */
+	/* sched_switch passes prev_state as its 4th argument (since 5.18, commit fa2c3254d7cf,
+	 * "sched/tracing: Don't re-read p->state when emitting sched_switch event"), read from
+	 * the tracepoint's BTF prototype. Without it the state is read from task_struct, which a
+	 * concurrent wake-up may already have set to TASK_RUNNING. */
+	__u8 tp_prev_state;
+	__u8 pad[6];
+};
 
 /* One aggregate: a thread and the stacks it slept under. comm is the thread's name when it
  * woke up (task_struct.comm). */
@@ -41,4 +57,4 @@ struct iw_proc_event {
 	__u32 tgid;
 };
 
-#endif /* IOLAYER_IOWAITSTACK_H */
+#endif /* IOLAYER_IOWAIT_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Types shared by the filesystem layer's BPF handlers (bpf/lib/fs.bpf.h) and user space
- * (user/fsslower.c, later the iolayer aggregate). Fixed-width types only.
+ * The filesystem layer's types, shared by its BPF side (bpf/lib/fs.bpf.h) and its user side
+ * (user/lib/fs.c) and the tools that compose it. Fixed-width types only.
  */
-#ifndef IOLAYER_FSSLOWER_H
-#define IOLAYER_FSSLOWER_H
+#ifndef IOLAYER_FS_H
+#define IOLAYER_FS_H
 
 #include "lib/shared.h"
 
@@ -30,6 +30,20 @@ enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
 #define FS_EV_NESTED 0x1   /* an fsync run inside a write (O_SYNC/O_DSYNC), not an fsync call */
 #define FS_EV_DATASYNC 0x2 /* fdatasync (or an O_DSYNC write's sync): data only */
 #define FS_EV_DEEPER 0x4   /* the path has more than FS_PATH_DEPTH components */
+
+/* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load
+ * (user/lib/fs.c). 0 means "any" for every filter. */
+struct fs_cfg {
+	__u32 targ_tgid;  /* only this process (all its threads) */
+	__u32 targ_tid;   /* only this thread */
+	__u32 self_tgid;  /* never this process (the tracer, whose output may be on a traced fs) */
+	__u32 targ_dev;   /* with targ_ino: only this file (kernel dev_t encoding) */
+	__u64 targ_ino;
+	__u64 min_ns;     /* send an event when latency >= this, ns; ~0: never (summary only) */
+	/* Superblock magics (FS_*_MAGIC) whose files the syscall tracepoints report; 0 = unused
+	 * slot. A filesystem traced by fentry or kprobe is left out, so nothing counts twice. */
+	__u64 sys_magic[FS_TYPE__MAX];
+};
 
 /* One operation that took at least the threshold; sent through the ring buffer. */
 struct fs_event {
@@ -60,4 +74,4 @@ struct fs_op_stats {
 	__u64 slots[IL_HIST_SLOTS];
 };
 
-#endif /* IOLAYER_FSSLOWER_H */
+#endif /* IOLAYER_FS_H */

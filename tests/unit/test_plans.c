@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Unit tests: the contract between the BPF objects and the layers' plans. Every built
+ * build/bpf/NAME.bpf.o is opened (no load, no root, no kernel features needed), every layer it
+ * includes builds every plan it can make, and each plan must name only programs the object
+ * has, fit its arrays, and offer an option in each attach family the layer supports.
+ */
+#include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "libiolayer.h"
+
+static char bpf_dir[PATH_MAX];
+
+/* Families each layer must offer in every plan (writeback's generic mode has no tracepoint,
+ * so the writeback layer is held to fentry and kprobe only). */
+static bool family_required(const char *layer, enum il_family f)
+{
+	if (!strcmp(layer, "block") || !strcmp(layer, "iowait"))
+		return f == IL_FAM_TRACEPOINT;
+	if (!strcmp(layer, "writeback"))
+		return f != IL_FAM_TRACEPOINT;
+	return true;
+}
+
+static int check_object(const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct il_plan *plans = calloc(16, sizeof(*plans));
+	int layers = 0;
+
+	assert_non_null(obj);
+	assert_non_null(plans);
+	for (int l = 0; l < il_nlayers; l++) {
+		const struct il_layer_desc *d = &il_layer_table[l];
+		int n;
+
+		if (!il_obj_has_map(obj, d->marker_map))
+			continue;
+		layers++;
+		n = d->all_plans(obj, plans, 16);
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			const struct il_plan *p = &plans[i];
+
+			if (p->error[0])
+				fail_msg("%s: layer %s: %s", path, d->name, p->error);
+			assert_true(p->nopts > 0);
+			for (int f = IL_FAM_FENTRY; f < IL_FAM__MAX; f++) {
+				bool has = false;
+
+				for (int j = 0; j < p->nopts; j++) {
+					const struct il_option *o = &p->opts[j];
+
+					assert_true(o->nprogs > 0);
+					for (int k = 0; k < o->nprogs; k++)
+						assert_non_null(o->progs[k].prog);
+					has |= il_method_family(o->method) == (enum il_family)f;
+				}
+				if (family_required(d->name, f) && !has)
+					fail_msg("%s: %s has no %s option", path, p->what,
+						 il_family_name(f));
+			}
+		}
+	}
+	free(plans);
+	bpf_object__close(obj);
+	return layers;
+}
+
+static void test_every_object(void **state)
+{
+	DIR *dir = opendir(bpf_dir);
+	struct dirent *de;
+	int objects = 0;
+
+	if (!dir)
+		fail_msg("no BPF objects in %s (build first)", bpf_dir);
+	while ((de = readdir(dir))) {
+		char path[PATH_MAX * 2];
+		size_t l = strlen(de->d_name);
+
+		if (l < 6 || strcmp(de->d_name + l - 6, ".bpf.o"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", bpf_dir, de->d_name);
+		if (check_object(path) < 1)
+			fail_msg("%s includes no layer", path);
+		objects++;
+	}
+	closedir(dir);
+	assert_true(objects >= 5);
+}
+
+/* The checks themselves: a missing program and an overflow are caught, not written past. */
+static void test_mistakes_caught(void **state)
+{
+	char path[PATH_MAX * 2];
+	struct bpf_object *obj;
+	struct il_plan p;
+
+	snprintf(path, sizeof(path), "%s/iowaitstack.bpf.o", bpf_dir);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	il_plan_init(&p, "test");
+	assert_int_equal(il_plan_add(&p, obj, "iw_switch_btf", "sched:sched_switch", false), -1);
+	assert_non_null(strstr(p.error, "before any option"));
+	il_plan_init(&p, "test");
+	il_plan_option(&p, IL_M_TP_BTF, NULL);
+	assert_int_equal(il_plan_add(&p, obj, "no_such_prog", "sched:sched_switch", false), -1);
+	assert_non_null(strstr(p.error, "no_such_prog"));
+	il_plan_init(&p, "test");
+	il_plan_option(&p, IL_M_TP_BTF, NULL);
+	for (int i = 0; i < IL_MAX_PROGS; i++)
+		assert_int_equal(il_plan_add(&p, obj, "iw_switch_btf", "sched:sched_switch", false), 0);
+	assert_int_equal(il_plan_add(&p, obj, "iw_switch_btf", "sched:sched_switch", false), -1);
+	assert_int_equal(p.opts[0].nprogs, IL_MAX_PROGS);
+	for (int i = 1; i < IL_MAX_OPTIONS; i++)
+		assert_int_equal(il_plan_option(&p, IL_M_RAW_TP, NULL), 0);
+	assert_int_equal(il_plan_option(&p, IL_M_RAW_TP, NULL), -1);
+	bpf_object__close(obj);
+}
+
+/* The layers' settings are found in .rodata by name, with their size checked. */
+static void test_rodata(void **state)
+{
+	char path[PATH_MAX * 2];
+	struct bpf_object *obj;
+
+	snprintf(path, sizeof(path), "%s/iolayer.bpf.o", bpf_dir);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	assert_non_null(il_obj_rodata(obj, "fs_cfg", sizeof(struct fs_cfg)));
+	assert_non_null(il_obj_rodata(obj, "wb_cfg", sizeof(struct wb_cfg)));
+	assert_non_null(il_obj_rodata(obj, "iw_cfg", sizeof(struct iw_cfg)));
+	assert_non_null(il_obj_rodata(obj, "blk_cfg", sizeof(struct blk_cfg)));
+	assert_null(il_obj_rodata(obj, "fs_cfg", sizeof(struct fs_cfg) + 8));
+	assert_null(il_obj_rodata(obj, "no_such_setting", 4));
+	bpf_object__close(obj);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_object),
+		cmocka_unit_test(test_mistakes_caught),
+		cmocka_unit_test(test_rodata),
+	};
+	char self[PATH_MAX];
+
+	(void)argc;
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(bpf_dir, sizeof(bpf_dir), "%s/../bpf", dirname(self));
+	libbpf_set_print(NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The filesystem layer's user side (see layers.h; kernel side bpf/lib/fs.bpf.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "bpfobj.h"
+#include "layers.h"
+#include "log.h"
+#include "mounts.h"
+#include "util.h"
+
+const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
+	[FS_EXT4] = { "ext4", FS_EXT4_MAGIC, "ext4 file operations",
+		      { "ext4_file_read_iter", "ext4_file_write_iter", "ext4_file_open", "ext4_sync_file" } },
+	[FS_XFS] = { "xfs", FS_XFS_MAGIC, "xfs file operations",
+		     { "xfs_file_read_iter", "xfs_file_write_iter", "xfs_file_open", "xfs_file_fsync" } },
+	[FS_BTRFS] = { "btrfs", FS_BTRFS_MAGIC, "btrfs file operations",
+		       { "btrfs_file_read_iter", "btrfs_file_write_iter", "btrfs_file_open", "btrfs_sync_file" } },
+};
+
+/* Also the suffixes of the layer's program names (fs_kprobe_read, fs_fentry_ext4_fsync). */
+const char *const il_fs_op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+const char il_fs_op_letters[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
+
+/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME. */
+static const char *sys_events[] = {
+	"read", "write", "pread64", "pwrite64", "openat", "fsync", "fdatasync",
+};
+
+static const char *limits_fn =
+	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions: "
+	"every caller (syscalls, io_uring, aio, nfsd), not mmap page faults or writeback";
+static const char *limits_tp =
+	"measures at the syscall boundary (read, write, pread64, pwrite64, openat, fsync, "
+	"fdatasync; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup and "
+	"locking; cannot see io_uring, aio, readv/writev, mmap writeback, or the sync inside an "
+	"O_SYNC write on xfs/btrfs";
+
+int il_fs_by_name(const char *name)
+{
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		if (!strcmp(name, il_fs_table[i].name))
+			return i;
+	return -1;
+}
+
+struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
+{
+	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
+
+	c->self_tgid = getpid();
+	return c;
+}
+
+void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
+{
+	const struct il_fs_info *fs = &il_fs_table[t];
+	char name[64], target[IL_TARGET_LEN];
+
+	il_plan_init(p, fs->what);
+	for (int m = 0; m < 2; m++) {
+		il_plan_option(p, m ? IL_M_KPROBE : IL_M_FENTRY, limits_fn);
+		for (int op = 0; op < FS_OP__MAX; op++) {
+			if (m)
+				snprintf(name, sizeof(name), "fs_kprobe_%s", il_fs_op_names[op]);
+			else
+				snprintf(name, sizeof(name), "fs_fentry_%s_%s", fs->name, il_fs_op_names[op]);
+			il_plan_add(p, obj, name, fs->funcs[op], false);
+			if (m)
+				snprintf(name, sizeof(name), "fs_kretprobe_%s", il_fs_op_names[op]);
+			else
+				snprintf(name, sizeof(name), "fs_fexit_%s_%s", fs->name, il_fs_op_names[op]);
+			il_plan_add(p, obj, name, fs->funcs[op], false);
+		}
+	}
+	il_plan_option(p, IL_M_TRACEPOINT, limits_tp);
+	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
+		snprintf(name, sizeof(name), "fs_sys_enter_%s", sys_events[i]);
+		snprintf(target, sizeof(target), "syscalls:sys_enter_%s", sys_events[i]);
+		il_plan_add(p, obj, name, target, false);
+		snprintf(name, sizeof(name), "fs_sys_exit_%s", sys_events[i]);
+		snprintf(target, sizeof(target), "syscalls:sys_exit_%s", sys_events[i]);
+		il_plan_add(p, obj, name, target, false);
+	}
+	if (t == FS_EXT4) {
+		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
+		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
+	}
+}
+
+int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
+		struct il_plan plans[FS_TYPE__MAX], int types[FS_TYPE__MAX])
+{
+	int n = 0;
+
+	for (int t = 0; t < FS_TYPE__MAX; t++) {
+		if (!wanted[t])
+			continue;
+		il_fs_plan(obj, t, &plans[n]);
+		types[n++] = t;
+	}
+	return n;
+}
+
+void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n)
+{
+	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
+
+	for (int i = 0; i < n; i++)
+		if (il_plan_family(&plans[i]) == IL_FAM_TRACEPOINT)
+			c->sys_magic[types[i]] = il_fs_table[types[i]].magic;
+}
+
+int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, "fs_stats");
+	struct fs_op_stats *v;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (fd < 0)
+		return -ENOENT;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memset(out, 0, FS_OP__MAX * sizeof(*out));
+	for (__u32 k = 0; k < FS_OP__MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v)) {
+			int err = -errno;
+
+			free(v);
+			return err;
+		}
+		for (int c = 0; c < ncpu; c++) {
+			out[k].count += v[c].count;
+			out[k].slow += v[c].slow;
+			out[k].total_ns += v[c].total_ns;
+			if (v[c].max_ns > out[k].max_ns)
+				out[k].max_ns = v[c].max_ns;
+			for (int s = 0; s < IL_HIST_SLOTS; s++)
+				out[k].slots[s] += v[c].slots[s];
+		}
+	}
+	free(v);
+	return 0;
+}
+
+__u64 il_fs_orphan_starts(struct bpf_object *obj)
+{
+	struct { __u32 tid, op; } key, next; /* struct fs_key of fs.bpf.h */
+	int fd = il_obj_map_fd(obj, "fs_inflight");
+	void *prev = NULL;
+	__u64 n = 0;
+	char path[32];
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		snprintf(path, sizeof(path), "/proc/%u", next.tid);
+		if (access(path, F_OK))
+			n++;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len)
+{
+	const char *mp = il_mount_of(e->dev);
+	size_t n = 0;
+	int depth = e->depth > FS_PATH_DEPTH ? FS_PATH_DEPTH : e->depth;
+
+	buf[0] = 0;
+	if (!depth) { /* the filesystem's root directory itself */
+		if (mp)
+			snprintf(buf, len, "%s", mp);
+		else
+			snprintf(buf, len, "[inode %llu]", (unsigned long long)e->ino);
+		return buf;
+	}
+	if ((e->flags & FS_EV_DEEPER) || !mp)
+		n = snprintf(buf, len, "...");
+	else if (strcmp(mp, "/"))
+		n = snprintf(buf, len, "%s", mp);
+	for (int i = depth - 1; i >= 0 && n < len; i--)
+		n += snprintf(buf + n, len - n, "/%.*s", FS_NAME_LEN, e->names[i]);
+	return buf;
+}

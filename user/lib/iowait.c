@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The I/O-wait layer's user side (see layers.h; kernel side bpf/lib/iowait.bpf.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "bpfobj.h"
+#include "btf.h"
+#include "layers.h"
+#include "log.h"
+
+struct iw_cfg *il_iowait_cfg(struct bpf_object *obj)
+{
+	struct iw_cfg *c = il_obj_rodata_must(obj, "iw_cfg", sizeof(*c));
+	int n = il_btf_tp_nargs("sched_switch");
+
+	il_debug("sched_switch takes %d argument(s)", n);
+	c->tp_prev_state = n >= 4;
+	return c;
+}
+
+void il_iowait_plan(struct bpf_object *obj, struct il_plan *p)
+{
+	il_plan_init(p, "I/O wait (sched_switch)");
+	il_plan_option(p, IL_M_TP_BTF, NULL);
+	il_plan_add(p, obj, "iw_switch_btf", "sched:sched_switch", false);
+	il_plan_option(p, IL_M_RAW_TP, NULL);
+	il_plan_add(p, obj, "iw_switch_raw", "sched:sched_switch", false);
+}
+
+int il_iowait_foreach(struct bpf_object *obj,
+		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx)
+{
+	int fd = il_obj_map_fd(obj, "iw_waits");
+	struct iw_key k, next;
+	struct iw_val v;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return -ENOENT;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue; /* the kernel side never deletes: cannot happen */
+		if (fn(&k, &v, ctx))
+			return 0;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* ---- the table of entries ------------------------------------------------------------------ */
+
+static unsigned long key_hash(const struct iw_key *k)
+{
+	const unsigned char *p = (const void *)k;
+	unsigned long h = 1469598103934665603UL; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211UL;
+	return h;
+}
+
+static void index_put(struct il_iw_table *t, size_t i)
+{
+	size_t s = key_hash(&t->v[i].key) & (t->index_size - 1);
+
+	while (t->index[s] >= 0)
+		s = (s + 1) & (t->index_size - 1);
+	t->index[s] = i;
+}
+
+/* The entry of k, added when new (*is_new set). */
+static struct il_iw_entry *entry_get(struct il_iw_table *t, const struct iw_key *k, bool *is_new)
+{
+	size_t s;
+
+	*is_new = false;
+	if (t->index_size) {
+		for (s = key_hash(k) & (t->index_size - 1); t->index[s] >= 0;
+		     s = (s + 1) & (t->index_size - 1))
+			if (!memcmp(&t->v[t->index[s]].key, k, sizeof(*k)))
+				return &t->v[t->index[s]];
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 256;
+		t->v = realloc(t->v, t->cap * sizeof(*t->v));
+		if (!t->v)
+			il_die("out of memory");
+	}
+	if ((t->n + 1) * 2 > t->index_size) {
+		t->index_size = t->index_size ? t->index_size * 2 : 1024;
+		free(t->index);
+		t->index = malloc(t->index_size * sizeof(*t->index));
+		if (!t->index)
+			il_die("out of memory");
+		memset(t->index, -1, t->index_size * sizeof(*t->index));
+		for (size_t i = 0; i < t->n; i++)
+			index_put(t, i);
+	}
+	memset(&t->v[t->n], 0, sizeof(*t->v));
+	t->v[t->n].key = *k;
+	index_put(t, t->n);
+	*is_new = true;
+	return &t->v[t->n++];
+}
+
+struct fold_ctx {
+	struct il_iw_table *t;
+	void (*on_new)(const struct il_iw_entry *e, void *ctx);
+	void *ctx;
+};
+
+static int fold_in(const struct iw_key *k, const struct iw_val *v, void *ctx)
+{
+	struct fold_ctx *f = ctx;
+	bool is_new;
+	struct il_iw_entry *e = entry_get(f->t, k, &is_new);
+
+	e->iv.count += v->count - e->seen.count;
+	e->iv.total_ns += v->total_ns - e->seen.total_ns;
+	e->seen = *v;
+	if (is_new && f->on_new)
+		f->on_new(e, f->ctx);
+	return 0;
+}
+
+int il_iw_table_read(struct bpf_object *obj, struct il_iw_table *t,
+		     void (*on_new)(const struct il_iw_entry *e, void *ctx), void *ctx)
+{
+	struct fold_ctx f = { t, on_new, ctx };
+
+	return il_iowait_foreach(obj, fold_in, &f);
+}
+
+void il_iw_table_new_interval(struct il_iw_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		memset(&t->v[i].iv, 0, sizeof(t->v[i].iv));
+}
+
+void il_iw_table_free(struct il_iw_table *t)
+{
+	free(t->v);
+	free(t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- reports ------------------------------------------------------------------------------- */
+
+const struct iw_val *il_iw_val(const struct il_iw_entry *e, bool interval)
+{
+	return interval ? &e->iv : &e->seen;
+}
+
+static void add_val(struct iw_val *to, const struct iw_val *v)
+{
+	to->count += v->count;
+	to->total_ns += v->total_ns;
+	if (v->max_ns > to->max_ns)
+		to->max_ns = v->max_ns;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct il_iw_entry *x = *(struct il_iw_entry *const *)a, *y = *(struct il_iw_entry *const *)b;
+	__u32 xu = x->key.ustack >= 0 ? x->key.tgid : 0, yu = y->key.ustack >= 0 ? y->key.tgid : 0;
+
+	if (x->key.kstack != y->key.kstack)
+		return x->key.kstack < y->key.kstack ? -1 : 1;
+	if (x->key.ustack != y->key.ustack)
+		return x->key.ustack < y->key.ustack ? -1 : 1;
+	if (xu != yu)
+		return xu < yu ? -1 : 1;
+	return 0;
+}
+
+static int cmp_entry_total(const void *a, const void *b, void *interval)
+{
+	__u64 x = il_iw_val(*(struct il_iw_entry *const *)a, *(bool *)interval)->total_ns;
+	__u64 y = il_iw_val(*(struct il_iw_entry *const *)b, *(bool *)interval)->total_ns;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int cmp_group_total(const void *a, const void *b)
+{
+	const struct il_iw_group *x = a, *y = b;
+
+	return x->sum.total_ns < y->sum.total_ns ? 1 : x->sum.total_ns > y->sum.total_ns ? -1 : 0;
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct il_iw_entry *x = *(struct il_iw_entry *const *)a, *y = *(struct il_iw_entry *const *)b;
+
+	return x->key.tid < y->key.tid ? -1 : x->key.tid > y->key.tid;
+}
+
+static int cmp_thread_total(const void *a, const void *b)
+{
+	const struct il_iw_thread *x = a, *y = b;
+
+	return x->sum.total_ns < y->sum.total_ns ? 1 : x->sum.total_ns > y->sum.total_ns ? -1 : 0;
+}
+
+static void make_threads(struct il_iw_report *r)
+{
+	struct il_iw_entry **sorted = malloc((r->nlist + 1) * sizeof(*sorted));
+	struct il_iw_thread *t = calloc(r->nlist + 1, sizeof(*t));
+	size_t nt = 0;
+
+	if (!sorted || !t)
+		il_die("out of memory");
+	memcpy(sorted, r->list, r->nlist * sizeof(*sorted));
+	qsort(sorted, r->nlist, sizeof(*sorted), cmp_tid);
+	for (size_t i = 0, best = 0; i < r->nlist; i++) {
+		if (!nt || t[nt - 1].key->tid != sorted[i]->key.tid) {
+			t[nt++].key = &sorted[i]->key;
+			best = i;
+		}
+		if (il_iw_val(sorted[i], r->interval)->total_ns > il_iw_val(sorted[best], r->interval)->total_ns) {
+			t[nt - 1].key = &sorted[i]->key;
+			best = i;
+		}
+		add_val(&t[nt - 1].sum, il_iw_val(sorted[i], r->interval));
+	}
+	free(sorted);
+	qsort(t, nt, sizeof(*t), cmp_thread_total);
+	r->threads = t;
+	r->nthreads = nt;
+}
+
+void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r)
+{
+	size_t n = 0, ng = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->interval = interval;
+	r->list = calloc(t->n + 1, sizeof(*r->list));
+	r->groups = calloc(t->n + 1, sizeof(*r->groups));
+	if (!r->list || !r->groups)
+		il_die("out of memory");
+	for (size_t i = 0; i < t->n; i++)
+		if (il_iw_val(&t->v[i], interval)->count)
+			r->list[n++] = &t->v[i];
+	qsort(r->list, n, sizeof(*r->list), cmp_stack);
+	for (size_t i = 0; i < n; i++) {
+		struct il_iw_group *g;
+
+		if (!ng || cmp_stack(&r->list[i], &r->groups[ng - 1].members[0])) {
+			g = &r->groups[ng++];
+			g->kstack = r->list[i]->key.kstack;
+			g->ustack = r->list[i]->key.ustack;
+			g->utgid = r->list[i]->key.ustack >= 0 ? r->list[i]->key.tgid : 0;
+			g->members = &r->list[i];
+		}
+		g = &r->groups[ng - 1];
+		g->nmembers++;
+		add_val(&g->sum, il_iw_val(r->list[i], interval));
+		add_val(&r->all, il_iw_val(r->list[i], interval));
+	}
+	for (size_t i = 0; i < ng; i++)
+		qsort_r(r->groups[i].members, r->groups[i].nmembers, sizeof(*r->list), cmp_entry_total,
+			&r->interval);
+	qsort(r->groups, ng, sizeof(*r->groups), cmp_group_total);
+	r->nlist = n;
+	r->ngroups = ng;
+	make_threads(r);
+}
+
+void il_iw_report_free(struct il_iw_report *r)
+{
+	free(r->threads);
+	free(r->list);
+	free(r->groups);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libiolayer: the shared user-space library of the iolayer tools (user/lib/, built into
+ * build/libiolayer.a). Include this one header for all of it:
+ *   tool.h      the tool scaffold: shared options, checks, load and output status
+ *   layers.h    the kernel layers' user sides: settings, plans, readers, names
+ *   plan.h      attach plans: methods, choosing, attaching    (probes.h, kretprobe.h)
+ *   btf.h       the kernel's BTF      tracefs.h   tracefs      bpfobj.h   handles by name
+ *   run.h       event loop, signals   drops.h     lost events  log.h      messages
+ *   hist.h      log2 histograms       verdict.h   which layer is slow
+ *   stacks.h    stacks and their names (ksyms.h: kernel symbols)
+ *   mounts.h    the mount table       escape.h    hostile bytes in text, CSV, JSON
+ *   util.h      errno names, numbers, disks, preconditions, JSON printing
+ */
+#ifndef IOLAYER_LIBIOLAYER_H
+#define IOLAYER_LIBIOLAYER_H
+
+#include "bpfobj.h"
+#include "btf.h"
+#include "drops.h"
+#include "escape.h"
+#include "hist.h"
+#include "ksyms.h"
+#include "kretprobe.h"
+#include "layers.h"
+#include "log.h"
+#include "mounts.h"
+#include "plan.h"
+#include "probes.h"
+#include "run.h"
+#include "stacks.h"
+#include "tool.h"
+#include "tracefs.h"
+#include "util.h"
+#include "verdict.h"
+
+#endif

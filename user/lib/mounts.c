@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "log.h"
+#include "mounts.h"
+#include "run.h"
+#include "util.h"
+
+/* One line of mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - TYPE SOURCE SUPER". */
+struct mnt {
+	__u32 dev;
+	char *root, *point, *type;
+};
+
+static struct mnt *mnts;
+static int nmnts;
+
+void il_mount_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		il_die("out of memory");
+	return d;
+}
+
+static void load(void)
+{
+	char line[8192], root[PATH_MAX], point[PATH_MAX], type[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	for (int i = 0; i < nmnts; i++) {
+		free(mnts[i].root);
+		free(mnts[i].point);
+		free(mnts[i].type);
+	}
+	nmnts = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *dash = strstr(line, " - ");
+		unsigned ma, mi;
+		struct mnt *n;
+
+		if (!dash || sscanf(line, "%*d %*d %u:%u %4095s %4095s", &ma, &mi, root, point) != 4 ||
+		    sscanf(dash, " - %63s", type) != 1)
+			continue;
+		n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
+		if (!n)
+			il_die("out of memory");
+		mnts = n;
+		il_mount_unescape(root);
+		il_mount_unescape(point);
+		mnts[nmnts++] = (struct mnt){ IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type) };
+	}
+	fclose(f);
+}
+
+static void ensure_loaded(void)
+{
+	static bool done;
+
+	if (!done) {
+		load();
+		done = true;
+	}
+}
+
+const char *il_mount_of(__u32 dev)
+{
+	static unsigned long long last;
+
+	ensure_loaded();
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < nmnts; i++)
+			if (mnts[i].dev == dev && !strcmp(mnts[i].root, "/"))
+				return mnts[i].point;
+		if (pass || il_now_ns() - last < 1000000000ULL)
+			break;
+		last = il_now_ns();
+		load();
+	}
+	return NULL;
+}
+
+int il_mount_dev_of(const char *path, __u32 *dev)
+{
+	char real[PATH_MAX];
+	size_t best = 0;
+	int found = -1;
+
+	if (!realpath(path, real))
+		return -1;
+	load(); /* the path may be on a filesystem mounted a moment ago */
+	for (int i = 0; i < nmnts; i++) {
+		const char *mp = mnts[i].point;
+		size_t n = strlen(mp);
+
+		if (strcmp(mp, "/") && (strncmp(real, mp, n) || (real[n] && real[n] != '/')))
+			continue;
+		if (n >= best) {
+			best = n;
+			*dev = mnts[i].dev;
+			found = 0;
+		}
+	}
+	return found;
+}
+
+bool il_fs_mounted(const char *type)
+{
+	ensure_loaded();
+	for (int i = 0; i < nmnts; i++)
+		if (!strcmp(mnts[i].type, type))
+			return true;
+	return false;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "log.h"
+#include "probes.h"
+#include "tool.h"
+#include "util.h"
+
+#ifndef IL_VERSION
+#define IL_VERSION "unknown"
+#endif
+
+struct il_common_opts il_opts;
+
+enum { OPT_ATTACH = 0x1000, OPT_TID, OPT_CSV, OPT_USAGE };
+
+/* Every shared option; those a tool does not take are left out of its argp (so a tool's own
+ * -d, say, is free). */
+static const struct { unsigned need; struct argp_option o; } all_options[] = {
+	{ IL_OPT_PID, { "pid", 'p', "PID", 0, "Only this process (all its threads)", 1 } },
+	{ IL_OPT_TID, { "tid", OPT_TID, "TID", 0, "Only this thread", 1 } },
+	{ IL_OPT_DURATION, { "duration", 'd', "SECONDS", 0, "Trace for SECONDS, then print the summary (default: until Ctrl-C)", 1 } },
+	{ IL_OPT_JSON, { "json", 'j', NULL, 0, "JSON output (one object per line)", 1 } },
+	{ IL_OPT_CSV, { "csv", OPT_CSV, NULL, 0, "Comma-separated rows, RFC 4180 (summary on stderr)", 1 } },
+	{ 0, { "verbose", 'v', NULL, 0, "Say which attach method each probe uses; -vv adds libbpf's log", 2 } },
+	{ 0, { "attach", OPT_ATTACH, "METHOD", 0,
+	       "Force an attach method: fentry, kprobe or tracepoint (default: auto, best first)", 2 } },
+	{ 0, { "version", 'V', NULL, 0, "Print the version and the attach methods this kernel allows", 2 } },
+	{ 0, { "help", 'h', NULL, 0, "Show this help", 2 } },
+	{ 0, { "usage", OPT_USAGE, NULL, 0, "Show a short usage message", 2 } },
+};
+
+static struct argp_option options[IL_ARRAY_SIZE(all_options) + 1];
+static unsigned enabled;
+
+static void print_version(void)
+{
+	static const char *funcs[] = { "vfs_fsync_range", "do_writepages" };
+	char why[256];
+	bool fentry, kprobe;
+
+	printf("%s %s\n", il_tool, IL_VERSION);
+	if (geteuid()) {
+		printf("attach methods: run as root to probe this kernel\n");
+		return;
+	}
+	fentry = il_can_fentry(funcs[0], why, sizeof(why));
+	printf("attach methods on this kernel:\n  fentry/fexit      %s%s\n", fentry ? "yes" : "no: ",
+	       fentry ? "" : why);
+	kprobe = il_can_kprobe(funcs[1], why, sizeof(why));
+	printf("  kprobe/kretprobe  %s%s\n", kprobe ? "yes" : "no: ", kprobe ? "" : why);
+	printf("  tracepoints       %s\n", il_can_tp_btf("sched:sched_switch", why, sizeof(why)) ?
+	       "yes (tp_btf)" : "yes (raw_tp, tracepoint)");
+}
+
+static error_t parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p':
+		il_opts.pid = il_arg_uint(arg, "PID", 1, INT_MAX);
+		break;
+	case OPT_TID:
+		il_opts.tid = il_arg_uint(arg, "TID", 1, INT_MAX);
+		break;
+	case 'd':
+		if (il_opts.duration_s)
+			il_argp_fail(state, "the duration is given twice");
+		il_opts.duration_s = il_arg_uint(arg, "the duration (seconds)", 1, 1U << 30);
+		break;
+	case 'j':
+	case OPT_CSV: {
+		enum il_format f = key == 'j' ? IL_FMT_JSON : IL_FMT_CSV;
+
+		if (il_opts.format != IL_FMT_TEXT && il_opts.format != f)
+			il_argp_fail(state, "--csv and --json cannot be combined");
+		il_opts.format = f;
+		break;
+	}
+	case 'v':
+		il_opts.verbose++;
+		break;
+	case OPT_ATTACH:
+		if (il_family_parse(arg, &il_opts.attach))
+			il_argp_fail(state, "unknown attach method '%s' (use fentry, kprobe, tracepoint or auto)", arg);
+		break;
+	case 'V':
+		print_version();
+		exit(IL_EXIT_OK);
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK);
+		exit(IL_EXIT_OK);
+	case OPT_USAGE:
+		argp_state_help(state, stdout, ARGP_HELP_USAGE);
+		exit(IL_EXIT_OK);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp common_argp = { options, parse, NULL, NULL, NULL, NULL, NULL };
+const struct argp_child il_argp_children[] = { { &common_argp, 0, NULL, 0 }, { 0 } };
+
+void il_argp_fail(struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)state;
+	fprintf(stderr, "%s: ", il_tool);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try --help)\n");
+	exit(IL_EXIT_ERR);
+}
+
+/* While argp parses, stderr goes to a buffer, so getopt's and argp's own two-line messages
+ * ("/path/to/tool: unrecognized option '--x'" + "Try `tool --help' ...") become our one line:
+ * "tool: unrecognized option '--x' (try --help)". Our own messages pass through as they are. */
+static FILE *real_stderr, *capture;
+static char *cap_buf;
+static size_t cap_len;
+static const char *argv0;
+
+static void capture_end(void)
+{
+	char *line, *nl;
+	size_t plen = strlen(argv0);
+
+	if (!capture)
+		return;
+	fclose(capture);
+	capture = NULL;
+	stderr = real_stderr;
+	if (!cap_len)
+		goto out;
+	line = cap_buf;
+	if ((nl = strchr(line, '\n')))
+		*nl = 0;
+	if (!strncmp(line, argv0, plen) && !strncmp(line + plen, ": ", 2))
+		fprintf(stderr, "%s: %s (try --help)\n", il_tool, line + plen + 2);
+	else
+		fprintf(stderr, "%s\n", line);
+out:
+	free(cap_buf);
+	cap_buf = NULL;
+}
+
+void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int argc, char **argv)
+{
+	size_t n = 0;
+	int err;
+
+	memset(&il_opts, 0, sizeof(il_opts));
+	il_opts.attach = IL_FAM_ANY;
+	enabled = opts;
+	for (size_t i = 0; i < IL_ARRAY_SIZE(all_options); i++)
+		if (!all_options[i].need || (opts & all_options[i].need))
+			options[n++] = all_options[i].o;
+	memset(&options[n], 0, sizeof(options[n]));
+	il_log_init(name, 0); /* messages from option parsing carry the name */
+
+	argv0 = argv[0];
+	real_stderr = stderr;
+	capture = open_memstream(&cap_buf, &cap_len);
+	if (capture) {
+		stderr = capture;
+		atexit(capture_end); /* a parser that exits still gets its message out */
+	}
+	err = argp_parse(argp, argc, argv, ARGP_NO_HELP | ARGP_NO_EXIT, NULL, NULL);
+	capture_end();
+	if (err) {
+		if (!cap_len)
+			fprintf(stderr, "%s: bad command line: %s (try --help)\n", name, strerror(err));
+		exit(IL_EXIT_ERR);
+	}
+	il_log_init(name, il_opts.verbose);
+	il_require_tracing();
+	if (il_opts.pid)
+		il_require_pid(il_opts.pid);
+	if (il_opts.tid)
+		il_require_tid(il_opts.tid, il_opts.pid);
+}
+
+int il_tool_loaded(int err)
+{
+	if (!err)
+		return 0;
+	il_err("cannot load the BPF programs: %s (run with -vv for the kernel's verifier log)",
+	       il_errno_name(err));
+	return -1;
+}
+
+int il_tool_output_status(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return IL_EXIT_OK;
+	if (errno == EPIPE)
+		return IL_EXIT_OK;
+	il_err("writing the output failed: %s", strerror(errno));
+	return IL_EXIT_ERR;
+}

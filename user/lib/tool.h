@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The scaffold every tool stands on: the options they share, parsed by one argp child with
+ * one set of bounds and messages, the checks before tracing, and one wording for each
+ * failure of loading and output.
+ *
+ *   static const struct argp argp = { options, parse_arg, ARGS, doc, il_argp_children };
+ *   il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+ *                 argc, argv);
+ *   ... il_opts.pid, il_opts.format ...
+ *
+ * Shared options: -v/--verbose (repeatable), --attach=METHOD, -h/--help, --usage,
+ * -V/--version, and those the tool asks for: -p/--pid PID, --tid TID, -d/--duration SECONDS,
+ * -j/--json, --csv.
+ */
+#ifndef IOLAYER_TOOL_H
+#define IOLAYER_TOOL_H
+
+#include <argp.h>
+#include <stdbool.h>
+#include "plan.h"
+
+/* Which shared options a tool takes. */
+enum il_tool_opt {
+	IL_OPT_PID = 1,        /* -p PID: a process (all its threads) */
+	IL_OPT_TID = 2,        /* --tid TID: a thread (of -p's process, when both are given) */
+	IL_OPT_DURATION = 4,   /* -d SECONDS */
+	IL_OPT_JSON = 8,       /* -j/--json */
+	IL_OPT_CSV = 16,       /* --csv */
+};
+
+enum il_format { IL_FMT_TEXT, IL_FMT_JSON, IL_FMT_CSV };
+
+struct il_common_opts {
+	int verbose;            /* count of -v */
+	enum il_family attach;  /* --attach, IL_FAM_ANY by default */
+	unsigned pid, tid;      /* 0: not given */
+	unsigned duration_s;    /* 0: until Ctrl-C */
+	enum il_format format;
+};
+
+extern struct il_common_opts il_opts;
+
+/* The argp children a tool's argp lists (the shared options). */
+extern const struct argp_child il_argp_children[];
+
+/*
+ * Parse argv with the tool's argp (whose children are il_argp_children) and the shared options
+ * in `opts` (enum il_tool_opt); set the log's name and verbosity; then refuse, in one line and
+ * exit 1, what cannot trace: non-root, no BTF, -p of no process or of a thread that is not a
+ * process's main thread, --tid of no thread or outside -p. argp's own errors (an unknown
+ * option) are one line too. -h, --usage and -V print and exit 0.
+ */
+void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int argc, char **argv);
+
+/* For a tool's own parser: report a bad value of an option or argument, exit 1. */
+void il_argp_fail(struct argp_state *state, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* The result of SKEL__load(): 0, or -1 after the one line every tool prints. */
+int il_tool_loaded(int err);
+
+/* Flush stdout at the end: the exit status for the tool to return, IL_EXIT_OK also when the
+ * reader went away (EPIPE, as Unix filters do), IL_EXIT_ERR after one line otherwise. */
+int il_tool_output_status(void);
+
+#endif
