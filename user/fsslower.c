@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * fsslower: read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs that took
- * longer than a threshold, with the process, thread and file; a per-operation summary at
- * exit. Kernel side: bpf/lib/fs.bpf.h.
+ * fsslower: read, write, open, fsync/fdatasync and sync_file_range calls on ext4, xfs and
+ * btrfs that took longer than a threshold, with the process, thread and file; a
+ * per-operation summary at exit. Kernel side: bpf/lib/fs.bpf.h.
  */
 #include <argp.h>
 #include <errno.h>
@@ -22,8 +22,10 @@
 #include "fsslower.h"
 #include "fsslower.skel.h"
 
-static const char op_letter[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
-static const char *op_key[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+static const char op_letter[] = { 'R', 'W', 'O', 'F', 'S' };
+static const char *op_key[] = { "read", "write", "open", "fsync", "sync_range" };
+_Static_assert(sizeof(op_letter) == FS_OP__MAX && IL_ARRAY_SIZE(op_key) == FS_OP__MAX,
+	       "one letter and one JSON key per enum fs_op");
 
 enum output { OUT_TEXT, OUT_CSV, OUT_JSON };
 
@@ -41,8 +43,8 @@ static struct env {
 enum { OPT_TID = 0x100, OPT_CSV, OPT_JSON };
 
 static const char doc[] =
-"Show read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs\n"
-"slower than a threshold, with process, thread and file, and a\n"
+"Show read, write, open, fsync/fdatasync and sync_file_range calls on ext4,\n"
+"xfs and btrfs slower than a threshold, with process, thread and file, and a\n"
 "per-operation summary at exit.\n"
 "\n"
 "EXAMPLES:\n"
@@ -54,10 +56,12 @@ static const char doc[] =
 "  fsslower -t xfs -d 10     # xfs only, for 10 seconds\n"
 "  fsslower --json -m 0 -p 1234 > calls.json\n"
 "\n"
-"T is R (read), W (write), O (open) or F (fsync, fdatasync, and the sync\n"
-"an O_SYNC/O_DSYNC write runs inside it: that F row comes just before its\n"
-"W row). BYTES is what the call returned (an errno name when it failed);\n"
-"OFF_KB is the file position at entry.\n"
+"T is R (read, pread64, readv, preadv, preadv2), W (write, pwrite64,\n"
+"writev, pwritev, pwritev2), O (open, creat, openat, openat2), F (fsync,\n"
+"fdatasync, and the sync an O_SYNC/O_DSYNC write runs inside it: that F row\n"
+"comes just before its W row) or S (sync_file_range). BYTES is what the call\n"
+"returned (an errno name when it failed); OFF_KB is the file position at\n"
+"entry (S: the start of the range).\n"
 "\n"
 "OPTIONS:";
 
@@ -557,6 +561,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nplans; i++)
 		if (il_method_family(il_plan_method(&plans[i])) == IL_FAM_TRACEPOINT)
 			skel->rodata->fs_sys_magic[plan_fs[i]] = il_fs_table[plan_fs[i]].magic;
+	/* Every method counts sync_file_range at its syscall tracepoints (layers.h). */
+	for (int i = 0; i < nplans; i++)
+		skel->rodata->fs_sync_range_magic[plan_fs[i]] = il_fs_table[plan_fs[i]].magic;
 
 	err = fsslower_bpf__load(skel);
 	if (err) {

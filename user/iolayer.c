@@ -68,7 +68,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const char *op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+/* Per enum fs_op: the JSON key (fsslower's) and the table's WHAT. */
+static const char *op_names[] = { "read", "write", "open", "fsync", "sync_range" };
+static const char *op_rows[] = { "read", "write", "open", "fsync", "sync_file_range" };
+_Static_assert(IL_ARRAY_SIZE(op_names) == FS_OP__MAX && IL_ARRAY_SIZE(op_rows) == FS_OP__MAX,
+	       "one JSON key and one row name per enum fs_op");
 
 /* A log2 histogram of ns summarized: percentiles as bucket upper bounds (exclusive). */
 static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
@@ -294,7 +298,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
 	       "TOTAL");
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
-		print_row("syscall/VFS", op_names[i], &m->ops[i], true, NULL);
+		print_row("syscall/VFS", op_rows[i], &m->ops[i], true, NULL);
 	if (m->wb_seen) {
 		snprintf(extra, sizeof(extra), "%llu errors", (unsigned long long)m->wb_errors);
 		print_row("writeback", "ext4_writepages", &m->wb, false, extra);
@@ -381,6 +385,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nfs; i++)
 			if (il_method_family(il_plan_method(&fs[i])) == IL_FAM_TRACEPOINT)
 				skel->rodata->fs_sys_magic[fs_type[i]] = il_fs_table[fs_type[i]].magic;
+		/* Every method counts sync_file_range at its syscall tracepoints (layers.h). */
+		for (int i = 0; i < nfs; i++)
+			skel->rodata->fs_sync_range_magic[fs_type[i]] = il_fs_table[fs_type[i]].magic;
 	} else if (!nfs) {
 		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	}

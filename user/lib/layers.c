@@ -62,22 +62,33 @@ const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
 		       { "btrfs_file_read_iter", "btrfs_file_write_iter", "btrfs_file_open", "btrfs_sync_file" } },
 };
 
-/* Program name suffixes, in enum fs_op order. */
-static const char *op_prog[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+/* Program name suffixes of the fentry/kprobe programs, in enum fs_op order; NULL for an
+ * operation with no file operation of its own (sync_file_range: its syscall tracepoints). */
+static const char *op_prog[] = { "read", "write", "open", "fsync", NULL };
+_Static_assert(IL_ARRAY_SIZE(op_prog) == FS_OP__MAX, "op_prog: one entry per enum fs_op");
 
-/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME. */
+/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME.
+ * SYNC_RANGE_EVENT is also listed, optional, by the fentry and kprobe options. */
+#define SYNC_RANGE_EVENT "sync_file_range"
 static const char *sys_events[] = {
-	"read", "write", "pread64", "pwrite64", "openat", "fsync", "fdatasync",
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"preadv2", "pwritev2", "open", "creat", "openat", "openat2", "fsync", "fdatasync",
+	SYNC_RANGE_EVENT,
 };
+_Static_assert(2 * IL_ARRAY_SIZE(sys_events) + 2 <= IL_MAX_PROGS,
+	       "the tracepoint option (enter+exit per syscall, ext4_sync_file_*) fits IL_MAX_PROGS");
 
 static const char *limits_fn =
-	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions: "
-	"every caller (syscalls, io_uring, aio, nfsd), not mmap page faults or writeback";
+	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
+	"(sync_file_range at its syscall tracepoints): every caller (syscalls, io_uring, aio, "
+	"nfsd), not mmap page faults or writeback";
 static const char *limits_tp =
-	"measures at the syscall boundary (read, write, pread64, pwrite64, openat, fsync, "
-	"fdatasync; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup and "
-	"locking; cannot see io_uring, aio, readv/writev, mmap writeback, or the sync inside an "
-	"O_SYNC write on xfs/btrfs";
+	"measures at the syscall boundary (read, write, pread64, pwrite64, readv, writev, preadv, "
+	"pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync, fdatasync, "
+	"sync_file_range; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup "
+	"and locking; the size of a vectored call is the bytes it moved; cannot see io_uring, "
+	"aio, sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
+	"range names no file), or the sync inside an O_SYNC write on xfs/btrfs";
 
 int il_fs_by_name(const char *name)
 {
@@ -110,12 +121,23 @@ static struct bpf_program *prog_fmt(struct bpf_object *obj, const char *fmt, con
 	return il_prog_by_name(obj, name);
 }
 
+/* Append a program to option o, whose n programs are listed so far: exits with an
+ * internal-error line rather than write past o->progs[] (raise IL_MAX_PROGS). */
+static void opt_add(struct il_option *o, int *n, struct bpf_program *prog, const char *target,
+		    bool optional)
+{
+	if (*n >= IL_MAX_PROGS)
+		il_die("internal error: %s option of a plan needs more than IL_MAX_PROGS (%d) programs",
+		       il_method_name(o->method), IL_MAX_PROGS);
+	o->progs[(*n)++] = (struct il_prog){ prog, target, optional };
+}
+
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 {
 	const struct il_fs_info *fs = &il_fs_table[t];
 	struct il_option *fe = &p->opts[0], *kp = &p->opts[1], *tp = &p->opts[2];
 	static char targets[IL_ARRAY_SIZE(sys_events)][2][64];
-	int n = 0;
+	int n = 0, nfe = 0, nkp = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->what = fs->what;
@@ -124,22 +146,36 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	kp->method = IL_M_KPROBE;
 	kp->limits = limits_fn;
 	for (int op = 0; op < FS_OP__MAX; op++) {
-		fe->progs[2 * op] = (struct il_prog){ prog_fmt(obj, "fs_fentry_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
-		fe->progs[2 * op + 1] = (struct il_prog){ prog_fmt(obj, "fs_fexit_%s_%s", fs->name, op_prog[op]), fs->funcs[op] };
-		kp->progs[2 * op] = (struct il_prog){ prog_fmt(obj, "fs_kprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
-		kp->progs[2 * op + 1] = (struct il_prog){ prog_fmt(obj, "fs_kretprobe_%s%s", op_prog[op], ""), fs->funcs[op] };
+		if (!op_prog[op])
+			continue;
+		opt_add(fe, &nfe, prog_fmt(obj, "fs_fentry_%s_%s", fs->name, op_prog[op]), fs->funcs[op], false);
+		opt_add(fe, &nfe, prog_fmt(obj, "fs_fexit_%s_%s", fs->name, op_prog[op]), fs->funcs[op], false);
+		opt_add(kp, &nkp, prog_fmt(obj, "fs_kprobe_%s%s", op_prog[op], ""), fs->funcs[op], false);
+		opt_add(kp, &nkp, prog_fmt(obj, "fs_kretprobe_%s%s", op_prog[op], ""), fs->funcs[op], false);
 	}
 	tp->method = IL_M_TRACEPOINT;
 	tp->limits = limits_tp;
 	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
+		struct bpf_program *enter = prog_fmt(obj, "fs_sys_enter_%s%s", sys_events[i], "");
+		struct bpf_program *exit_ = prog_fmt(obj, "fs_sys_exit_%s%s", sys_events[i], "");
+
 		snprintf(targets[i][0], 64, "syscalls:sys_enter_%s", sys_events[i]);
 		snprintf(targets[i][1], 64, "syscalls:sys_exit_%s", sys_events[i]);
-		tp->progs[n++] = (struct il_prog){ prog_fmt(obj, "fs_sys_enter_%s%s", sys_events[i], ""), targets[i][0] };
-		tp->progs[n++] = (struct il_prog){ prog_fmt(obj, "fs_sys_exit_%s%s", sys_events[i], ""), targets[i][1] };
+		opt_add(tp, &n, enter, targets[i][0], false);
+		opt_add(tp, &n, exit_, targets[i][1], false);
+		if (strcmp(sys_events[i], SYNC_RANGE_EVENT))
+			continue;
+		/* No file operation runs sync_file_range: fentry and kprobe take it at the same
+		 * tracepoints (optional: without syscall tracepoints they still fit). A program
+		 * listed by several plans is attached once, so no call is counted twice. */
+		opt_add(fe, &nfe, enter, targets[i][0], true);
+		opt_add(fe, &nfe, exit_, targets[i][1], true);
+		opt_add(kp, &nkp, enter, targets[i][0], true);
+		opt_add(kp, &nkp, exit_, targets[i][1], true);
 	}
 	if (t == FS_EXT4) {
-		tp->progs[n++] = (struct il_prog){ il_prog_by_name(obj, "fs_tp_ext4_sync_file_enter"), "ext4:ext4_sync_file_enter", true };
-		tp->progs[n++] = (struct il_prog){ il_prog_by_name(obj, "fs_tp_ext4_sync_file_exit"), "ext4:ext4_sync_file_exit", true };
+		opt_add(tp, &n, il_prog_by_name(obj, "fs_tp_ext4_sync_file_enter"), "ext4:ext4_sync_file_enter", true);
+		opt_add(tp, &n, il_prog_by_name(obj, "fs_tp_ext4_sync_file_exit"), "ext4:ext4_sync_file_exit", true);
 	}
 }
 

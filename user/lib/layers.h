@@ -29,7 +29,8 @@ void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p);
 /* ---- filesystem layer (fs.bpf.h) ------------------------------------------------------ */
 
 /* What the layer knows of each filesystem (enum fs_type): name, superblock magic, plan
- * name and the kernel functions behind read, write, open and fsync (enum fs_op). */
+ * name and the kernel functions behind read, write, open and fsync (enum fs_op; NULL for
+ * FS_OP_SYNC_RANGE, which no file operation serves). */
 struct il_fs_info {
 	const char *name;
 	unsigned long long magic;
@@ -45,7 +46,9 @@ int il_fs_by_name(const char *name);
 bool il_fs_mounted(const char *name);
 
 /* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
- * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). */
+ * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). The sync_file_range syscall
+ * tracepoints are in every option (optional in the first two): set fs_sync_range_magic[t]
+ * for each chosen plan, whatever its method. */
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
 
 /* Sum the per-CPU fs_stats map (fd) into out[FS_OP__MAX]. 0, or -errno. */
