@@ -96,7 +96,7 @@ check: deps
 	@$(MAKE) --no-print-directory check-unit check-integration
 
 check-unit: $(UNITS) $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(TOOLS))
-	@fail=0; for t in $(UNITS); do CMOCKA_MESSAGE_OUTPUT=stdout ./$$t tests/unit || fail=1; done; exit $$fail
+	@fail=0; for t in $(abspath $(UNITS)); do CMOCKA_MESSAGE_OUTPUT=stdout $$t tests/unit || fail=1; done; exit $$fail
 
 check-integration: all
 	IOLAYER_BUILD=$(abspath $(BUILD)) prove -v tests/integration/*.t

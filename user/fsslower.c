@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * fsslower: read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs that took
- * longer than a threshold, with the process, thread and file; a per-operation summary at
- * exit. Kernel side: bpf/lib/fs.bpf.h.
+ * fsslower: read, write, open, fsync/fdatasync and sync_file_range calls on ext4, xfs and
+ * btrfs that took longer than a threshold, with the process, thread and file; a
+ * per-operation summary at exit. Kernel side: bpf/lib/fs.bpf.h.
  */
 #include <argp.h>
 #include <errno.h>
@@ -32,8 +32,8 @@ static struct env {
 } env = { .min_ms = 10 };
 
 static const char doc[] =
-"Show read, write, open and fsync/fdatasync calls on ext4, xfs and btrfs\n"
-"slower than a threshold, with process, thread and file, and a\n"
+"Show read, write, open, fsync/fdatasync and sync_file_range calls on ext4,\n"
+"xfs and btrfs slower than a threshold, with process, thread and file, and a\n"
 "per-operation summary at exit.\n"
 "\n"
 "EXAMPLES:\n"
@@ -45,10 +45,12 @@ static const char doc[] =
 "  fsslower -t xfs -d 10     # xfs only, for 10 seconds\n"
 "  fsslower --json -m 0 -p 1234 > calls.json\n"
 "\n"
-"T is R (read), W (write), O (open) or F (fsync, fdatasync, and the sync\n"
-"an O_SYNC/O_DSYNC write runs inside it: that F row comes just before its\n"
-"W row). BYTES is what the call returned (an errno name when it failed);\n"
-"OFF_KB is the file position at entry.\n"
+"T is R (read, pread64, readv, preadv, preadv2), W (write, pwrite64,\n"
+"writev, pwritev, pwritev2), O (open, creat, openat, openat2), F (fsync,\n"
+"fdatasync, and the sync an O_SYNC/O_DSYNC write runs inside it: that F row\n"
+"comes just before its W row) or S (sync_file_range). BYTES is what the call\n"
+"returned (an errno name when it failed); OFF_KB is the file position at\n"
+"entry (S: the start of the range).\n"
 "\n"
 "OPTIONS:";
 

@@ -237,7 +237,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
 	       "TOTAL");
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
-		print_row("syscall/VFS", op_names[i], &m->ops[i], true, NULL);
+		print_row("syscall/VFS", il_fs_op_rows[i], &m->ops[i], true, NULL);
 	if (m->wb_seen) {
 		snprintf(extra, sizeof(extra), "%llu errors", (unsigned long long)m->wb_errors);
 		print_row("writeback", "ext4_writepages", &m->wb, false, extra);

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The filesystem layer: latency of read, write, open and fsync/fdatasync per thread, with
- * the file they touched. Three ways in, chosen per filesystem by user space (attach plans):
+ * The filesystem layer: latency of read, write, open, fsync/fdatasync and sync_file_range per
+ * thread, with the file they touched. Three ways in, chosen per filesystem by user space
+ * (attach plans):
  *
  *  - fentry/fexit on the filesystem's own file operations (ext4_file_read_iter, ...), one
  *    program per function (FS_FENTRY_OPS), because a tracing program has a single target;
  *  - kprobe/kretprobe on the same functions; their arguments are alike across ext4, xfs and
  *    btrfs, so one program per operation serves every filesystem;
- *  - the syscall tracepoints of read, write, pread64, pwrite64, openat, fsync and fdatasync:
+ *  - the syscall tracepoints of read, write, pread64, pwrite64, readv, writev, preadv,
+ *    pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync and fdatasync:
  *    the fd is resolved to its struct file through the task's fdtable and kept only when its
  *    superblock's magic is one of fs_cfg.sys_magic[]. ext4:ext4_sync_file_enter/exit add the
  *    fsync that an O_SYNC/O_DSYNC write runs inside the write.
+ *
+ * sync_file_range(2) reaches no file operation of its own (it writes back and waits on the
+ * page cache directly), so every method counts it at its syscall tracepoints, for the
+ * filesystems of fs_cfg.sync_range_magic[].
  *
  * In-flight calls are keyed by (thread, operation), so the fsync nested in an O_SYNC write
  * does not overwrite the write; it is flagged FS_EV_NESTED. A nested ext4_sync_file is only
@@ -101,6 +107,21 @@ static __always_inline bool fs_sys_file_wanted(struct file *file)
 		       magic != fs_cfg.sys_magic[FS_BTRFS]))
 		return false;
 	return fs_file_wanted(file);
+}
+
+/* sync_file_range: is file on a traced filesystem (fs_cfg.sync_range_magic[]), and wanted by -f? */
+static __always_inline bool fs_sync_range_file_wanted(struct file *file)
+{
+	__u64 magic;
+	int i;
+
+	if (!file)
+		return false;
+	magic = BPF_CORE_READ(file, f_inode, i_sb, s_magic);
+	for (i = 0; i < FS_TYPE__MAX; i++)
+		if (magic && magic == fs_cfg.sync_range_magic[i])
+			return fs_file_wanted(file);
+	return false;
 }
 
 /* struct file of descriptor fd of the current task: current->files->fdt->fd[fd]
@@ -346,8 +367,9 @@ SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_fsync, int ret)
 
 /* ---- tracepoint path: the syscall boundary -------------------------------------- */
 
-/* read/write/pread64/pwrite64(fd, buf, count[, pos]) and fsync/fdatasync(fd): the call's
- * file from its fd; pos < 0 means "the file position" (file->f_pos). */
+/* read/write/pread64/pwrite64(fd, buf, count[, pos]), the vectored calls (count 0 here: see
+ * fs_sys_vec_end) and fsync/fdatasync(fd): the call's file from its fd; pos < 0 means "the
+ * file position" (file->f_pos). */
 static __always_inline int fs_sys_begin(enum fs_op op, long fd, __u64 count, __s64 pos,
 					__u32 flags)
 {
@@ -364,7 +386,17 @@ static __always_inline int fs_sys_begin(enum fs_op op, long fd, __u64 count, __s
 	return fs_begin(pid_tgid, op, file, pos, count, flags);
 }
 
-/* openat(2) returns the fd: the file, and whether it is wanted, is known only then. */
+/* A call of the open family begins: its file is not known yet. */
+static __always_inline int fs_sys_open_begin(void)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_OPEN, NULL, 0, 0, 0);
+}
+
+/* An open call returns the fd: the file, and whether it is wanted, is known only then. */
 static __always_inline int fs_sys_open_end(long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -395,19 +427,51 @@ FS_SYS_RW(write, FS_OP_WRITE, -1)
 FS_SYS_RW(pread64, FS_OP_READ, (__s64)ctx->args[3])
 FS_SYS_RW(pwrite64, FS_OP_WRITE, (__s64)ctx->args[3])
 
-SEC("tp/syscalls/sys_enter_openat")
-int fs_sys_enter_openat(struct trace_event_raw_sys_enter *ctx)
+/* A vectored call (fd, vec, vlen[, pos_l, pos_h[, flags]]) returned ret: its size is taken
+ * from ret, the bytes it moved. Summing the iov_len of its iovecs would cost one read of
+ * user memory per iovec at entry (up to UIO_MAXIOV = 1024), or a bound that under-counts
+ * the larger ones; what the call moved is exact and free. A failed call has size 0. */
+static __always_inline int fs_sys_vec_end(enum fs_op op, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_start s;
 
-	if (!fs_task_wanted(pid_tgid))
+	if (!fs_take(pid_tgid, op, &s))
 		return 0;
-	return fs_begin(pid_tgid, FS_OP_OPEN, NULL, 0, 0, 0);
+	s.size = ret > 0 ? ret : 0;
+	fs_account(pid_tgid, op, &s, s.file, ret);
+	return 0;
 }
 
-SEC("tp/syscalls/sys_exit_openat")
-int fs_sys_exit_openat(struct trace_event_raw_sys_exit *ctx)
-{ return fs_sys_open_end(ctx->ret); }
+/* Programs fs_sys_enter_NAME and fs_sys_exit_NAME on syscall NAME's tracepoints, returning
+ * the expressions enter and exit (of ctx). */
+#define FS_SYS_TP(name, enter, exit)                                                        \
+	SEC("tp/syscalls/sys_enter_" #name)                                                 \
+	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	{ return enter; }                                                                   \
+	SEC("tp/syscalls/sys_exit_" #name)                                                  \
+	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
+	{ return exit; }
+
+/* readv/writev (position: the file's), preadv/pwritev (args[3] pos_l: on 64-bit kernels
+ * the whole position, pos_h is ignored), preadv2/pwritev2 (pos_l, -1 for the file's). */
+#define FS_SYS_RWV(name, op, pos)                                                           \
+	FS_SYS_TP(name, fs_sys_begin(op, ctx->args[0], 0, pos, 0), fs_sys_vec_end(op, ctx->ret))
+
+FS_SYS_RWV(readv, FS_OP_READ, -1)
+FS_SYS_RWV(writev, FS_OP_WRITE, -1)
+FS_SYS_RWV(preadv, FS_OP_READ, (__s64)ctx->args[3])
+FS_SYS_RWV(pwritev, FS_OP_WRITE, (__s64)ctx->args[3])
+FS_SYS_RWV(preadv2, FS_OP_READ, (__s64)ctx->args[3])
+FS_SYS_RWV(pwritev2, FS_OP_WRITE, (__s64)ctx->args[3])
+
+/* open(2), creat(2), openat(2), openat2(2) (5.6+): each returns the fd of the file. */
+#define FS_SYS_OPEN(name) FS_SYS_TP(name, fs_sys_open_begin(), fs_sys_open_end(ctx->ret))
+
+FS_SYS_OPEN(open)
+FS_SYS_OPEN(creat)
+FS_SYS_OPEN(openat)
+FS_SYS_OPEN(openat2)
 
 #define FS_SYS_FSYNC(name, flags)                                                           \
 	SEC("tp/syscalls/sys_enter_" #name)                                                 \
@@ -419,6 +483,27 @@ int fs_sys_exit_openat(struct trace_event_raw_sys_exit *ctx)
 
 FS_SYS_FSYNC(fsync, 0)
 FS_SYS_FSYNC(fdatasync, FS_EV_DATASYNC)
+
+/* sync_file_range(fd, offset, nbytes, flags): offset and nbytes recorded as the call's
+ * position and size. Attached by every method (see top), so its filter is
+ * fs_cfg.sync_range_magic[], not fs_sys_magic[]. */
+SEC("tp/syscalls/sys_enter_sync_file_range")
+int fs_sys_enter_sync_file_range(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct file *file;
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	file = fs_fd_file(ctx->args[0]);
+	if (!fs_sync_range_file_wanted(file))
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_SYNC_RANGE, file, ctx->args[1], ctx->args[2], 0);
+}
+
+SEC("tp/syscalls/sys_exit_sync_file_range")
+int fs_sys_exit_sync_file_range(struct trace_event_raw_sys_exit *ctx)
+{ return fs_end(FS_OP_SYNC_RANGE, ctx->ret); }
 
 /* ext4_sync_file (fs/ext4/fsync.c) run by an O_SYNC/O_DSYNC write: taken only while a traced
  * write of this thread is in flight, with that write's file; an fsync(2) or fdatasync(2)

@@ -8,8 +8,10 @@
 
 #include "lib/shared.h"
 
-/* File operations, as the R/W/O/F column shows them. */
-enum fs_op { FS_OP_READ, FS_OP_WRITE, FS_OP_OPEN, FS_OP_FSYNC, FS_OP__MAX };
+/* File operations, as the R/W/O/F/S column shows them. FS_OP_SYNC_RANGE is sync_file_range(2):
+ * it starts or waits for writeback of a byte range without calling the filesystem's fsync,
+ * so it is its own operation. */
+enum fs_op { FS_OP_READ, FS_OP_WRITE, FS_OP_OPEN, FS_OP_FSYNC, FS_OP_SYNC_RANGE, FS_OP__MAX };
 
 /* Filesystems the layer knows, indexing the per-filesystem rodata of fs.bpf.h. */
 enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
@@ -43,15 +45,19 @@ struct fs_cfg {
 	/* Superblock magics (FS_*_MAGIC) whose files the syscall tracepoints report; 0 = unused
 	 * slot. A filesystem traced by fentry or kprobe is left out, so nothing counts twice. */
 	__u64 sys_magic[FS_TYPE__MAX];
+	/* Superblock magics of every traced filesystem, whichever its method: the
+	 * sync_file_range tracepoints serve them all (no other program sees that call). */
+	__u64 sync_range_magic[FS_TYPE__MAX];
 };
 
 /* One operation that took at least the threshold; sent through the ring buffer. */
 struct fs_event {
 	__u64 end_ns;    /* when the call returned, bpf_ktime_get_ns() (CLOCK_MONOTONIC), ns */
 	__u64 delta_ns;  /* latency: entry to return of the traced call, ns */
-	__s64 offset;    /* file position at entry, bytes (R/W; 0 for O/F) */
+	__s64 offset;    /* file position at entry, bytes (R/W; S: start of the range; 0 for O/F) */
 	__s64 ret;       /* return value: bytes moved (R/W), 0 or -errno */
-	__u64 size;      /* bytes asked for (R/W), 0 for O/F */
+	__u64 size;      /* bytes asked for (R/W; readv & co. at the syscall tracepoints: bytes
+			  * moved), S: length of the range (0: to the end of the file), 0 for O/F */
 	__u64 ino;       /* inode number (inode.i_ino) */
 	__u32 dev;       /* superblock's dev_t, kernel encoding (major << 20 | minor) */
 	__u32 tgid;      /* process id */

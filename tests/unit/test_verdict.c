@@ -64,6 +64,19 @@ static void test_filesystem(void **state)
 	assert_null(strstr(why, "nothing is slow"));
 }
 
+/* sync_file_range slow, block fast: the sync machinery above the block layer, as fsync. */
+static void test_sync_range(void **state)
+{
+	struct il_layers m = base();
+	char why[512];
+
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000, 10 * MS, 20 * US, 16 * US, 32 * US };
+	m.ops[FS_OP_SYNC_RANGE] = (struct il_lat){ 1000, 6000 * MS, 12 * MS, 8 * MS, 16 * MS };
+	m.device = (struct il_lat){ 3000, 100 * MS, 200 * US, 64 * US, 256 * US };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_non_null(strstr(why, "sync_file_range takes p99 < 16.00 ms"));
+}
+
 /* Case: a logger saturating the disk: writes wait on the device. */
 static void test_device(void **state)
 {
@@ -130,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_filesystem), cmocka_unit_test(test_device),
 		cmocka_unit_test(test_queue),    cmocka_unit_test(test_cached),
 		cmocka_unit_test(test_throttled), cmocka_unit_test(test_fmt),
+		cmocka_unit_test(test_sync_range),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

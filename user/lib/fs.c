@@ -22,22 +22,32 @@ const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
 };
 
 /* Also the suffixes of the layer's program names (fs_kprobe_read, fs_fentry_ext4_fsync). */
-const char *const il_fs_op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
-const char il_fs_op_letters[FS_OP__MAX] = { 'R', 'W', 'O', 'F' };
+const char *const il_fs_op_names[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_range" };
+const char *const il_fs_op_rows[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_file_range" };
+const char il_fs_op_letters[FS_OP__MAX] = { 'R', 'W', 'O', 'F', 'S' };
 
-/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME. */
+/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME.
+ * SYNC_RANGE_EVENT is also listed, optional, by the fentry and kprobe options. */
+#define SYNC_RANGE_EVENT "sync_file_range"
 static const char *sys_events[] = {
-	"read", "write", "pread64", "pwrite64", "openat", "fsync", "fdatasync",
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"preadv2", "pwritev2", "open", "creat", "openat", "openat2", "fsync", "fdatasync",
+	SYNC_RANGE_EVENT,
 };
+_Static_assert(2 * IL_ARRAY_SIZE(sys_events) + 2 <= IL_MAX_PROGS,
+	       "the tracepoint option (enter+exit per syscall, ext4_sync_file_*) fits IL_MAX_PROGS");
 
 static const char *limits_fn =
-	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions: "
-	"every caller (syscalls, io_uring, aio, nfsd), not mmap page faults or writeback";
+	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
+	"(sync_file_range at its syscall tracepoints): every caller (syscalls, io_uring, aio, "
+	"nfsd), not mmap page faults or writeback";
 static const char *limits_tp =
-	"measures at the syscall boundary (read, write, pread64, pwrite64, openat, fsync, "
-	"fdatasync; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup and "
-	"locking; cannot see io_uring, aio, readv/writev, mmap writeback, or the sync inside an "
-	"O_SYNC write on xfs/btrfs";
+	"measures at the syscall boundary (read, write, pread64, pwrite64, readv, writev, preadv, "
+	"pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync, fdatasync, "
+	"sync_file_range; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup "
+	"and locking; the size of a vectored call is the bytes it moved; cannot see io_uring, "
+	"aio, sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
+	"range names no file), or the sync inside an O_SYNC write on xfs/btrfs";
 
 int il_fs_by_name(const char *name)
 {
@@ -64,6 +74,8 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	for (int m = 0; m < 2; m++) {
 		il_plan_option(p, m ? IL_M_KPROBE : IL_M_FENTRY, limits_fn);
 		for (int op = 0; op < FS_OP__MAX; op++) {
+			if (!fs->funcs[op]) /* sync_file_range: no file operation of its own */
+				continue;
 			if (m)
 				snprintf(name, sizeof(name), "fs_kprobe_%s", il_fs_op_names[op]);
 			else
@@ -75,6 +87,11 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 				snprintf(name, sizeof(name), "fs_fexit_%s_%s", fs->name, il_fs_op_names[op]);
 			il_plan_add(p, obj, name, fs->funcs[op], false);
 		}
+		/* No file operation runs sync_file_range: fentry and kprobe take it at its syscall
+		 * tracepoints too (optional: without them the option still fits). A program listed
+		 * by several plans is attached once, so no call is counted twice. */
+		il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, true);
+		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
 	}
 	il_plan_option(p, IL_M_TRACEPOINT, limits_tp);
 	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
@@ -109,9 +126,12 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 {
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if (il_plan_family(&plans[i]) == IL_FAM_TRACEPOINT)
 			c->sys_magic[types[i]] = il_fs_table[types[i]].magic;
+		/* every method counts sync_file_range at its syscall tracepoints */
+		c->sync_range_magic[types[i]] = il_fs_table[types[i]].magic;
+	}
 }
 
 int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])

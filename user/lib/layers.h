@@ -55,7 +55,8 @@ int il_block_disks_read(struct bpf_object *obj, struct il_disk_row **rows);
 /* ---- filesystem layer (user/lib/fs.c) ------------------------------------------------------ */
 
 /* What the layer knows of each filesystem (enum fs_type): name, superblock magic, plan
- * name and the kernel functions behind read, write, open and fsync (enum fs_op). */
+ * name and the kernel functions behind read, write, open and fsync (enum fs_op; NULL for
+ * FS_OP_SYNC_RANGE, which no file operation serves). */
 struct il_fs_info {
 	const char *name;
 	unsigned long long magic;
@@ -64,9 +65,11 @@ struct il_fs_info {
 };
 extern const struct il_fs_info il_fs_table[FS_TYPE__MAX];
 
-/* Names of the operations (enum fs_op): "read", "write", "open", "fsync"; and the letters of
- * fsslower's T column: R, W, O, F. */
+/* Names of the operations (enum fs_op): JSON keys "read", "write", "open", "fsync",
+ * "sync_range"; table rows (the same, "sync_file_range" for the last); and the letters of
+ * fsslower's T column: R, W, O, F, S. */
 extern const char *const il_fs_op_names[FS_OP__MAX];
+extern const char *const il_fs_op_rows[FS_OP__MAX];
 extern const char il_fs_op_letters[FS_OP__MAX];
 
 /* enum fs_type of "ext4"/"xfs"/"btrfs", or -1. */
@@ -76,7 +79,9 @@ int il_fs_by_name(const char *name);
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
 
 /* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
- * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). */
+ * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). The sync_file_range syscall
+ * tracepoints are in every option (optional in the first two): set fs_sync_range_magic[t]
+ * for each chosen plan, whatever its method. */
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
 
 /* Plans of the filesystems wanted[t] (in enum fs_type order) into plans[], their types into

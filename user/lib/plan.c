@@ -144,17 +144,25 @@ static const char *kprobe_func(const struct bpf_program *p, const char *target)
 	return slash ? slash + 1 : target;
 }
 
+/* The method prog is checked with: the option's, but a classic tracepoint program listed
+ * in another method's option (the fs layer's sync_file_range) is a tracepoint. */
+static enum il_method prog_method(const struct il_option *o, const struct bpf_program *prog)
+{
+	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT ? IL_M_TRACEPOINT : o->method;
+}
+
 static bool option_fits(const struct il_option *o, bool *skipped, char *why, size_t len)
 {
 	for (int i = 0; i < o->nprogs; i++) {
+		enum il_method m = prog_method(o, o->progs[i].prog);
 		char w[192];
 
 		skipped[i] = false;
-		if (target_ok(o->method, o->progs[i].target, w, sizeof(w)))
+		if (target_ok(m, o->progs[i].target, w, sizeof(w)))
 			continue;
 		if (o->progs[i].optional) {
 			skipped[i] = true;
-			il_debug("optional %s target %s skipped: %s", il_method_name(o->method),
+			il_debug("optional %s target %s skipped: %s", il_method_name(m),
 				 o->progs[i].target, w);
 			continue;
 		}
@@ -300,12 +308,13 @@ int il_plans_attach(struct il_plan *plans, int n)
 			if (!p->links[k]) {
 				int err = errno;
 
-				il_err("cannot attach %s to %s (%s): %s", il_method_name(o->method),
+				il_err("cannot attach %s to %s (%s): %s",
+				       il_method_name(prog_method(o, ip->prog)),
 				       ip->target, bpf_program__name(ip->prog),
 				       strerrorname_np(err) ?: strerror(err));
 				return -1;
 			}
-			il_debug("attached %s %s -> %s", il_method_name(o->method),
+			il_debug("attached %s %s -> %s", il_method_name(prog_method(o, ip->prog)),
 				 bpf_program__name(ip->prog), ip->target);
 		}
 	}

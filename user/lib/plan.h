@@ -30,13 +30,16 @@ enum il_method {
 /* What --attach=NAME forces: a family of methods. */
 enum il_family { IL_FAM_ANY, IL_FAM_FENTRY, IL_FAM_KPROBE, IL_FAM_TRACEPOINT, IL_FAM__MAX };
 
-#define IL_MAX_PROGS 32
+/* The largest option: the filesystem layer's tracepoints (17 syscalls, enter and exit, and
+ * ext4_sync_file_enter/exit) = 36. Builders record an error rather than write past it. */
+#define IL_MAX_PROGS 40
 #define IL_MAX_OPTIONS 5
 #define IL_TARGET_LEN 64
 
 /* One program of an option and what it attaches to. A program whose section carries no
  * target ("fentry", "kprobe") gets `target` at choose/attach time, so one kprobe program may
- * be listed several times with different functions. */
+ * be listed several times with different functions. A classic tracepoint program ("tp/...")
+ * may be listed in an option of another method: it is checked and attached as a tracepoint. */
 struct il_prog {
 	struct bpf_program *prog;
 	char target[IL_TARGET_LEN]; /* function name, or "category:event" for tracepoints */

@@ -9,7 +9,8 @@ static const char *layer_names[] = {
 	[IL_LAYER_FILESYSTEM] = "filesystem", [IL_LAYER_WRITEBACK] = "writeback",
 	[IL_LAYER_QUEUE] = "block queue", [IL_LAYER_DEVICE] = "device",
 };
-static const char *op_names[FS_OP__MAX] = { "read", "write", "open", "fsync" };
+static const char *op_names[] = { "read", "write", "open", "fsync", "sync_file_range" };
+_Static_assert(IL_ARRAY_SIZE(op_names) == FS_OP__MAX, "one name per enum fs_op");
 
 const char *il_layer_name(enum il_layer_id l)
 {
@@ -71,7 +72,8 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			n += snprintf(why + n, len - n, " and p99 < %s in the OS queue",
 				      il_fmt_ns(m->queue.p99_lt_ns, b, sizeof(b)));
 	} else if (!blk) {
-		l = m->ops[top].count && top == FS_OP_FSYNC ? IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
+		l = m->ops[top].count && (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE) ?
+			    IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
 		n = snprintf(why, len, "%s takes p99 < %s and no block request was seen: the time is spent %s",
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
 			     l == IL_LAYER_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
@@ -90,7 +92,7 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 
 		if (throttled)
 			l = IL_LAYER_WRITEBACK;
-		else if (top == FS_OP_FSYNC || top == FS_OP_OPEN)
+		else if (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE || top == FS_OP_OPEN)
 			l = IL_LAYER_FILESYSTEM;
 		else
 			l = IL_LAYER_SYSCALL;

@@ -25,7 +25,7 @@ struct il_lat {
 struct il_layers {
 	double elapsed_s;
 	bool fs_seen;
-	struct il_lat ops[FS_OP__MAX];      /* syscall/VFS: read, write, open, fsync (enum fs_op) */
+	struct il_lat ops[FS_OP__MAX];      /* syscall/VFS: read, write, open, fsync, sync_file_range (enum fs_op) */
 	bool wb_seen;
 	struct il_lat wb;                   /* ext4_writepages calls (no percentiles: p*_lt_ns 0) */
 	__u64 wb_errors;                    /* calls that returned < 0 */

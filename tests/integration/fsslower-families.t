@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# fsslower and iolayer count every call of each family: N rounds of call_families on a loop
+# ext4 (write, writev, pwritev, pwritev2, O_DIRECT pwrite; read, readv, preadv, preadv2;
+# open, creat, openat2 after two openat; sync_file_range; fsync) give exactly 5N W, 4N R,
+# 3N+2 O, N S and N F, with the sizes and positions the workload used; iolayer agrees.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fsslower-lib.sh"
+require_root
+plan 18
+
+loop_ext4_setup
+FS=$(tool fsslower)
+IL=$(tool iolayer)
+F=$MNT/data
+N=20
+R=$((4 * N)) W=$((5 * N)) O=$((3 * N + 2)) S=$N FS_=$N
+
+# 1. fsslower --json -m 0 -p PID: every call is an event, and the summary counts them all.
+wl_launch "$TMPD/wl.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
+check "fsslower --json -m 0 -p PID starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
+wl_go
+tool_stop
+is "$WL_RC" 0 "workload ran $N rounds of every call"
+is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
+
+sum() { jq -s "[.[] | select(.summary) | .summary.$1.count] | add" "$TMPD/j.out"; }
+ev() { jq -s --arg f "$F" "[.[] | select(.op and .file == \$f) | $1]" "$TMPD/j.out"; }
+rows_of() { ev "select(.op == \"$1\")" | jq length; }
+got="R $(sum read) W $(sum write) O $(sum open) S $(sum sync_range) F $(sum fsync)"
+is "$got" "R $R W $W O $O S $S F $FS_" \
+	"summary: 4N reads, 5N writes, 3N+2 opens, N sync_file_range, N fsync (N=$N)"
+is "$(rows_of R) $(rows_of W) $(rows_of O) $(rows_of S) $(rows_of F)" "$R $W $O $S $FS_" \
+	"one event per call on $F, R W O S F"
+is "$(jq -s '[.[] | select(.op)] | length' "$TMPD/j.out")" $((R + W + O + S + FS_)) \
+	"no event for another file or process"
+is "$(ev 'select(.op == "R" or .op == "W") | "\(.bytes) \(.size)"' | jq -r 'unique | .[]')" "4096 4096" \
+	"every R and W moved 4096 bytes, size 4096 (a vectored call's size: what it moved)"
+is "$(ev 'select(.op == "W") | .offset' | jq -c 'group_by(.) | map([.[0], length])')" \
+	"[[0,$N],[4096,$N],[8192,$N],[12288,$N],[16384,$N]]" \
+	"W positions: write, writev at the file position, pwritev at pos_l, pwritev2 -1 at the file position, pwrite"
+is "$(ev 'select(.op == "R") | .offset' | jq -c 'group_by(.) | map([.[0], length])')" \
+	"[[0,$N],[4096,$N],[8192,$N],[12288,$N]]" "R positions: read, readv, preadv, preadv2"
+is "$(ev 'select(.op == "S") | "\(.offset) \(.size) \(.bytes)"' | jq -r 'unique | .[]')" "0 20480 0" \
+	"S: the range's start and length, return 0"
+is "$(ev 'select(.op == "F") | .sync' | jq -r 'unique | .[]')" "fsync" "F: fsync, none nested"
+is "$(jq -s '[.[] | select(.lost) | .lost | to_entries[] | .value] | add' "$TMPD/j.out")" 0 "nothing lost"
+diag "answer: fsslower R $(sum read) W $(sum write) O $(sum open) S $(sum sync_range) F $(sum fsync)"
+
+# 2. iolayer --json on the same workload: the syscall/VFS counts are fsslower's.
+wl_launch "$TMPD/wl2.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
+check "iolayer --json -p PID starts" tool_start "$TMPD/i.json" "$TMPD/i.err" $IL -p "$WL_PID" -d 600 --json
+wl_go
+tool_stop
+is "$WL_RC $TOOL_RC" "0 0" "workload and iolayer --json exit 0"
+j() { jq -r ".layers.syscall.$1.count" "$TMPD/i.json"; }
+is "R $(j read) W $(j write) O $(j open) S $(j sync_range) F $(j fsync)" "R $R W $W O $O S $S F $FS_" \
+	"iolayer --json counts the same calls"
+diag "answer: iolayer R $(j read) W $(j write) O $(j open) S $(j sync_range) F $(j fsync)"
+
+# 3. iolayer's table: one row per operation, sync_file_range included.
+wl_launch "$TMPD/wl3.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
+check "iolayer -p PID starts" tool_start "$TMPD/i.txt" "$TMPD/i.err2" $IL -p "$WL_PID" -d 600
+wl_go
+tool_stop
+is "$WL_RC $TOOL_RC" "0 0" "workload and iolayer exit 0"
+row() { awk -v w="$1" '$1 == "syscall/VFS" && $2 == w {print $3}' "$TMPD/i.txt"; }
+is "$(row read) $(row write) $(row open) $(row sync_file_range) $(row fsync)" "$R $W $O $S $FS_" \
+	"iolayer's table: read, write, open, sync_file_range, fsync rows count the same"
+
+done_testing

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * call_families: every system call of each file-operation family, with known answers.
+ *
+ *   call_families [-n COUNT] [-g GOFILE] PATH
+ *
+ * Opens PATH twice (O_RDWR|O_CREAT|O_TRUNC, then O_RDWR|O_DIRECT: 2 openat calls), then does
+ * COUNT rounds (default 20) of, each on 4096 bytes of PATH:
+ *
+ *   W  write       at the file position, 0          (lseek to 0 first)
+ *   W  writev      2 x 2048 at the file position, 4096
+ *   W  pwritev     2 x 2048 at 8192
+ *   W  pwritev2    2 x 2048 at pos -1: the file position, 12288 (lseek first), flags 0
+ *   W  pwrite64    O_DIRECT, 4096-byte aligned buffer, at 16384
+ *   S  sync_file_range(0, 20480, WAIT_BEFORE|WRITE|WAIT_AFTER)
+ *   F  fsync
+ *   R  read        at the file position, 0          (lseek to 0 first)
+ *   R  readv       2 x 2048 at the file position, 4096
+ *   R  preadv      2 x 2048 at 8192
+ *   R  preadv2     2 x 2048 at 12288, flags 0
+ *   O  open(2)     O_RDONLY (syscall(SYS_open): glibc's open() is openat(2))
+ *   O  creat(2)    (syscall(SYS_creat)): truncates PATH, rewritten by the next round
+ *   O  openat2(2)  O_RDONLY through struct open_how (syscall(SYS_openat2))
+ *
+ * so COUNT rounds make 5*COUNT W, 4*COUNT R, 3*COUNT + 2 O, COUNT S and COUNT F, every R and W
+ * moving 4096 bytes. lseek and close are no file operation of fsslower's. With -g it first
+ * prints "pid PID" and waits until GOFILE exists, so a tracer can be started on the pid
+ * first; after that it does no other file I/O (nothing is printed unless a call fails).
+ * Exit 0 when every call did what it should, 1 otherwise.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <linux/openat2.h>
+
+#define BS 4096
+
+static const char *path;
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "call_families: %s on %s: %s\n", what, path, strerror(errno));
+	exit(1);
+}
+
+/* A read or write call that must have moved BS bytes. */
+static void moved(ssize_t r, const char *what)
+{
+	if (r != BS) {
+		if (r >= 0)
+			errno = EIO;
+		fail(what);
+	}
+}
+
+/* The fd an open call returned (-1 on failure): close it. */
+static void open_close(long fd, const char *what)
+{
+	if (fd < 0)
+		fail(what);
+	close(fd);
+}
+
+static void seek(int fd, off_t off)
+{
+	if (lseek(fd, off, SEEK_SET) != off)
+		fail("lseek");
+}
+
+int main(int argc, char **argv)
+{
+	const char *gofile = NULL;
+	long count = 20;
+	char *buf, *abuf;
+	int c, fd, dfd;
+
+	while ((c = getopt(argc, argv, "n:g:")) != -1) {
+		switch (c) {
+		case 'n': count = atol(optarg); break;
+		case 'g': gofile = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (optind != argc - 1 || count < 0)
+		goto usage;
+	path = argv[optind];
+	buf = malloc(BS);
+	if (!buf || posix_memalign((void **)&abuf, BS, BS))
+		fail("malloc");
+	memset(buf, 'b', BS);
+	memset(abuf, 'd', BS);
+	struct iovec iov[2] = { { buf, BS / 2 }, { buf + BS / 2, BS / 2 } };
+	struct open_how how = { .flags = O_RDONLY };
+
+	if (gofile) {
+		printf("pid %d\n", getpid());
+		fflush(stdout);
+		while (access(gofile, F_OK))
+			usleep(10000);
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		fail("open");
+	dfd = open(path, O_RDWR | O_DIRECT);
+	if (dfd < 0)
+		fail("open O_DIRECT");
+	for (long i = 0; i < count; i++) {
+		seek(fd, 0);
+		moved(write(fd, buf, BS), "write");
+		moved(writev(fd, iov, 2), "writev");
+		moved(pwritev(fd, iov, 2, 2 * BS), "pwritev");
+		seek(fd, 3 * BS);
+		moved(pwritev2(fd, iov, 2, -1, 0), "pwritev2");
+		moved(pwrite(dfd, abuf, BS, 4 * BS), "pwrite O_DIRECT");
+		if (sync_file_range(fd, 0, 5 * BS, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				    SYNC_FILE_RANGE_WAIT_AFTER))
+			fail("sync_file_range");
+		if (fsync(fd))
+			fail("fsync");
+		seek(fd, 0);
+		moved(read(fd, buf, BS), "read");
+		moved(readv(fd, iov, 2), "readv");
+		moved(preadv(fd, iov, 2, 2 * BS), "preadv");
+		moved(preadv2(fd, iov, 2, 3 * BS, 0), "preadv2");
+		open_close(syscall(SYS_open, path, O_RDONLY), "open(2)");
+		open_close(syscall(SYS_creat, path, 0644), "creat(2)");
+		open_close(syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how)), "openat2(2)");
+	}
+	close(dfd);
+	close(fd);
+	free(abuf);
+	free(buf);
+	return 0;
+usage:
+	fprintf(stderr, "usage: call_families [-n COUNT] [-g GOFILE] PATH\n");
+	return 2;
+}
