@@ -2,8 +2,9 @@
 /*
  * iolayer: every layer at once, aggregated in the kernel, for a verdict on which is slow.
  * Everything comes from the layers' headers: the block layer in its per-disk aggregate mode,
- * and the fs and writeback layers with their event streams turned off by user space
- * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps.
+ * the fs and writeback layers with their event streams turned off by user space
+ * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps, and attribution
+ * (lib/who.bpf.h) fed by all of them and by its own block_bio_queue programs.
  */
 #include "lib/common.bpf.h"
 #include "lib/block.bpf.h"
@@ -12,5 +13,6 @@
 #include "lib/iowait.bpf.h"
 
 IL_BLOCK_PROGS(il_block_disk_complete)
+WHO_PROGS
 
 char LICENSE[] SEC("license") = "GPL";

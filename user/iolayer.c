@@ -26,16 +26,28 @@ static const char doc[] =
 "  iolayer -p 1234       # one process (all its threads); block layer: all disks\n"
 "  iolayer -d 60         # a minute (Ctrl-C gives the verdict early)\n"
 "  iolayer --json        # one JSON object\n"
+"  iolayer --top 10      # the 10 top processes and files\n"
 "\n"
 "Then dig into the layer it names with fsslower, writeback-ret, iowaitstack or\n"
 "biolatency.\n"
 "\n"
 "OPTIONS:";
 
-static const struct argp_option opts[] = { { 0 } };
+enum { OPT_TOP = 0x100 };
+
+static const struct argp_option opts[] = {
+	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files (default 5; 0: all)", 0 },
+	{ 0 },
+};
+
+static int top_n = 5;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	if (key == OPT_TOP) {
+		top_n = il_arg_uint(arg, "--top", 0, 1000000);
+		return 0;
+	}
 	if (key == ARGP_KEY_ARG)
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	return ARGP_ERR_UNKNOWN;
@@ -63,15 +75,24 @@ static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max,
 	}
 }
 
-/* Block: the disk with the most device time. */
-static void read_disks(struct bpf_object *obj, struct il_layers *m)
+/* Block: the disk with the most device time among the disks of interest (npref of them in
+ * pref: those the process behind the I/O touched), or among all when npref is 0. Sets
+ * *dev. An unrelated busier disk is never chosen. */
+static void read_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
+		       __u32 *dev)
 {
 	struct il_disk_row *rows;
 	int n = il_block_disks_read(obj, &rows), best = -1;
 
-	for (int i = 0; i < n; i++)
-		if (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns)
+	for (int i = 0; i < n; i++) {
+		bool wanted = !npref;
+
+		for (int j = 0; j < npref && !wanted; j++)
+			wanted = rows[i].dev == pref[j];
+		if (wanted && (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns))
 			best = i;
+	}
+	*dev = best >= 0 ? rows[best].dev : 0;
 	if (best >= 0) {
 		const struct il_disk_stats *bd = &rows[best].st;
 
@@ -187,10 +208,15 @@ static struct json_object *lat_json(const struct il_lat *l)
 }
 
 static void report(const struct il_layers *m, char frames[][128], int nframes,
-		   const __u64 drops[IL_DROP__MAX])
+		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who)
 {
-	char why[1024], what[64], extra[96];
+	char why[1024], what[64], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
+	struct il_culprit c;
+
+	il_verdict_culprit(l, who->procs, who->nprocs, m->elapsed_s, m->disk, &c);
+	if (c.found)
+		il_culprit_sentence(&c, names, sizeof(names));
 
 	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
@@ -220,8 +246,20 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		}
 		json_object_object_add(o, "layers", ly);
 		json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
-		json_object_object_add(v, "why", json_object_new_string(why));
+		json_object_object_add(v, "reason", json_object_new_string(why));
+		if (c.found) {
+			struct json_object *pr = json_object_new_object();
+
+			json_object_object_add(pr, "pid", json_object_new_uint64(c.pid));
+			il_json_add_name(pr, "comm", c.comm, sizeof(c.comm));
+			il_json_add_name(pr, "cgroup", c.cgroup, sizeof(c.cgroup));
+			json_object_object_add(v, "process", pr);
+			il_json_add_name(v, "file", c.file, sizeof(c.file));
+			json_object_object_add(v, "who", json_object_new_string(names));
+		}
+		json_object_object_add(v, "disk", m->disk[0] ? json_object_new_string(m->disk) : NULL);
 		json_object_object_add(o, "verdict", v);
+		il_who_view_json(o, who, m->elapsed_s, top_n);
 		for (int i = 0; i < nframes; i++)
 			json_object_array_add(st, json_object_new_string(frames[i]));
 		json_object_object_add(o, "top_iowait_stack", st);
@@ -231,7 +269,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	}
 	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d (file operations, writeback, I/O wait); block layer: "
-		       "all processes\n\n", m->elapsed_s, il_opts.pid);
+		       "the disks it used\n\n", m->elapsed_s, il_opts.pid);
 	else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
@@ -256,8 +294,23 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		for (int i = 0; i < nframes; i++)
 			printf("    %s\n", frames[i]);
 	}
-	printf("\nverdict: %s -- %s\n", il_layer_name(l), why);
+	il_who_view_print(stdout, who, m->elapsed_s, top_n);
+	if (c.found) {
+		char esc[4 * sizeof(names) + 1];
+
+		printf("\nverdict: %s -- %s; %s\n", il_layer_name(l),
+		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), why);
+	} else {
+		printf("\nverdict: %s -- %s\n", il_layer_name(l), why);
+	}
 	il_drops_print(stdout, drops);
+}
+
+/* Every second: the cgroups of the processes seen so far, while they still run. */
+static int note_procs(void *obj)
+{
+	il_who_note_procs(obj);
+	return 0;
 }
 
 /* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. */
@@ -272,7 +325,11 @@ static bool choose(struct il_plan *plans, int n, const char *layer)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 3] = { 0 }, *block, *fs, *wb, *iw;
+	struct il_plan plans[FS_TYPE__MAX + 4] = { 0 }, *block, *fs, *wb, *iw, *who;
+	struct il_who_view view = { 0 };
+	__u32 pref[16], disk_dev = 0;
+	int npref = 0;
+	bool who_seen;
 	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR, nframes = 0;
 	bool fs_wanted[FS_TYPE__MAX];
 	struct il_layers m = { 0 };
@@ -292,6 +349,7 @@ int main(int argc, char **argv)
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_autoload_none(skel->obj);
+	il_who_enable(skel->obj);
 	/* Aggregate mode: the layers' event streams stay off, their ring buffers minimal. */
 	bpf_map__set_max_entries(skel->maps.fs_events, getpagesize());
 	bpf_map__set_max_entries(skel->maps.wb_events, getpagesize());
@@ -323,11 +381,15 @@ int main(int argc, char **argv)
 	iw = wb + 1;
 	il_iowait_plan(skel->obj, iw);
 	m.iw_seen = choose(iw, 1, "I/O wait");
+	who = iw + 1;
+	il_who_plan(skel->obj, who);
+	who_seen = choose(who, 1, "block submission (who)");
 
 	if (il_tool_loaded(iolayer_bpf__load(skel)))
 		goto out;
 	if ((m.blk_seen && il_plans_attach(block, 1)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
-	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)))
+	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
+	    (who_seen && il_plans_attach(who, 1)))
 		goto out;
 	if (m.wb_seen && il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)))
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
@@ -336,7 +398,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
 	t0 = il_now_ns();
-	struct il_run run = { .duration_s = il_opts.duration_s };
+	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
+			      .ctx = skel->obj };
 	if (il_run(&run) < 0)
 		goto out;
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
@@ -353,14 +416,28 @@ int main(int argc, char **argv)
 		read_wb(skel->obj, &m);
 	if (m.iw_seen)
 		nframes = read_iowait(skel, &m, frames, IL_ARRAY_SIZE(frames));
+	/* The disks of the process behind the I/O: -p's, else the top one's. */
+	il_who_note_procs(skel->obj);
+	if ((err = il_who_view_make(skel->obj, 0, &view))) {
+		il_err("cannot read attribution: %s", il_errno_name(err));
+		goto out;
+	}
+	npref = il_who_view_disks(skel->obj, il_opts.pid ? il_opts.pid : il_who_view_top_pid(&view),
+				  pref, IL_ARRAY_SIZE(pref));
+	il_who_view_free(&view);
 	if (m.blk_seen)
-		read_disks(skel->obj, &m);
+		read_disks(skel->obj, &m, pref, npref, &disk_dev);
+	if ((err = il_who_view_make(skel->obj, disk_dev, &view))) {
+		il_err("cannot read attribution: %s", il_errno_name(err));
+		goto out;
+	}
 	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
 	if (m.fs_seen)
 		drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
-	report(&m, frames, nframes, drops);
+	report(&m, frames, nframes, drops, &view);
 	rc = il_tool_output_status();
 out:
+	il_who_view_free(&view);
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	iolayer_bpf__destroy(skel);
 	return rc;

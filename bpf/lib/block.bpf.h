@@ -18,6 +18,7 @@
 
 #include "lib/core_fixes.bpf.h"
 #include "lib/block.h"
+#include "lib/who.bpf.h"
 
 /* Settings, filled by user space before load (struct blk_cfg, user/lib/block.c). */
 const volatile struct blk_cfg blk_cfg = {};

@@ -30,6 +30,7 @@
 
 #include "lib/core_fixes.bpf.h"
 #include "lib/fs.h"
+#include "lib/who.bpf.h"
 
 /* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
 const volatile struct fs_cfg fs_cfg = {};
@@ -217,6 +218,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 		il_drop(IL_DROP_BACKWARDS);
 		return;
 	}
+	who_fs(pid_tgid, op, file, delta, ret);
 	if (st) { /* per-CPU: plain adds */
 		st->count++;
 		st->total_ns += delta;

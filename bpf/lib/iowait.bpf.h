@@ -16,6 +16,7 @@
 
 #include "lib/core_fixes.bpf.h"
 #include "lib/iowait.h"
+#include "lib/who.bpf.h"
 
 /* Settings, filled by user space before load (struct iw_cfg, user/lib/iowait.c). */
 const volatile struct iw_cfg iw_cfg = {};
@@ -155,6 +156,7 @@ static __always_inline void iw_switch_in(struct task_struct *next)
 		return;
 	key.tid = tid;
 	key.tgid = BPF_CORE_READ(next, tgid);
+	who_iowait(next, key.tgid, delta);
 	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
 	v = il_lookup_or_init(&iw_waits, &key, &zero);
 	if (!v)

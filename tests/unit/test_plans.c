@@ -24,7 +24,7 @@ static char bpf_dir[PATH_MAX];
  * so the writeback layer is held to fentry and kprobe only). */
 static bool family_required(const char *layer, enum il_family f)
 {
-	if (!strcmp(layer, "block") || !strcmp(layer, "iowait"))
+	if (!strcmp(layer, "block") || !strcmp(layer, "iowait") || !strcmp(layer, "who"))
 		return f == IL_FAM_TRACEPOINT;
 	if (!strcmp(layer, "writeback"))
 		return f != IL_FAM_TRACEPOINT;
@@ -43,7 +43,8 @@ static int check_object(const char *path)
 		const struct il_layer_desc *d = &il_layer_table[l];
 		int n;
 
-		if (!il_obj_has_map(obj, d->marker_map))
+		if (!il_obj_has_map(obj, d->marker_map) ||
+		    (d->marker_prog && !bpf_object__find_program_by_name(obj, d->marker_prog)))
 			continue;
 		layers++;
 		n = d->all_plans(obj, plans, 16);

@@ -15,6 +15,7 @@ struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 
 	c->rq_two_args = il_btf_tp_nargs("block_rq_issue") == 2;
 	il_debug("block_rq_issue takes %s", c->rq_two_args ? "(q, rq)" : "(rq)");
+	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
 }
 

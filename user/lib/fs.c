@@ -62,6 +62,7 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
 
 	c->self_tgid = getpid();
+	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
 }
 

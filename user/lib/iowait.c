@@ -16,16 +16,14 @@ struct iw_cfg *il_iowait_cfg(struct bpf_object *obj)
 
 	il_debug("sched_switch takes %d argument(s)", n);
 	c->tp_prev_state = n >= 4;
+	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
 }
 
 void il_iowait_plan(struct bpf_object *obj, struct il_plan *p)
 {
-	il_plan_init(p, "I/O wait (sched_switch)");
-	il_plan_option(p, IL_M_TP_BTF, NULL);
-	il_plan_add(p, obj, "iw_switch_btf", "sched:sched_switch", false);
-	il_plan_option(p, IL_M_RAW_TP, NULL);
-	il_plan_add(p, obj, "iw_switch_raw", "sched:sched_switch", false);
+	il_plan_tp_twins(p, obj, "I/O wait (sched_switch)", "iw_switch_btf", "iw_switch_raw",
+			 "sched:sched_switch");
 }
 
 int il_iowait_foreach(struct bpf_object *obj,

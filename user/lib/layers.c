@@ -41,10 +41,19 @@ static int iowait_all(struct bpf_object *obj, struct il_plan *plans, int max)
 	return 1;
 }
 
+static int who_all(struct bpf_object *obj, struct il_plan *plans, int max)
+{
+	if (max < 1)
+		return 0;
+	il_who_plan(obj, &plans[0]);
+	return 1;
+}
+
 const struct il_layer_desc il_layer_table[] = {
-	{ "block", "il_rq_start", block_all },
-	{ "fs", "fs_stats", fs_all },
-	{ "writeback", "wb_stats", wb_all },
-	{ "iowait", "iw_waits", iowait_all },
+	{ "block", "il_rq_start", NULL, block_all },
+	{ "fs", "fs_stats", NULL, fs_all },
+	{ "writeback", "wb_stats", NULL, wb_all },
+	{ "iowait", "iw_waits", NULL, iowait_all },
+	{ "who", "who_inserts", "who_bio_btf", who_all },
 };
 const int il_nlayers = sizeof(il_layer_table) / sizeof(il_layer_table[0]);

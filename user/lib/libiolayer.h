@@ -33,5 +33,6 @@
 #include "tracefs.h"
 #include "util.h"
 #include "verdict.h"
+#include "whoview.h"
 
 #endif

@@ -109,6 +109,16 @@ int il_plan_add(struct il_plan *p, struct bpf_object *obj, const char *prog, con
 	return 0;
 }
 
+void il_plan_tp_twins(struct il_plan *p, struct bpf_object *obj, const char *what,
+		      const char *btf_prog, const char *raw_prog, const char *tp)
+{
+	il_plan_init(p, what);
+	il_plan_option(p, IL_M_TP_BTF, NULL);
+	il_plan_add(p, obj, btf_prog, tp, false);
+	il_plan_option(p, IL_M_RAW_TP, NULL);
+	il_plan_add(p, obj, raw_prog, tp, false);
+}
+
 /* ---- choosing ----------------------------------------------------------------------- */
 
 static void setwhy(char *why, size_t len, const char *what)

@@ -77,6 +77,11 @@ int il_plan_option(struct il_plan *p, enum il_method m, const char *limits);
 int il_plan_add(struct il_plan *p, struct bpf_object *obj, const char *prog, const char *target,
 		bool optional);
 
+/* Start plan p as one program on one tracepoint ("category:event"), in its two flavours:
+ * btf_prog (tp_btf) preferred, raw_prog (raw_tp) as the fallback. */
+void il_plan_tp_twins(struct il_plan *p, struct bpf_object *obj, const char *what,
+		      const char *btf_prog, const char *raw_prog, const char *tp);
+
 /* Parse --attach=fentry|kprobe|tracepoint|auto. 0, or -1 on an unknown name. */
 int il_family_parse(const char *s, enum il_family *fam);
 const char *il_family_name(enum il_family f);

@@ -110,3 +110,74 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 		snprintf(why + n, len - n, " (every p99 is under 1 ms: nothing is slow in absolute terms)");
 	return l;
 }
+
+/* How much of layer l's time process p accounts for (ns), or its bytes on the disk for the
+ * block layers. */
+static __u64 weight(enum il_layer_id l, const struct il_who_sum *p)
+{
+	switch (l) {
+	case IL_LAYER_SYSCALL:
+		return p->op_ns[FS_OP_READ] + p->op_ns[FS_OP_WRITE] + p->op_ns[FS_OP_OPEN];
+	case IL_LAYER_FILESYSTEM:
+		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_SYNC_RANGE] + p->op_ns[FS_OP_OPEN];
+	case IL_LAYER_WRITEBACK:
+		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_WRITE] + p->iowait_ns;
+	case IL_LAYER_QUEUE:
+	case IL_LAYER_DEVICE:
+		return p->disk_bytes;
+	default:
+		return 0;
+	}
+}
+
+void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
+			double elapsed_s, const char *disk, struct il_culprit *c)
+{
+	const struct il_who_sum *best = NULL;
+	__u64 bw = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < n; i++) {
+		__u64 w = weight(l, &procs[i]);
+
+		if (w > bw || (w && w == bw && best && procs[i].pid < best->pid)) {
+			bw = w;
+			best = &procs[i];
+		}
+	}
+	if (!best)
+		return;
+	c->found = true;
+	c->pid = best->pid;
+	snprintf(c->comm, sizeof(c->comm), "%s", best->comm);
+	snprintf(c->cgroup, sizeof(c->cgroup), "%s", best->cgroup);
+	snprintf(c->file, sizeof(c->file), "%s", best->top_file);
+	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
+	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE;
+	c->writes = best->write_bytes >= best->read_bytes;
+	if (elapsed_s > 0)
+		c->mb_per_s = (c->block ? best->disk_bytes : c->writes ? best->write_bytes
+								       : best->read_bytes) / elapsed_s / 1e6;
+}
+
+const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len)
+{
+	size_t n;
+
+	if (!c->found) {
+		snprintf(buf, len, "no traced process took part");
+		return buf;
+	}
+	n = snprintf(buf, len, "%s (pid %u", c->comm, c->pid);
+	if (n < len && c->cgroup[0] && strcmp(c->cgroup, "-") && strcmp(c->cgroup, "/"))
+		n += snprintf(buf + n, len - n, ", cgroup %s", c->cgroup);
+	if (n < len)
+		n += snprintf(buf + n, len - n, ") %s %.1f MB/s", c->block ? "sends" :
+			      c->writes ? "writes" : "reads", c->mb_per_s);
+	if (n < len && c->file[0])
+		n += snprintf(buf + n, len - n, " %s %s", c->block ? "for" : c->writes ? "to" : "from",
+			      c->file);
+	if (n < len && c->disk[0])
+		snprintf(buf + n, len - n, " on %s", c->disk);
+	return buf;
+}

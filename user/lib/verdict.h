@@ -59,4 +59,42 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len);
 /* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf; returns buf. */
 const char *il_fmt_ns(__u64 ns, char *buf, size_t len);
 
+/* ---- who: the process, file and disk behind the slow layer ------------------------------ */
+
+/* One process as the verdict weighs it (built from attribution by user/lib/whoview.c). */
+struct il_who_sum {
+	__u32 pid;
+	char comm[16];
+	char cgroup[128];            /* cgroup path, "-" unknown */
+	__u64 op_ns[FS_OP__MAX];     /* time in each file operation, ns */
+	__u64 op_count[FS_OP__MAX];
+	__u64 iowait_ns;
+	__u64 read_bytes, write_bytes; /* through file syscalls */
+	__u64 bio_bytes;             /* submitted to every disk */
+	__u64 disk_bytes;            /* submitted to the verdict's disk */
+	char top_file[512];          /* its file with the most operation time, "" none */
+};
+
+struct il_culprit {
+	bool found;
+	__u32 pid;
+	char comm[16];
+	char cgroup[128];
+	char file[512];
+	char disk[32];
+	double mb_per_s;             /* the bytes the sentence speaks of, per second */
+	bool writes;                 /* writes (else reads) */
+	bool block;                  /* the bytes are the ones it submitted to the disk */
+};
+
+/* The process behind layer l among procs[n] (by the time it spent in that layer: the
+ * syscall ops for syscall/VFS, fsync and sync_file_range for filesystem, fsync + write +
+ * I/O wait for writeback, its bytes on `disk` for the block queue and device), with its top
+ * file and the disk. found is false when no process took part in that layer. */
+void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
+			double elapsed_s, const char *disk, struct il_culprit *c);
+
+/* "python (pid 4242, cgroup /x) writes 45.0 MB/s to /tmp/log.txt on sda" into buf. */
+const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attribution: who is behind each layer's time (types and maps in lib/who.h). The other
+ * layers call in where they know the process: the fs layer when a call returns (who_fs), the
+ * I/O-wait layer when a sleep ends (who_iowait), and the block layer's block_bio_queue
+ * program (who_bio), which runs in the context of whoever submits the bio. Everything is
+ * skipped when who_cfg.on is 0 (the verifier drops it as dead code), so tools without
+ * attribution pay nothing. Include after lib/common.bpf.h and lib/core_fixes.bpf.h.
+ */
+#ifndef IOLAYER_WHO_BPF_H
+#define IOLAYER_WHO_BPF_H
+
+#include "lib/core_fixes.bpf.h"
+#include "lib/who.h"
+
+/* Settings, filled by user space before load (struct who_cfg, user/lib/who.c). */
+const volatile struct who_cfg who_cfg = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WHO_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct who_proc);
+} who_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WHO_MAX_FILES);
+	__type(key, struct who_file_key);
+	__type(value, struct who_file);
+} who_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WHO_MAX_PROC_DISKS);
+	__type(key, struct who_pd_key);
+	__type(value, struct who_pd);
+} who_pd SEC(".maps");
+
+/* New keys inserted per map (enum who_map), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WHO_MAP__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} who_inserts SEC(".maps");
+
+/* Zeroed values to insert from (too large for the BPF stack). */
+static const struct who_proc who_zero_proc;
+static const struct who_file who_zero_file;
+
+static __always_inline void who_count_insert(enum who_map m)
+{
+	__u32 k = m;
+	__u64 *v = bpf_map_lookup_elem(&who_inserts, &k);
+
+	if (v)
+		*v += 1;
+}
+
+/* The value of key in LRU map, inserted from zero when new (counted). NULL when the map
+ * refuses (counted as IL_DROP_MAP_FULL). */
+static __always_inline void *who_get(void *map, const void *key, const void *zero, enum who_map m,
+				     bool *is_new)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	*is_new = false;
+	if (v)
+		return v;
+	if (!bpf_map_update_elem(map, key, zero, BPF_NOEXIST)) {
+		who_count_insert(m);
+		*is_new = true;
+	}
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		il_drop(IL_DROP_MAP_FULL);
+	return v;
+}
+
+/* Names of the dentries from d up to (not including) its filesystem's root: d_name.name,
+ * following d_parent (include/linux/dcache.h). */
+static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
+{
+	int i;
+
+	f->depth = 0;
+	for (i = 0; i < WHO_PATH_DEPTH; i++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+		if (!d || !parent || parent == d)
+			return;
+		bpf_probe_read_kernel_str(f->names[i], WHO_NAME_LEN, BPF_CORE_READ(d, d_name.name));
+		f->depth = i + 1;
+		d = parent;
+	}
+	f->deeper = BPF_CORE_READ(d, d_parent) != d;
+}
+
+/* The file entry of inode (dev and ino from struct inode: i_sb->s_dev, i_ino); names are
+ * taken from dentry d (may be NULL: then the inode's first alias, inode->i_dentry) when the
+ * entry is new. */
+static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d)
+{
+	struct who_file_key k = {};
+	struct who_file *f;
+	bool is_new;
+
+	if (!inode)
+		return NULL;
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
+	if (f && is_new) {
+		if (!d) {
+			struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+
+			if (first)
+				d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+		}
+		if (d)
+			who_fill_names(f, d);
+	}
+	return f;
+}
+
+/* The current process's entry; comm and cgroup refreshed (an exec renames it). */
+static __always_inline struct who_proc *who_proc_current(__u32 tgid)
+{
+	bool is_new;
+	struct who_proc *p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
+
+	if (p) {
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		p->cgroup_id = bpf_get_current_cgroup_id();
+	}
+	return p;
+}
+
+/* Remember tgid among the processes of file f (the first WHO_FILE_PIDS seen). */
+static __always_inline void who_file_pid(struct who_file *f, __u32 tgid)
+{
+	for (int i = 0; i < WHO_FILE_PIDS; i++) {
+		if (f->pids[i] == tgid)
+			return;
+		if (!f->pids[i]) {
+			f->pids[i] = tgid;
+			return;
+		}
+	}
+}
+
+static __always_inline __u32 who_slot(__u64 ns)
+{
+	__u64 s = il_hist_slot(ns, WHO_SLOTS);
+
+	asm volatile("" : "+r"(s)); /* keep the bound visible to older verifiers */
+	return s < WHO_SLOTS ? s : WHO_SLOTS - 1;
+}
+
+/* fs layer: a traced call of the current thread on file returned ret (bytes for R/W) after
+ * delta ns. Per-CPU races between threads of one process only blur counts by an increment:
+ * the adds are atomic, the histogram slots plain (one slot, rarely contended). */
+static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				   __s64 ret)
+{
+	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
+	struct who_proc *p;
+	struct who_file *f;
+
+	if (!who_cfg.on)
+		return;
+	p = who_proc_current(tgid);
+	if (p) {
+		__sync_fetch_and_add(&p->op_count[o], 1);
+		__sync_fetch_and_add(&p->op_ns[o], delta);
+		__sync_fetch_and_add(&p->op_slots[o][who_slot(delta)], 1);
+		if (ret > 0 && op == FS_OP_READ)
+			__sync_fetch_and_add(&p->read_bytes, ret);
+		if (ret > 0 && op == FS_OP_WRITE)
+			__sync_fetch_and_add(&p->write_bytes, ret);
+	}
+	f = who_file_get(BPF_CORE_READ(file, f_inode), BPF_CORE_READ(file, f_path.dentry));
+	if (f) {
+		__sync_fetch_and_add(&f->op_count[o], 1);
+		__sync_fetch_and_add(&f->op_ns[o], delta);
+		if (ret > 0 && op == FS_OP_READ)
+			__sync_fetch_and_add(&f->read_bytes, ret);
+		if (ret > 0 && op == FS_OP_WRITE)
+			__sync_fetch_and_add(&f->write_bytes, ret);
+		who_file_pid(f, tgid);
+	}
+}
+
+/* I/O-wait layer: task (tgid) slept delta ns in I/O wait. */
+static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta)
+{
+	struct who_proc *p;
+	bool is_new;
+
+	if (!who_cfg.on)
+		return;
+	p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
+	if (!p)
+		return;
+	if (is_new)
+		BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
+	__sync_fetch_and_add(&p->iowait_count, 1);
+	__sync_fetch_and_add(&p->iowait_ns, delta);
+}
+
+/* bio.bi_disk (with bi_partno) was replaced by bio.bi_bdev in 5.12, commit 309dca309fc3
+ * ("block: store a block_device pointer in struct bio"). The whole disk's dev. */
+struct bio___o {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 who_bio_dev(struct bio *bio)
+{
+	struct bio___o *old = (void *)bio;
+
+	if (bpf_core_field_exists(old->bi_disk))
+		return il_disk_dev(BPF_CORE_READ(old, bi_disk));
+	return il_disk_dev(BPF_CORE_READ(bio, bi_bdev, bd_disk));
+}
+
+/* The inode whose page cache the bio's first page belongs to, NULL for anonymous or direct-
+ * I/O pages: bio->bi_io_vec[0].bv_page->mapping (struct address_space *, low bits set for
+ * anon/movable pages: PAGE_MAPPING_FLAGS, include/linux/page-flags.h) ->host. */
+static __always_inline struct inode *who_bio_inode(struct bio *bio)
+{
+	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
+	unsigned long mapping;
+
+	if (!page)
+		return NULL;
+	mapping = (unsigned long)BPF_CORE_READ(page, mapping);
+	if (!mapping || (mapping & 3))
+		return NULL;
+	return BPF_CORE_READ((struct address_space *)mapping, host);
+}
+
+/* block_bio_queue: the current task submits bio. */
+static __always_inline int who_bio(struct bio *bio)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	bool write = (BPF_CORE_READ(bio, bi_opf) & IL_REQ_OP_MASK) == 1; /* REQ_OP_WRITE */
+	struct who_pd_key k = { .tgid = pid_tgid >> 32, .dev = who_bio_dev(bio) };
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct who_proc *p;
+	struct who_file *f;
+	struct who_pd *pd;
+	bool is_new;
+
+	if (!who_cfg.on || !bytes)
+		return 0;
+	p = who_proc_current(k.tgid);
+	if (p) {
+		__sync_fetch_and_add(&p->bios, 1);
+		__sync_fetch_and_add(&p->bio_bytes, bytes);
+		if (write)
+			__sync_fetch_and_add(&p->bio_write_bytes, bytes);
+	}
+	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+	if (pd) {
+		__sync_fetch_and_add(&pd->bios, 1);
+		__sync_fetch_and_add(&pd->bytes, bytes);
+		if (write)
+			__sync_fetch_and_add(&pd->write_bytes, bytes);
+	}
+	f = who_file_get(who_bio_inode(bio), NULL);
+	if (f) {
+		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
+		if (!BPF_CORE_READ(task, mm)) /* a kernel thread: the flusher, or the journal */
+			f->flusher_pid = k.tgid;
+	}
+	return 0;
+}
+
+/* block_bio_queue(struct bio *) since 5.11; (struct request_queue *, struct bio *) before,
+ * commit e8a676d61c07 ("block: simplify and extend the block_bio_merge tracepoint class"). */
+#define WHO_BIO_ARG(ctx) ((struct bio *)(who_cfg.bio_two_args ? (ctx)[1] : (ctx)[0]))
+
+#define WHO_PROGS                                                                      \
+	SEC("tp_btf/block_bio_queue")                                                  \
+	int BPF_PROG(who_bio_btf) { return who_bio(WHO_BIO_ARG(ctx)); }               \
+	SEC("raw_tp/block_bio_queue")                                                  \
+	int BPF_PROG(who_bio_raw) { return who_bio(WHO_BIO_ARG(ctx)); }
+
+#endif /* IOLAYER_WHO_BPF_H */

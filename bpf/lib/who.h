@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attribution ("who"): the processes, files and disks behind each layer's time, kept in the
+ * kernel in bounded LRU maps that the layers feed (bpf/lib/who.bpf.h) and user/lib/who.c
+ * reads. Identity is taken where the work is submitted (the syscall, the bio's submission),
+ * never at completion, which runs in another context. Fixed-width types only.
+ */
+#ifndef IOLAYER_WHO_H
+#define IOLAYER_WHO_H
+
+#include "lib/shared.h"
+#include "lib/fs.h"
+
+#define WHO_MAX_PROCS 1024      /* processes kept at once (LRU: the least recent is evicted) */
+#define WHO_MAX_FILES 4096      /* files kept at once (LRU) */
+#define WHO_MAX_PROC_DISKS 4096 /* (process, disk) pairs kept at once (LRU) */
+#define WHO_SLOTS 40            /* log2 slots of per-process latency in ns: up to 2^40 ns (18 min) */
+#define WHO_PATH_DEPTH 8        /* names kept per file, from the file up */
+#define WHO_NAME_LEN 64         /* bytes kept per name, NUL included */
+#define WHO_FILE_PIDS 4         /* processes remembered per file */
+
+/* The settings, one struct in .rodata (`who_cfg`), filled by user space (user/lib/who.c). */
+struct who_cfg {
+	__u8 on;                 /* 0: the layers skip attribution entirely (dead code for the verifier) */
+	__u8 bio_two_args;       /* block_bio_queue takes (q, bio): kernels before 5.11 */
+	__u8 pad[6];
+};
+
+/* One process (key: tgid). Times in ns, sizes in bytes. comm is the name of the thread that
+ * last did traced I/O; cgroup_id that thread's cgroup v2 id (bpf_get_current_cgroup_id(), 0
+ * when the kernel has no v2 hierarchy mounted). */
+struct who_proc {
+	char comm[IL_TASK_COMM_LEN];
+	__u64 cgroup_id;
+	__u64 op_count[FS_OP__MAX];          /* file operations completed (enum fs_op) */
+	__u64 op_ns[FS_OP__MAX];             /* their time */
+	__u64 op_slots[FS_OP__MAX][WHO_SLOTS]; /* log2 histogram of their latency, ns */
+	__u64 read_bytes, write_bytes;       /* returned by read/write calls on traced files */
+	__u64 iowait_count, iowait_ns;       /* sleeps in I/O wait */
+	__u64 bios, bio_bytes, bio_write_bytes; /* bios submitted (block_bio_queue) from this process */
+};
+
+/* One file (key: superblock dev, inode). */
+struct who_file_key {
+	__u32 dev;               /* super_block.s_dev, kernel encoding (major << 20 | minor) */
+	__u32 pad;
+	__u64 ino;
+};
+
+struct who_file {
+	__u64 op_count[FS_OP__MAX];
+	__u64 op_ns[FS_OP__MAX];
+	__u64 read_bytes, write_bytes;       /* through traced calls */
+	__u64 bio_write_bytes, bio_read_bytes; /* page-cache bios of this file's pages, by anyone
+						* (the writeback of a flusher included) */
+	__u32 pids[WHO_FILE_PIDS];           /* processes that did traced calls on it, first seen */
+	__u32 flusher_pid;                   /* the last kernel thread that wrote its pages back */
+	__u8 depth;                          /* names used; names[0] is the file's own name */
+	__u8 deeper;                         /* the path has more than WHO_PATH_DEPTH names */
+	__u8 pad[2];
+	char names[WHO_PATH_DEPTH][WHO_NAME_LEN];
+};
+
+/* One (process, disk): the bios it submitted there. */
+struct who_pd_key {
+	__u32 tgid;
+	__u32 dev;               /* the whole disk, major << 20 | minor */
+};
+
+struct who_pd {
+	__u64 bios, bytes, write_bytes;
+};
+
+/* New entries put into each LRU map since start (array `who_inserts`, index enum who_map):
+ * user space subtracts what is still there to count what was evicted. */
+enum who_map { WHO_MAP_PROCS, WHO_MAP_FILES, WHO_MAP_PD, WHO_MAP__MAX };
+
+#endif

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Attribution's user side (see layers.h; kernel side bpf/lib/who.bpf.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "bpfobj.h"
+#include "btf.h"
+#include "layers.h"
+#include "log.h"
+#include "mounts.h"
+#include "util.h"
+
+static const char *const who_maps[WHO_MAP__MAX] = { "who_procs", "who_files", "who_pd" };
+
+void il_who_enable(struct bpf_object *obj)
+{
+	struct who_cfg *c = il_obj_rodata_must(obj, "who_cfg", sizeof(*c));
+
+	static const __u32 sizes[WHO_MAP__MAX] = { WHO_MAX_PROCS, WHO_MAX_FILES, WHO_MAX_PROC_DISKS };
+
+	c->on = 1;
+	c->bio_two_args = il_btf_tp_nargs("block_bio_queue") == 2;
+	for (int i = 0; i < WHO_MAP__MAX; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, who_maps[i]);
+
+		if (m)
+			bpf_map__set_max_entries(m, sizes[i]);
+	}
+}
+
+void il_who_default(struct bpf_object *obj)
+{
+	struct who_cfg *c = il_obj_rodata(obj, "who_cfg", sizeof(*c));
+
+	if (!c || c->on)
+		return;
+	for (int i = 0; i < WHO_MAP__MAX; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, who_maps[i]);
+
+		if (m)
+			bpf_map__set_max_entries(m, 1);
+	}
+}
+
+void il_who_plan(struct bpf_object *obj, struct il_plan *p)
+{
+	il_plan_tp_twins(p, obj, "block submissions (who)", "who_bio_btf", "who_bio_raw",
+			 "block:block_bio_queue");
+}
+
+/* Read every entry of map `name` (key size ksz, value size vsz) into a malloc'ed array of
+ * rows of rsz bytes, key first at offset 0 and value at voff. Returns the count, or -errno. */
+static int read_map(struct bpf_object *obj, const char *name, size_t ksz, size_t vsz, size_t rsz,
+		    size_t voff, void **out)
+{
+	int fd = il_obj_map_fd(obj, name), n = 0, cap = 0;
+	char key[64], cur[64];
+	void *prev = NULL;
+	char *rows = NULL;
+
+	*out = NULL;
+	if (fd < 0 || ksz > sizeof(key))
+		return -ENOENT;
+	while (!bpf_map_get_next_key(fd, prev, key)) {
+		memcpy(cur, key, ksz);
+		prev = cur;
+		if (n == cap) {
+			char *nr = realloc(rows, (cap = cap ? cap * 2 : 64) * rsz);
+
+			if (!nr) {
+				free(rows);
+				return -ENOMEM;
+			}
+			rows = nr;
+		}
+		memset(rows + n * rsz, 0, rsz);
+		memcpy(rows + n * rsz, key, ksz);
+		if (!bpf_map_lookup_elem(fd, key, rows + n * rsz + voff))
+			n++;
+		(void)vsz;
+	}
+	*out = rows;
+	return n;
+}
+
+int il_who_read(struct bpf_object *obj, struct il_who *w)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, "who_inserts");
+	__u64 *v;
+
+	memset(w, 0, sizeof(*w));
+	w->nprocs = read_map(obj, "who_procs", sizeof(__u32), sizeof(struct who_proc),
+			     sizeof(struct il_who_proc_row), offsetof(struct il_who_proc_row, v),
+			     (void **)&w->procs);
+	w->nfiles = read_map(obj, "who_files", sizeof(struct who_file_key), sizeof(struct who_file),
+			     sizeof(struct il_who_file_row), offsetof(struct il_who_file_row, v),
+			     (void **)&w->files);
+	w->npd = read_map(obj, "who_pd", sizeof(struct who_pd_key), sizeof(struct who_pd),
+			  sizeof(struct il_who_pd_row), offsetof(struct il_who_pd_row, v),
+			  (void **)&w->pd);
+	if (w->nprocs < 0 || w->nfiles < 0 || w->npd < 0) {
+		int err = w->nprocs < 0 ? w->nprocs : w->nfiles < 0 ? w->nfiles : w->npd;
+
+		il_who_free(w);
+		return err;
+	}
+	if (ncpu > 0 && fd >= 0 && (v = calloc(ncpu, sizeof(*v)))) {
+		int present[WHO_MAP__MAX] = { w->nprocs, w->nfiles, w->npd };
+
+		for (__u32 k = 0; k < WHO_MAP__MAX; k++) {
+			__u64 ins = 0;
+
+			if (bpf_map_lookup_elem(fd, &k, v))
+				continue;
+			for (int c = 0; c < ncpu; c++)
+				ins += v[c];
+			w->evicted[k] = ins > (__u64)present[k] ? ins - present[k] : 0;
+		}
+		free(v);
+	}
+	return 0;
+}
+
+void il_who_free(struct il_who *w)
+{
+	free(w->procs);
+	free(w->files);
+	free(w->pd);
+	memset(w, 0, sizeof(*w));
+}
+
+__u64 il_who_proc_fs_ns(const struct who_proc *p)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < FS_OP__MAX; i++)
+		t += p->op_ns[i];
+	return t;
+}
+
+const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
+			     size_t len)
+{
+	const char *mp = il_mount_of(k->dev);
+	int depth = f->depth > WHO_PATH_DEPTH ? WHO_PATH_DEPTH : f->depth;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!depth) { /* the filesystem's root directory, or an inode no name was seen for */
+		if (mp && f->names[0][0] == 0 && k->ino == 2)
+			snprintf(buf, len, "%s", mp);
+		else
+			snprintf(buf, len, "[inode %llu on %u:%u]", (unsigned long long)k->ino,
+				 IL_DEV_MAJOR(k->dev), IL_DEV_MINOR(k->dev));
+		return buf;
+	}
+	if (f->deeper || !mp)
+		n = snprintf(buf, len, "...");
+	else if (strcmp(mp, "/"))
+		n = snprintf(buf, len, "%s", mp);
+	for (int i = depth - 1; i >= 0 && n < len; i--)
+		n += snprintf(buf + n, len - n, "/%.*s", WHO_NAME_LEN, f->names[i]);
+	return buf;
+}
+
+/* Cgroup paths of processes seen alive (il_who_note_procs), for when they have exited. */
+static struct { __u32 pid; char *path; } *cg_cache;
+static int ncg;
+
+static const char *cg_cached(__u32 pid)
+{
+	for (int i = 0; i < ncg; i++)
+		if (cg_cache[i].pid == pid)
+			return cg_cache[i].path;
+	return NULL;
+}
+
+static const char *cgroup_now(__u32 pid, char *buf, size_t len);
+
+void il_who_note_procs(struct bpf_object *obj)
+{
+	int fd = il_obj_map_fd(obj, "who_procs");
+	__u32 k, cur, *prev = NULL;
+	char path[PATH_MAX];
+
+	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &k)) {
+		cur = k;
+		prev = &cur;
+		if (cg_cached(k) || !strcmp(cgroup_now(k, path, sizeof(path)), "-"))
+			continue;
+		void *n = realloc(cg_cache, (ncg + 1) * sizeof(*cg_cache));
+
+		if (!n || !(cg_cache = n, cg_cache[ncg].path = strdup(path)))
+			il_die("out of memory");
+		cg_cache[ncg++].pid = k;
+	}
+}
+
+const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len)
+{
+	const char *c;
+
+	cgroup_now(pid, buf, len);
+	if (!strcmp(buf, "-") && (c = cg_cached(pid)))
+		snprintf(buf, len, "%s", c);
+	return buf;
+}
+
+static const char *cgroup_now(__u32 pid, char *buf, size_t len)
+{
+	char path[64], line[PATH_MAX + 64], v2[PATH_MAX] = "";
+	FILE *f;
+
+	snprintf(buf, len, "-");
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (!(f = fopen(path, "re")))
+		return buf;
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = 0;
+		*b = 0;
+		if (!strcmp(a + 1, "blkio") || strstr(a + 1, ",blkio") || !strncmp(a + 1, "blkio,", 6)) {
+			snprintf(buf, len, "%s", b + 1);
+			fclose(f);
+			return buf;
+		}
+		if (a[1] == 0)
+			snprintf(v2, sizeof(v2), "%s", b + 1);
+	}
+	fclose(f);
+	if (v2[0])
+		snprintf(buf, len, "%s", v2);
+	return buf;
+}
+
+__u32 il_whole_disk(__u32 dev)
+{
+	char path[96], real[PATH_MAX], devf[PATH_MAX + 8], num[32];
+	unsigned ma, mi;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
+	if (access(path, F_OK))
+		return dev;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
+	if (!realpath(path, real))
+		return dev;
+	*strrchr(real, '/') = 0; /* the partition's directory sits in its disk's */
+	snprintf(devf, sizeof(devf), "%s/dev", real);
+	if (!(f = fopen(devf, "re")))
+		return dev;
+	if (fgets(num, sizeof(num), f) && sscanf(num, "%u:%u", &ma, &mi) == 2)
+		dev = IL_MKDEV(ma, mi);
+	fclose(f);
+	return dev;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What attribution saw (user/lib/who.c), summed for people: top processes (in the spirit of
+ * pidstat -d and iotop) and top files, as text tables and JSON arrays, and the process sums
+ * the verdict weighs (verdict.h: struct il_who_sum).
+ */
+#ifndef IOLAYER_WHOVIEW_H
+#define IOLAYER_WHOVIEW_H
+
+#include <stdio.h>
+#include <json-c/json.h>
+#include "layers.h"
+#include "verdict.h"
+
+/* One file, summed. */
+struct il_who_file_sum {
+	struct who_file_key k;
+	char path[512];
+	__u32 pids[WHO_FILE_PIDS];
+	__u32 flusher_pid;
+	__u64 read_bytes, write_bytes;        /* through file syscalls */
+	__u64 fsyncs;                         /* fsync, fdatasync, O_SYNC syncs, sync_file_range */
+	__u64 op_ns;                          /* time in file operations on it, ns */
+	__u64 bio_write_bytes, bio_read_bytes; /* its page-cache bios, by anyone */
+};
+
+struct il_who_view {
+	struct il_who_sum *procs;             /* sorted by time in file operations + I/O wait */
+	int nprocs;
+	struct il_who_file_sum *files;        /* sorted by operation time, then bytes */
+	int nfiles;
+	__u64 evicted[WHO_MAP__MAX];
+};
+
+/* Sum attribution of a loaded obj. disk_dev (0: none) is the disk whose bios count as each
+ * process's disk_bytes. 0, or -errno. */
+int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view *v);
+void il_who_view_free(struct il_who_view *v);
+
+/* The disks (whole-disk devs) process pid touched: those its bios went to and those its
+ * files live on, into devs (room for max); returns how many. */
+int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max);
+
+/* The process with most time in file operations and I/O wait (ties: bytes submitted), or 0. */
+__u32 il_who_view_top_pid(const struct il_who_view *v);
+
+/* "top processes" and "top files" tables, top rows of each (0: all). */
+void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, int top);
+
+/* processes[] and files[] (top of each) added to o. */
+void il_who_view_json(struct json_object *o, const struct il_who_view *v, double elapsed_s, int top);
+
+#endif
