@@ -28,7 +28,7 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	struct il_disk_stats *d;
 	__u64 queue, device;
 
-	if (il_block_complete(rq, &queue, &device))
+	if (il_block_complete(ctx, &queue, &device))
 		return 0;
 	d = il_lookup_or_init(&disks, &dev, &zero_disk);
 	if (!d)
