@@ -8,6 +8,7 @@ const volatile bool targ_ms = false;       /* -m: histogram in msecs */
 const volatile bool targ_per_disk = false; /* -D */
 const volatile bool targ_per_op = false;   /* -F */
 const volatile __u32 targ_dev = 0;         /* -d: only this disk (major << 20 | minor); 0 all */
+const volatile bool targ_dev_part = false; /* -d names a partition: targ_dev is the request's partition */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -27,11 +28,11 @@ static __always_inline int on_complete(unsigned long long *ctx)
 	__u32 dev;
 
 	dev = il_disk_dev(il_rq_disk(rq));
-	if (targ_dev && dev != targ_dev) {
+	if (targ_dev && (targ_dev_part ? il_rq_part_dev(rq) : dev) != targ_dev) {
 		il_block_forget(rq);
 		return 0;
 	}
-	if (il_block_complete(rq, &queue, &delta))
+	if (il_block_complete(ctx, &queue, &delta))
 		return 0;
 	if (targ_queued)
 		delta += queue;

@@ -18,6 +18,7 @@ static struct env {
 	bool ms, timestamp, per_disk, per_op, queued;
 	const char *disk;
 	__u32 dev;
+	bool dev_part; /* -d names a partition */
 } env;
 
 static const char doc[] =
@@ -27,7 +28,7 @@ static const char doc[] =
 "\n"
 "Latency is measured from the issue of a request to the device driver to its completion\n"
 "(with -Q, from its insertion into the OS queue). Without INTERVAL, one histogram is printed\n"
-"at Ctrl-C.\n"
+"at Ctrl-C. Requests completed with an error are counted under the histograms.\n"
 "\n"
 "EXAMPLES:\n"
 "  biolatency              # summarize block I/O latency until Ctrl-C\n"
@@ -37,6 +38,7 @@ static const char doc[] =
 "  biolatency -D           # one histogram per disk\n"
 "  biolatency -F           # one histogram per I/O operation (read, write, flush, discard)\n"
 "  biolatency -d sdc       # trace sdc only\n"
+"  biolatency -d sdc1      # trace partition sdc1 only\n"
 "  biolatency -DF --json   # per disk and operation, as JSON lines\n"
 "\n"
 "OPTIONS:";
@@ -47,7 +49,7 @@ static const struct argp_option opts[] = {
 	{ "disk", 'D', NULL, 0, "One histogram per disk", 0 },
 	{ "flag", 'F', NULL, 0, "One histogram per I/O operation", 0 },
 	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time", 0 },
-	{ "disk-name", 'd', "DISK", 0, "Trace this disk only (sda, nvme0n1, loop0)", 0 },
+	{ "disk-name", 'd', "DISK", 0, "Trace this disk or partition only (sda, nvme0n1, loop0, sda1)", 0 },
 	{ 0 },
 };
 
@@ -91,6 +93,7 @@ struct snap {
 };
 static struct snap *snaps;
 static size_t nsnaps;
+static __u64 errors_printed; /* il_blk_errors already printed */
 
 static struct snap *snap_get(const struct bio_hist_key *k)
 {
@@ -120,6 +123,20 @@ static const char *op_name(__u32 op)
 	return op < IL_OP__MAX ? op_names[op] : "other";
 }
 
+/* Requests completed with an error so far: il_blk_errors summed over the CPUs. */
+static __u64 errors_read(struct biolatency_bpf *skel)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 vals[ncpu > 0 ? ncpu : 1], sum = 0;
+	__u32 key = 0;
+
+	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(skel->maps.il_blk_errors), &key, vals))
+		return errors_printed;
+	for (int c = 0; c < ncpu; c++)
+		sum += vals[c];
+	return sum;
+}
+
 /* Print what the histograms gained since the last call. */
 static int print_hists(struct biolatency_bpf *skel)
 {
@@ -129,6 +146,7 @@ static int print_hists(struct biolatency_bpf *skel)
 	struct json_object *jarr = NULL, *jout = NULL;
 	size_t n = 0;
 	char ts[16], name[64];
+	__u64 errors = errors_read(skel), new_errors = errors - errors_printed;
 
 	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
 		keys[n] = k;
@@ -178,11 +196,16 @@ static int print_hists(struct biolatency_bpf *skel)
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);
 		il_hist_print_percentiles(stdout, delta, IL_HIST_SLOTS, unit);
 	}
-	if ((il_opts.format == IL_FMT_JSON)) {
+	errors_printed = errors;
+	if (il_opts.format == IL_FMT_JSON) {
 		json_object_object_add(jout, "histograms", jarr);
+		json_object_object_add(jout, "errors", json_object_new_uint64(new_errors));
 		il_json_print(stdout, jout);
-	} else if (env.interval) {
-		putchar('\n');
+	} else {
+		if (new_errors)
+			printf("%llu requests completed with an error\n", (unsigned long long)new_errors);
+		if (env.interval)
+			putchar('\n');
 	}
 	fflush(stdout);
 	return 0;
@@ -206,6 +229,8 @@ int main(int argc, char **argv)
 		il_die("COUNT needs an INTERVAL");
 	if (env.disk && il_disk_dev(env.disk, &env.dev))
 		il_die("no block device named '%s' (see lsblk)", env.disk);
+	if (env.disk)
+		env.dev_part = il_disk_is_partition(env.disk);
 
 	skel = biolatency_bpf__open();
 	if (!skel)
@@ -216,6 +241,7 @@ int main(int argc, char **argv)
 	skel->rodata->targ_per_disk = env.per_disk;
 	skel->rodata->targ_per_op = env.per_op;
 	skel->rodata->targ_dev = env.dev;
+	skel->rodata->targ_dev_part = env.dev_part;
 
 	il_autoload_none(skel->obj);
 	il_block_plan(skel->obj, env.queued, &plan);

@@ -47,6 +47,31 @@ static __always_inline __u32 il_disk_dev(struct gendisk *disk)
 	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
 }
 
+/* request.part: the partition (or the whole disk, part0) the request was sent to, set by
+ * blk_account_io_start() when the queue keeps I/O statistics (NULL otherwise: then 0 is
+ * returned). A struct block_device * since 5.11, commit 8446fe9255be ("block: switch
+ * partition lookup to use struct block_device"), whose dev_t is bd_dev; before, a struct
+ * hd_struct *, a type that series removed. hd_struct.partno is not added to the disk's
+ * first minor: partitions past the disk's minors (GENHD_FL_EXT_DEVT, every loop device on
+ * 5.10) have a dev_t of their own (major 259), so the partition's own device's devt is read.
+ * Returns major << 20 | minor, as il_disk_dev(). */
+struct hd_struct___o {
+	struct device __dev;
+} __attribute__((preserve_access_index));
+
+struct request___hd {
+	struct hd_struct___o *part;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 il_rq_part_dev(struct request *rq)
+{
+	struct request___hd *old = (void *)rq;
+
+	if (bpf_core_type_exists(struct hd_struct___o))
+		return BPF_CORE_READ(old, part, __dev.devt);
+	return BPF_CORE_READ(rq, part, bd_dev);
+}
+
 /* request.cmd_flags: `unsigned int` before 6.0, `blk_opf_t` after; same bits. The low
  * REQ_OP_BITS (8, include/linux/blk_types.h, unchanged since 4.10) hold the operation.
  * The operation's enum was `enum req_opf` until 6.0 and `enum req_op` after, commit

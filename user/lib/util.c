@@ -131,6 +131,18 @@ int il_disk_dev(const char *name, __u32 *dev)
 	return 0;
 }
 
+int il_disk_is_partition(const char *name)
+{
+	char path[320];
+
+	if (!strncmp(name, "/dev/", 5))
+		name += 5;
+	if (!*name || strchr(name, '/'))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
+	return !access(path, F_OK);
+}
+
 void il_json_print(FILE *f, struct json_object *obj)
 {
 	fprintf(f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -46,6 +46,10 @@ const char *il_disk_name(__u32 dev, char *buf, size_t len);
 /* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
 int il_disk_dev(const char *name, __u32 *dev);
 
+/* 1 when the block device named `name` ("sda1" or "/dev/sda1") is a partition
+ * (/sys/class/block/NAME/partition exists), else 0. */
+int il_disk_is_partition(const char *name);
+
 /* Exit with one line unless process pid exists ("no process with pid 123") and is a process,
  * not one of its other threads (/proc/PID/status Tgid). */
 void il_require_pid(int pid);
