@@ -167,6 +167,7 @@ void il_iw_table_free(struct il_iw_table *t);
 /* One stack (kernel and user) and the entries (threads) that slept under it. */
 struct il_iw_group {
 	__s32 kstack, ustack;
+	__u64 ucaller;                /* iw_key.ucaller of its user stack */
 	__u32 utgid;                  /* user stacks are per process */
 	struct iw_val sum;
 	struct il_iw_entry **members; /* sorted by total wait */
@@ -198,5 +199,22 @@ void il_iw_report_free(struct il_iw_report *r);
 
 /* The value of e a report uses. */
 const struct iw_val *il_iw_val(const struct il_iw_entry *e, bool interval);
+
+/* A sleep still under way (left in iw_sleeping): its thread, the stacks it began under and
+ * how long it has lasted so far. */
+struct il_iw_sleeping {
+	__u32 tgid, tid;
+	char comm[IL_TASK_COMM_LEN];  /* read from /proc now */
+	__s32 kstack, ustack;
+	__u64 ucaller;
+	__u64 waited_ns;
+};
+
+/* The sleeps of a loaded obj still under way now, longest first, into a malloc'ed array
+ * (*out, freed by the caller), keeping those that already count under -m min_ns / -M max_ns
+ * (0: no limit). An entry whose thread has left a CPU since, or is running, or is gone, is
+ * not a sleep under way (its end was missed) and is left out. Returns how many, or -errno. */
+int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
+			struct il_iw_sleeping **out);
 
 #endif
