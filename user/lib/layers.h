@@ -119,6 +119,10 @@ void il_wb_plan(struct bpf_object *obj, enum wb_func func, const char *target, b
 /* What the tracepoint method of func cannot see, one sentence; NULL for other methods. */
 const char *il_wb_tp_limits(enum wb_func func, int method);
 
+/* Does method see the return value of func? Not do_writepages through tracepoints (its
+ * rows have RET ?), so filtering on the return value cannot work there. */
+bool il_wb_ret_visible(enum wb_func func, int method);
+
 /* One line of the summary map wb_stats. */
 struct il_wb_row {
 	struct wb_stat_key k;
