@@ -5,6 +5,9 @@
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# Put before every installed program and man page name: PROGRAM_PREFIX=il- installs
+# il-biolatency and il-biolatency.8, beside Debian's libbpf-tools of the same names.
+PROGRAM_PREFIX ?=
 CLANG   ?= clang
 BPFTOOL ?= bpftool
 CC      ?= gcc
@@ -46,7 +49,8 @@ help:
 	@echo "sudo make check-integration   integration tests only (TAP, prove, root)"
 	@echo "sudo make vmtest [KERNELS='5.10 6.1 6.12'|KERNELS=/path/bzImage]  integration suite in virtme-ng guests"
 	@echo "sudo make bench         benchmarks (slowdown ratios, lost events)"
-	@echo "make install [PREFIX=/usr/local DESTDIR=]   install binaries and man pages"
+	@echo "make install [PREFIX=/usr/local DESTDIR= PROGRAM_PREFIX=]   install binaries and man pages"
+	@echo "                         (PROGRAM_PREFIX=il- -> il-biolatency: keeps Debian's libbpf-tools biolatency, fsslower visible)"
 
 deps:
 	@tools/install-deps
@@ -80,6 +84,10 @@ $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 $(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
 
+# A known user stack for iowaitstack -U: frame pointers, and no inlining or tail calls.
+$(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c | $(BUILD)/workloads
+	$(CC) $(CFLAGS) -O0 -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(LDLIBS) -lcmocka
 
@@ -109,8 +117,12 @@ bench: all
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/sbin/
-	$(if $(MANS),install -m 0644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man8/)
+	@set -e; for f in $(BINS); do \
+		echo "install -m 0755 $$f $(DESTDIR)$(PREFIX)/sbin/$(PROGRAM_PREFIX)$${f##*/}"; \
+		install -m 0755 $$f $(DESTDIR)$(PREFIX)/sbin/$(PROGRAM_PREFIX)$${f##*/}; done
+	@set -e; for f in $(MANS); do \
+		echo "install -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man8/$(PROGRAM_PREFIX)$${f##*/}"; \
+		install -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man8/$(PROGRAM_PREFIX)$${f##*/}; done
 
 clean:
 	rm -rf $(BUILD)

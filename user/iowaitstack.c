@@ -86,10 +86,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 
 static struct il_stacknames *stacks;
 
-/* A kernel stack (kind 0) or a user stack of process pid (kind 1). */
-static const struct il_frames *frames_get(int kind, __u32 pid, __s32 id)
+/* A kernel stack (kind 0) or a user stack of process pid (kind 1) with its recovered caller
+ * (iw_key.ucaller). */
+static const struct il_frames *frames_get(int kind, __u32 pid, __s32 id, __u64 ucaller)
 {
-	return il_stacknames_get(stacks, kind ? pid : 0, id);
+	return il_stacknames_get_user(stacks, kind ? pid : 0, id, ucaller);
 }
 
 /* Name the stacks of entries seen for the first time (so user stacks are named while their
@@ -97,9 +98,9 @@ static const struct il_frames *frames_get(int kind, __u32 pid, __s32 id)
 static void frames_prefetch(const struct il_iw_entry *e, void *ctx)
 {
 	(void)ctx;
-	frames_get(0, 0, e->key.kstack);
+	frames_get(0, 0, e->key.kstack, 0);
 	if (env.user_stacks)
-		frames_get(1, e->key.tgid, e->key.ustack);
+		frames_get(1, e->key.tgid, e->key.ustack, e->key.ucaller);
 }
 
 /* ---- reading the kernel's sums ------------------------------------------------------ */
@@ -152,9 +153,9 @@ static void print_thread_row(const char *indent, const struct iw_key *k, const s
 		printf(" %10llu\n", (unsigned long long)(v->max_ns / NSEC_PER_USEC));
 }
 
-static void print_frames(int kind, __u32 pid, __s32 id)
+static void print_frames(int kind, __u32 pid, __s32 id, __u64 ucaller)
 {
-	const struct il_frames *f = frames_get(kind, pid, id);
+	const struct il_frames *f = frames_get(kind, pid, id, ucaller);
 
 	if (!f) {
 		if (stack_missing(id))
@@ -167,6 +168,19 @@ static void print_frames(int kind, __u32 pid, __s32 id)
 		printf("    %s\n", f->names[i]);
 }
 
+/* A kernel stack, and with -U the user stack of process utgid after "--". */
+static void print_stacks(__s32 kstack, __s32 ustack, __u32 utgid, __u64 ucaller)
+{
+	print_frames(0, 0, kstack, 0);
+	if (env.user_stacks) {
+		printf("    --\n");
+		if (ustack == IW_STACK_NONE)
+			printf("    [no user stack: kernel thread]\n");
+		else
+			print_frames(1, utgid, ustack, ucaller);
+	}
+}
+
 static void print_group_text(const struct il_iw_group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
@@ -177,14 +191,7 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 	if (!use_interval)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
 	printf(" usecs)\n");
-	print_frames(0, 0, g->kstack);
-	if (env.user_stacks) {
-		printf("    --\n");
-		if (g->ustack == IW_STACK_NONE)
-			printf("    [no user stack: kernel thread]\n");
-		else
-			print_frames(1, g->utgid, g->ustack);
-	}
+	print_stacks(g->kstack, g->ustack, g->utgid, g->ucaller);
 	print_thread_header("    ");
 	for (size_t i = 0; i < g->nmembers; i++)
 		print_thread_row("    ", &g->members[i]->key, il_iw_val(g->members[i], use_interval));
@@ -196,8 +203,9 @@ static void print_folded(struct il_iw_entry **list, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct iw_key *k = &list[i]->key;
-		const struct il_frames *kf = frames_get(0, 0, k->kstack);
-		const struct il_frames *uf = env.user_stacks ? frames_get(1, k->tgid, k->ustack) : NULL;
+		const struct il_frames *kf = frames_get(0, 0, k->kstack, 0);
+		const struct il_frames *uf = env.user_stacks ?
+			frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL;
 
 		char comm[4 * IL_TASK_COMM_LEN + 1];
 
@@ -241,9 +249,9 @@ static struct json_object *json_thread(const struct iw_key *k, const struct iw_v
 	return json_val(o, v);
 }
 
-static struct json_object *json_frames(int kind, __u32 pid, __s32 id)
+static struct json_object *json_frames(int kind, __u32 pid, __s32 id, __u64 ucaller)
 {
-	const struct il_frames *f = frames_get(kind, pid, id);
+	const struct il_frames *f = frames_get(kind, pid, id, ucaller);
 	struct json_object *a;
 
 	if (!f)
@@ -260,7 +268,57 @@ static void read_drops(__u64 d[IL_DROP__MAX])
 		memset(d, 0, IL_DROP__MAX * sizeof(*d));
 }
 
-/* Print one report: the interval's growth (interval = true) or everything since start. */
+/* Sleeps still under way at the final report (sw, nsw; nsw < 0: not read). */
+static struct il_iw_sleeping *sw;
+static int nsw = -1;
+
+static void read_still_waiting(void)
+{
+	nsw = il_iw_sleeping_read(skel->obj, env.min_us * NSEC_PER_USEC, env.max_us * NSEC_PER_USEC, &sw);
+	if (nsw < 0)
+		il_warn("cannot read the sleeps still under way: %s", il_errno_name(nsw));
+}
+
+/* "still waiting: COMM pid PID tid TID, N usecs so far", then its stacks. */
+static void print_still_waiting_text(void)
+{
+	char comm[4 * IL_TASK_COMM_LEN + 1];
+
+	if (nsw <= 0)
+		return;
+	printf("%d sleep%s still under way when tracing ended (not counted above):\n\n", nsw,
+	       nsw == 1 ? "" : "s");
+	for (int i = 0; i < nsw; i++) {
+		printf("still waiting: %s pid %u tid %u, %llu usecs so far\n",
+		       il_text_escape(sw[i].comm, sizeof(sw[i].comm), comm, sizeof(comm)), sw[i].tgid,
+		       sw[i].tid, (unsigned long long)(sw[i].waited_ns / NSEC_PER_USEC));
+		print_stacks(sw[i].kstack, sw[i].ustack, sw[i].tgid, sw[i].ucaller);
+		printf("\n");
+	}
+}
+
+static struct json_object *still_waiting_json(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < nsw; i++) {
+		struct json_object *o = json_object_new_object();
+
+		il_json_add_name(o, "comm", sw[i].comm, sizeof(sw[i].comm));
+		json_object_object_add(o, "pid", json_object_new_uint64(sw[i].tgid));
+		json_object_object_add(o, "tid", json_object_new_uint64(sw[i].tid));
+		json_object_object_add(o, "usecs", json_object_new_uint64(sw[i].waited_ns / NSEC_PER_USEC));
+		json_object_object_add(o, "kernel_stack", json_frames(0, 0, sw[i].kstack, 0));
+		if (env.user_stacks)
+			json_object_object_add(o, "user_stack",
+					       json_frames(1, sw[i].tgid, sw[i].ustack, sw[i].ucaller));
+		json_object_object_add(o, "lost", json_object_new_boolean(
+			sw[i].kstack == IW_STACK_LOST || sw[i].ustack == IW_STACK_LOST));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 /* The report's JSON object. */
 static struct json_object *report_json(const struct il_iw_report *r, size_t shown,
 				       const char *clock, const __u64 drops[IL_DROP__MAX])
@@ -280,9 +338,10 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 		const struct il_iw_group *g = &r->groups[i];
 		struct json_object *s = json_val(json_object_new_object(), &g->sum), *t;
 
-		json_object_object_add(s, "kernel_stack", json_frames(0, 0, g->kstack));
+		json_object_object_add(s, "kernel_stack", json_frames(0, 0, g->kstack, 0));
 		if (env.user_stacks)
-			json_object_object_add(s, "user_stack", json_frames(1, g->utgid, g->ustack));
+			json_object_object_add(s, "user_stack",
+					       json_frames(1, g->utgid, g->ustack, g->ucaller));
 		json_object_object_add(s, "lost", json_object_new_boolean(
 			g->kstack == IW_STACK_LOST || g->ustack == IW_STACK_LOST));
 		t = json_object_new_array();
@@ -293,6 +352,8 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 		json_object_array_add(a, s);
 	}
 	json_object_object_add(o, "stacks", a);
+	if (nsw >= 0)
+		json_object_object_add(o, "still_waiting", still_waiting_json());
 	json_object_object_add(o, "lost", il_drops_json(drops));
 	return o;
 }
@@ -310,6 +371,8 @@ static void report(bool interval, bool final)
 	shown = env.top && env.top < r.ngroups ? env.top : r.ngroups;
 	il_clock_str(clock, sizeof(clock));
 	read_drops(drops);
+	if (final)
+		read_still_waiting();
 
 	if (il_opts.format == IL_FMT_JSON) {
 		il_json_print(stdout, report_json(&r, shown, clock, drops));
@@ -325,7 +388,7 @@ static void report(bool interval, bool final)
 			if (shown)
 				printf("\ntop %zu of %zu stacks:\n", shown, r.ngroups);
 		} else if (!r.ngroups) {
-			printf("no I/O wait seen\n");
+			printf(nsw > 0 ? "no I/O wait ended while tracing\n\n" : "no I/O wait seen\n");
 		} else {
 			printf("%llu usecs of I/O wait in %llu waits, %zu stacks\n\n",
 			       (unsigned long long)(r.all.total_ns / NSEC_PER_USEC),
@@ -335,11 +398,17 @@ static void report(bool interval, bool final)
 			print_group_text(&r.groups[i], i + 1);
 		if (shown < r.ngroups)
 			printf("(%zu more stacks not shown: --top N)\n", r.ngroups - shown);
-		if (final)
+		if (final) {
+			print_still_waiting_text();
 			il_drops_print(stdout, drops);
+		}
 	}
-	if (final && env.folded)
+	if (final && env.folded) {
+		if (nsw > 0)
+			il_warn("%d sleep%s still under way when tracing ended %s not in the folded output",
+				nsw, nsw == 1 ? "" : "s", nsw == 1 ? "is" : "are");
 		il_drops_print(stderr, drops);
+	}
 	fflush(stdout);
 	il_iw_report_free(&r);
 }
@@ -439,5 +508,6 @@ out:
 	iowaitstack_bpf__destroy(skel);
 	il_stacknames_free(stacks);
 	il_iw_table_free(&table);
+	free(sw);
 	return rc;
 }

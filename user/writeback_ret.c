@@ -341,8 +341,15 @@ int main(int argc, char **argv)
 	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
 	il_autoload_none(skel->obj);
 	il_wb_plan(skel->obj, func_id, env.func, func_id != WB_FUNC_GENERIC || func_has_btf, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach) ||
-	    il_tool_loaded(writeback_ret_bpf__load(skel)) || il_plans_attach(&plan, 1))
+	if (il_plans_choose(&plan, 1, il_opts.attach))
+		goto out;
+	if (env.errors && !il_wb_ret_visible(func_id, il_plan_method(&plan))) {
+		il_err("--errors cannot show anything here: %s is traced with %s, which does not see "
+		       "its return value (fexit or kretprobe would)", env.func,
+		       il_method_name(il_plan_method(&plan)));
+		goto out;
+	}
+	if (il_tool_loaded(writeback_ret_bpf__load(skel)) || il_plans_attach(&plan, 1))
 		goto out;
 	if (env.stack && !(stacks = il_stacknames_new(bpf_map__fd(skel->maps.wb_stacks), false)))
 		goto out;

@@ -123,4 +123,26 @@ static __always_inline bool il_task_in_iowait(struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 }
 
+/* The user registers of the current task, saved at the top of its kernel stack when it
+ * entered the kernel. bpf_task_pt_regs() exists since 5.15; before, the address is worked out
+ * as the kernel's task_pt_regs() does on x86-64: task_struct.stack + THREAD_SIZE -
+ * sizeof(struct pt_regs), with THREAD_SIZE 16 KiB (a KASAN kernel doubles it: the registers
+ * read there are then wrong, and the callers must check what they find). NULL for a task
+ * without a stack. */
+#define IL_THREAD_SIZE (16 * 1024)
+
+static __always_inline struct pt_regs *il_current_user_regs(void)
+{
+	struct task_struct *t;
+	void *stack;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	t = (struct task_struct *)bpf_get_current_task();
+	stack = BPF_CORE_READ(t, stack);
+	if (!stack)
+		return NULL;
+	return stack + IL_THREAD_SIZE - bpf_core_type_size(struct pt_regs);
+}
+
 #endif /* IOLAYER_CORE_FIXES_BPF_H */

@@ -21,18 +21,11 @@
 /* Settings, filled by user space before load (struct iw_cfg, user/lib/iowait.c). */
 const volatile struct iw_cfg iw_cfg = {};
 
-/* A sleep in progress: when it began and the stacks it began under. */
-struct iw_sleep {
-	__u64 ts;       /* bpf_ktime_get_ns() at switch-out */
-	__s32 kstack;   /* stack id or IW_STACK_* */
-	__s32 ustack;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IW_MAX_SLEEPERS);
 	__type(key, __u32);                 /* tid */
-	__type(value, struct iw_sleep);
+	__type(value, struct iw_sleep);     /* lib/iowait.h */
 } iw_sleeping SEC(".maps");
 
 struct {
@@ -94,9 +87,88 @@ static __always_inline __s32 iw_stackid(void *ctx, __u64 flags)
 	return id;
 }
 
+/* The longest distance from a syscall wrapper's entry to its syscall instruction that
+ * iw_user_caller() accepts (glibc's are under 200 bytes). */
+#define IW_WRAPPER_MAX 4096
+
+/* t, or, when t is a PLT stub ([endbr64] [bnd] jmp *disp32(%rip)), the function its GOT
+ * slot holds (bound by the time the function runs). */
+static __always_inline __u64 iw_through_plt(__u64 t)
+{
+	__u8 c[12];
+	__s32 d;
+	__u64 f;
+	int at;
+
+	if (bpf_probe_read_user(c, sizeof(c), (void *)t))
+		return t;
+	if (c[0] == 0xff && c[1] == 0x25)
+		at = 0;
+	else if (c[0] == 0xf2 && c[1] == 0xff && c[2] == 0x25)
+		at = 1;
+	else if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa && c[4] == 0xff &&
+		 c[5] == 0x25)
+		at = 4;
+	else if (c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa && c[4] == 0xf2 &&
+		 c[5] == 0xff && c[6] == 0x25)
+		at = 5;
+	else
+		return t;
+	switch (at) {
+	case 0: __builtin_memcpy(&d, &c[2], 4); break;
+	case 1: __builtin_memcpy(&d, &c[3], 4); break;
+	case 4: __builtin_memcpy(&d, &c[6], 4); break;
+	default: __builtin_memcpy(&d, &c[7], 4); break;
+	}
+	if (bpf_probe_read_user(&f, sizeof(f), (void *)(t + at + 6 + (__s64)d)))
+		return t;
+	return f;
+}
+
+/* Where the call instruction that ends at ret went: call rel32 (through a PLT stub), or
+ * call *disp32(%rip) (-fno-plt). 0 for anything else: not after a call, or an indirect call
+ * through a register, which cannot be checked. x86-64 only. */
+static __always_inline __u64 iw_call_target(__u64 ret)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u8 b[8];
+	__s32 d;
+	__u64 t;
+
+	if (ret < 4096 || bpf_probe_read_user(b, sizeof(b), (void *)(ret - sizeof(b))))
+		return 0;
+	__builtin_memcpy(&d, &b[4], 4);
+	if (b[3] == 0xe8)
+		return iw_through_plt(ret + (__s64)d);
+	if (b[2] == 0xff && b[3] == 0x15 && !bpf_probe_read_user(&t, sizeof(t), (void *)(ret + (__s64)d)))
+		return t;
+#endif
+	return 0;
+}
+
+/* The caller of the frame-less function that the current task entered the kernel from
+ * (iw_key.ucaller): the word at its user stack pointer, kept only when it is the return
+ * address of a call to the function holding the user instruction pointer (the syscall
+ * wrapper). A saved register, a local or a stale return address left there is not. 0
+ * otherwise. */
+static __always_inline __u64 iw_user_caller(void)
+{
+	struct pt_regs *regs = il_current_user_regs();
+	__u64 sp, ip, word, fn;
+
+	if (!regs)
+		return 0;
+	sp = BPF_CORE_READ(regs, sp);
+	ip = BPF_CORE_READ(regs, ip);
+	if (!sp || bpf_probe_read_user(&word, sizeof(word), (void *)sp))
+		return 0;
+	fn = iw_call_target(word);
+	return fn && fn <= ip && ip - fn < IW_WRAPPER_MAX ? word : 0;
+}
+
 static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, __u32 prev_state)
 {
-	struct iw_sleep s;
+	struct iw_sleep s = {};
 	__u32 tid, tgid;
 	__u64 mm;
 	long err;
@@ -112,8 +184,12 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	s.ts = bpf_ktime_get_ns();
 	s.kstack = iw_stackid(ctx, 0);
 	s.ustack = IW_STACK_NONE;
+	s.tgid = tgid;
+	s.nswitches = BPF_CORE_READ(prev, nvcsw) + BPF_CORE_READ(prev, nivcsw);
 	if (iw_cfg.user_stacks && (mm = (__u64)BPF_CORE_READ(prev, mm))) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
+		if (s.ustack >= 0)
+			s.ucaller = iw_user_caller();
 		iw_announce(tgid, mm);
 	}
 	/* A sleep still recorded means the task ran again without a sched_switch to it being
@@ -147,6 +223,7 @@ static __always_inline void iw_switch_in(struct task_struct *next)
 	delta = bpf_ktime_get_ns() - s->ts;
 	key.kstack = s->kstack;
 	key.ustack = s->ustack;
+	key.ucaller = s->ucaller;
 	bpf_map_delete_elem(&iw_sleeping, &tid);
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);

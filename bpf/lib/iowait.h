@@ -42,6 +42,27 @@ struct iw_key {
 	__s32 kstack;                   /* kernel stack id in iw_stacks, or IW_STACK_* */
 	__s32 ustack;                   /* user stack id in iw_stacks, or IW_STACK_* */
 	char comm[IL_TASK_COMM_LEN];
+	/* With user stacks: the return address found at the user stack pointer when the thread
+	 * entered the kernel, 0 when there is none. It names the caller of a function that keeps
+	 * no frame (a libc syscall wrapper), the frame a frame-pointer walk skips; user space
+	 * puts it back after the first frame of ustack (il_stacknames_get_user()). */
+	__u64 ucaller;
+};
+
+/* A sleep in progress (map iw_sleeping, keyed by tid): what it began with. User space reads
+ * what is left in the map at exit: the sleeps still under way. */
+struct iw_sleep {
+	__u64 ts;                       /* bpf_ktime_get_ns() at switch-out */
+	__s32 kstack;                   /* stack id or IW_STACK_* */
+	__s32 ustack;
+	__u64 ucaller;                  /* as in iw_key */
+	/* task_struct.nvcsw + nivcsw after this switch-out (the scheduler counts a switch
+	 * before the tracepoint fires). The same sum in /proc/PID/task/TID/status later means
+	 * the thread has not left a CPU since: its sleep is the one still under way, not an
+	 * entry whose end was missed (see IL_DROP_MISSED_END). */
+	__u64 nswitches;
+	__u32 tgid;
+	__u32 pad;
 };
 
 /* Sleeps counted under an iw_key since tracing began (never reset by the kernel side). */

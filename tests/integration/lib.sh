@@ -94,11 +94,18 @@ tool_stop() {
 	TOOL_RC=$?
 }
 
-# BPF programs currently loaded whose name starts with one of the given prefixes.
+# BPF programs currently loaded whose name starts with one of the given prefixes and that no
+# live process holds (an fd of the program or of a link to it: prog_id in /proc/*/fdinfo).
+# Called after the tool under test has exited, so whatever it loaded and did not release is
+# listed, while the same programs of other tools still running (a parallel test, a user's
+# own tracer) are not.
 bpf_progs_named() {
-	local re
+	local re ids line
 	re=$(printf '%s|' "$@"); re=${re%|}
-	bpftool prog show 2>/dev/null | grep -E "name ($re)" || true
+	ids=" $(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '/^prog_id:/{print $2}' | sort -u | tr '\n' ' ') "
+	bpftool prog show 2>/dev/null | grep -E "name ($re)" | while read -r line; do
+		case $ids in *" ${line%%:*} "*) ;; *) echo "$line" ;; esac
+	done
 }
 
 # bad DESCRIPTION EXPECTED_REGEX CMD...: CMD must fail with exit status 1 and exactly one line

@@ -3,7 +3,7 @@
 # where they do not, and bad input: one line on stderr, exit 1.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 11
+plan 13
 
 source "$(dirname "$0")/writeback-ret-lib.sh"
 
@@ -17,6 +17,15 @@ bad "--tid of no thread" "^writeback-ret: no thread with tid 2147483647$" $WR --
 bad "--tid of a thread outside -p" "^writeback-ret: thread $$ is not in process 1$" $WR -p 1 --tid $$
 bad "-d 0" "duration .* got '0'" $WR -d 0
 bad "non-root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $WR
+
+# --errors where no return value can be seen: do_writepages through tracepoints (forced here,
+# so every kernel takes that path) has RET ? in every row, so --errors could never print one.
+bad "--errors with do_writepages through tracepoints: refused, one line" \
+	"^writeback-ret: --errors cannot show anything here: do_writepages is traced with (tp_btf|raw_tp), which does not see its return value" \
+	"$BIN/writeback-ret" --attach=tracepoint -f do_writepages --errors -d 2
+# ... while ext4_writepages' tracepoint carries the return value: --errors still runs there.
+"$BIN/writeback-ret" --attach=tracepoint --errors -d 1 >/dev/null 2>"$TMPD/e4.err" </dev/null
+is "$?" 0 "--errors with ext4_writepages through tracepoints runs (exit 0)"
 
 # Generic mode: vfs_fsync_range returns int and runs once per fsync.
 kprobes=no

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The I/O-wait layer's user side (see layers.h; kernel side bpf/lib/iowait.bpf.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
@@ -168,6 +170,8 @@ static int cmp_stack(const void *a, const void *b)
 		return x->key.kstack < y->key.kstack ? -1 : 1;
 	if (x->key.ustack != y->key.ustack)
 		return x->key.ustack < y->key.ustack ? -1 : 1;
+	if (x->key.ucaller != y->key.ucaller)
+		return x->key.ucaller < y->key.ucaller ? -1 : 1;
 	if (xu != yu)
 		return xu < yu ? -1 : 1;
 	return 0;
@@ -250,6 +254,7 @@ void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_
 			g = &r->groups[ng++];
 			g->kstack = r->list[i]->key.kstack;
 			g->ustack = r->list[i]->key.ustack;
+			g->ucaller = r->list[i]->key.ucaller;
 			g->utgid = r->list[i]->key.ustack >= 0 ? r->list[i]->key.tgid : 0;
 			g->members = &r->list[i];
 		}
@@ -273,4 +278,108 @@ void il_iw_report_free(struct il_iw_report *r)
 	free(r->list);
 	free(r->groups);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- sleeps still under way ---------------------------------------------------------------- */
+
+/* Is thread tid of process tgid still in the sleep that began after its nswitches-th switch?
+ * It is when it has not left a CPU since (the same switch count in its status) and is not
+ * running (state other than R). Fills comm from /proc. */
+static bool still_asleep(__u32 tgid, __u32 tid, __u64 nswitches, char comm[IL_TASK_COMM_LEN])
+{
+	char path[64], line[256], state = 0;
+	unsigned long long vol = 0, invol = 0;
+	int seen = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", tgid, tid);
+	if (!(f = fopen(path, "r")))
+		return false; /* gone: its sleep ended */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "State: %c", &state) == 1)
+			seen |= 1;
+		else if (sscanf(line, "voluntary_ctxt_switches: %llu", &vol) == 1)
+			seen |= 2;
+		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &invol) == 1)
+			seen |= 4;
+	}
+	fclose(f);
+	if (seen != 7 || state == 'R' || vol + invol != nswitches)
+		return false;
+	/* comm raw from the comm file (status escapes it); the file ends with one newline */
+	memset(comm, 0, IL_TASK_COMM_LEN);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	if ((f = fopen(path, "r"))) {
+		n = fread(comm, 1, IL_TASK_COMM_LEN, f);
+		fclose(f);
+		if (n && comm[n - 1] == '\n')
+			comm[n - 1] = 0;
+		comm[IL_TASK_COMM_LEN - 1] = 0;
+	}
+	return true;
+}
+
+static int cmp_waited(const void *a, const void *b)
+{
+	const struct il_iw_sleeping *x = a, *y = b;
+
+	if (x->waited_ns != y->waited_ns)
+		return x->waited_ns < y->waited_ns ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
+			struct il_iw_sleeping **out)
+{
+	int fd = il_obj_map_fd(obj, "iw_sleeping"), n = 0, cap = 0;
+	struct il_iw_sleeping *v = NULL;
+	__u32 key, next, *prev = NULL;
+	struct iw_sleep sl;
+	struct timespec now;
+
+	*out = NULL;
+	if (fd < 0)
+		return -ENOENT;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		__u64 now_ns, waited;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &sl))
+			continue; /* woke up meanwhile */
+		clock_gettime(CLOCK_MONOTONIC, &now); /* bpf_ktime_get_ns()'s clock */
+		now_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+		if (now_ns < sl.ts)
+			continue;
+		waited = now_ns - sl.ts;
+		/* with -m/-M: only what already counts (a sleep longer than -M never will) */
+		if (waited < min_ns || (max_ns && waited > max_ns))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				il_die("out of memory");
+		}
+		memset(&v[n], 0, sizeof(v[n]));
+		if (!still_asleep(sl.tgid, key, sl.nswitches, v[n].comm))
+			continue;
+		v[n].tgid = sl.tgid;
+		v[n].tid = key;
+		v[n].kstack = sl.kstack;
+		v[n].ustack = sl.ustack;
+		v[n].ucaller = sl.ucaller;
+		v[n].waited_ns = waited;
+		n++;
+	}
+	if (errno != ENOENT) {
+		int err = -errno;
+
+		free(v);
+		return err;
+	}
+	qsort(v, n, sizeof(*v), cmp_waited);
+	*out = v;
+	return n;
 }

@@ -122,6 +122,10 @@ void il_wb_plan(struct bpf_object *obj, enum wb_func func, const char *target, b
 /* What the tracepoint method of func cannot see, one sentence; NULL for other methods. */
 const char *il_wb_tp_limits(enum wb_func func, int method);
 
+/* Does method see the return value of func? Not do_writepages through tracepoints (its
+ * rows have RET ?), so filtering on the return value cannot work there. */
+bool il_wb_ret_visible(enum wb_func func, int method);
+
 /* One line of the summary map wb_stats. */
 struct il_wb_row {
 	struct wb_stat_key k;
@@ -170,6 +174,7 @@ void il_iw_table_free(struct il_iw_table *t);
 /* One stack (kernel and user) and the entries (threads) that slept under it. */
 struct il_iw_group {
 	__s32 kstack, ustack;
+	__u64 ucaller;                /* iw_key.ucaller of its user stack */
 	__u32 utgid;                  /* user stacks are per process */
 	struct iw_val sum;
 	struct il_iw_entry **members; /* sorted by total wait */
@@ -255,5 +260,22 @@ void il_who_note_procs(struct bpf_object *obj);
 /* The whole disk (major << 20 | minor) of block device dev (a partition's disk; dev itself
  * for a disk); dev when /sys does not say. */
 __u32 il_whole_disk(__u32 dev);
+
+/* A sleep still under way (left in iw_sleeping): its thread, the stacks it began under and
+ * how long it has lasted so far. */
+struct il_iw_sleeping {
+	__u32 tgid, tid;
+	char comm[IL_TASK_COMM_LEN];  /* read from /proc now */
+	__s32 kstack, ustack;
+	__u64 ucaller;
+	__u64 waited_ns;
+};
+
+/* The sleeps of a loaded obj still under way now, longest first, into a malloc'ed array
+ * (*out, freed by the caller), keeping those that already count under -m min_ns / -M max_ns
+ * (0: no limit). An entry whose thread has left a CPU since, or is running, or is gone, is
+ * not a sleep under way (its end was missed) and is left out. Returns how many, or -errno. */
+int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
+			struct il_iw_sleeping **out);
 
 #endif

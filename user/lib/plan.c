@@ -219,11 +219,13 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 		size_t used = 0;
 
 		enum il_family want = fam;
+		bool no_such_family = false;
 
 		p->chosen = -1;
+		/* A method the tool has not for this probe (a tracepoint-only tool asked for kprobes):
+		 * it still works with what it has, and says so whatever the verbosity. */
 		if (want != IL_FAM_ANY && !plan_has_family(p, want)) {
-			il_info("%s: no %s method exists for it; choosing as usual", p->what,
-				il_family_name(want));
+			no_such_family = true;
 			want = IL_FAM_ANY;
 		}
 		for (int j = 0; j < p->nopts; j++) {
@@ -261,8 +263,13 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 				return -1;
 			}
 		}
-		il_info("%s: attaching with %s%s%s", p->what, il_method_name(o->method),
-			o->limits ? " — " : "", o->limits ? o->limits : "");
+		if (no_such_family)
+			il_warn("%s: no %s method exists for it in %s; attaching with %s instead%s%s",
+				p->what, il_family_name(fam), il_tool, il_method_name(o->method),
+				o->limits ? " — " : "", o->limits ? o->limits : "");
+		else
+			il_info("%s: attaching with %s%s%s", p->what, il_method_name(o->method),
+				o->limits ? " — " : "", o->limits ? o->limits : "");
 	}
 	return 0;
 }

@@ -157,6 +157,7 @@ const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, 
 struct named {
 	__u32 pid;                /* 0 for kernel stacks */
 	__s32 id;
+	__u64 caller;             /* user stacks: the frame put back after the first, or 0 */
 	struct il_frames f;
 };
 
@@ -230,15 +231,23 @@ void il_stacknames_free(struct il_stacknames *s)
 
 const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __s32 id)
 {
-	static __u64 ips[IL_STACK_MAX_DEPTH];
+	return il_stacknames_get_user(s, pid, id, 0);
+}
+
+const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pid, __s32 id,
+					       __u64 caller)
+{
+	static __u64 ips[IL_STACK_MAX_DEPTH + 1];
 	struct il_frames *f;
 	char buf[512];
 	int n;
 
 	if (id < 0 || (pid && !s->usyms))
 		return NULL;
+	if (!pid)
+		caller = 0;
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].id == id)
+		if (s->v[i].pid == pid && s->v[i].id == id && s->v[i].caller == caller)
 			return &s->v[i].f;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 128;
@@ -246,11 +255,19 @@ const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __
 		if (!s->v)
 			il_die("out of memory");
 	}
-	s->v[s->n] = (struct named){ .pid = pid, .id = id };
+	s->v[s->n] = (struct named){ .pid = pid, .id = id, .caller = caller };
 	f = &s->v[s->n++].f;
 	n = il_stack_read(s->map_fd, id, ips, IL_STACK_MAX_DEPTH);
 	if (n < 0)
 		frames_add(f, "[stack not readable]");
+	/* The caller goes back after the first frame unless the walk has it already, and only
+	 * when it lies in code the process has mapped. */
+	if (n >= 1 && caller && (n < 2 || ips[1] != caller) &&
+	    strcmp(il_usyms_format(s->usyms, pid, caller, buf, sizeof(buf)), "[unknown]")) {
+		memmove(&ips[2], &ips[1], (n - 1) * sizeof(ips[0]));
+		ips[1] = caller;
+		n++;
+	}
 	for (int i = 0; i < n; i++) {
 		if (!pid) {
 			const struct il_ksym *k = il_ksyms_find(s->ksyms, ips[i]);

@@ -70,6 +70,14 @@ void il_stacknames_free(struct il_stacknames *s);
  * stack that cannot be read has the one frame "[stack not readable]". */
 const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __s32 id);
 
+/* The same for a user stack of process pid whose first frame is a function that keeps no
+ * stack frame (a libc syscall wrapper): caller, the return address that was at the stack
+ * pointer (iw_key.ucaller), is put back as the second frame, where a frame-pointer walk
+ * misses it, unless the walk has it there already or no mapping of pid holds it. caller 0
+ * is il_stacknames_get(). */
+const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pid, __s32 id,
+					       __u64 caller);
+
 /* Read process pid's mappings now (forgetting what was cached for an earlier process of that
  * pid), while it still runs. 0, or -1 when it cannot be read. */
 int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid);

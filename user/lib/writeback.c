@@ -69,6 +69,12 @@ const char *il_wb_tp_limits(enum wb_func func, int method)
 	       "fsyncs), and its return value is invisible (RET ?)";
 }
 
+bool il_wb_ret_visible(enum wb_func func, int method)
+{
+	/* writeback:writeback_single_inode carries no return value; every other method sees it */
+	return !(func == WB_FUNC_DO_WRITEPAGES && (method == IL_M_TP_BTF || method == IL_M_RAW_TP));
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	const struct wb_stat_key *x = &((const struct il_wb_row *)a)->k;
