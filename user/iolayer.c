@@ -85,7 +85,7 @@ static void read_disks(struct bpf_object *obj, struct il_layers *m, const __u32 
 	int n = il_block_disks_read(obj, &rows), best = -1;
 
 	for (int i = 0; i < n; i++) {
-		bool wanted = !npref;
+		bool wanted = !npref && rows[i].dev; /* dev 0: requests with no disk (flush machinery) */
 
 		for (int j = 0; j < npref && !wanted; j++)
 			wanted = rows[i].dev == pref[j];

@@ -58,9 +58,7 @@ struct {
 /* The request argument of block_rq_insert/issue from the raw argument array. */
 static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
 {
-	if (blk_cfg.rq_two_args)
-		return (struct request *)ctx[1];
-	return (struct request *)ctx[0];
+	return (struct request *)il_ctx_arg01(ctx, blk_cfg.rq_two_args);
 }
 
 /* block_rq_insert: the request enters the OS queue (I/O scheduler or software queue). */

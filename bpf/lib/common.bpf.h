@@ -62,6 +62,26 @@ static __always_inline __u32 il_slot_idx(__u64 v)
 	return slot & (IL_HIST_SLOTS - 1);
 }
 
+/* Argument 0 or 1 of a raw tracepoint, chosen by a setting known at load time (a
+ * tracepoint that lost its first argument between kernels). Written as two loads at constant
+ * offsets behind two different one-instruction asm barriers: clang otherwise merges them into
+ * one load at a computed offset, which the 5.10 verifier refuses ("dereference of modified
+ * ctx ptr"); an empty asm would leave two line_info records on one instruction, which 5.10
+ * refuses too ("Invalid line_info"). */
+static __always_inline __u64 il_ctx_arg01(unsigned long long *ctx, bool second)
+{
+	__u64 v;
+
+	if (second) {
+		v = ctx[1];
+		asm volatile("%0 = %0" : "+r"(v));
+	} else {
+		v = ctx[0];
+		asm volatile("%0 += 0" : "+r"(v));
+	}
+	return v;
+}
+
 /* Reserve size bytes in ring buffer rb; NULL (and IL_DROP_RINGBUF_FULL counted) when full. */
 static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 {

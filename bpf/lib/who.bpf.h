@@ -280,12 +280,15 @@ static __always_inline int who_bio(struct bio *bio)
 
 /* block_bio_queue(struct bio *) since 5.11; (struct request_queue *, struct bio *) before,
  * commit e8a676d61c07 ("block: simplify and extend the block_bio_merge tracepoint class"). */
-#define WHO_BIO_ARG(ctx) ((struct bio *)(who_cfg.bio_two_args ? (ctx)[1] : (ctx)[0]))
+static __always_inline struct bio *who_bio_arg(unsigned long long *ctx)
+{
+	return (struct bio *)il_ctx_arg01(ctx, who_cfg.bio_two_args);
+}
 
 #define WHO_PROGS                                                                      \
 	SEC("tp_btf/block_bio_queue")                                                  \
-	int BPF_PROG(who_bio_btf) { return who_bio(WHO_BIO_ARG(ctx)); }               \
+	int BPF_PROG(who_bio_btf) { return who_bio(who_bio_arg(ctx)); }               \
 	SEC("raw_tp/block_bio_queue")                                                  \
-	int BPF_PROG(who_bio_raw) { return who_bio(WHO_BIO_ARG(ctx)); }
+	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx)); }
 
 #endif /* IOLAYER_WHO_BPF_H */
