@@ -52,8 +52,8 @@ static const char *limits_tp =
 	"measures at the syscall boundary (read, write, pread64, pwrite64, readv, writev, preadv, "
 	"pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync, fdatasync, "
 	"sync_file_range; ext4_sync_file for O_SYNC writes on ext4), and io_uring's read, write, "
-	"fsync, sync_file_range and openat requests from submission to completion (kernels 5.14 "
-	"and later): latency includes fd lookup and locking; the size of a vectored call or an "
+	"fsync, sync_file_range and openat requests from submission to completion (where the "
+	"submit tracepoint carries the request: 5.14 and later, and Debian's 5.10): latency includes fd lookup and locking; the size of a vectored call or an "
 	"io_uring request is the bytes it moved; Linux AIO requests are only counted, per "
 	"process, from io_submit's return value (a line says so); cannot see "
 	"sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
@@ -73,6 +73,22 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 
 	c->self_tgid = getpid();
 	return c;
+}
+
+/* Add fs_sys_enter_NAME and fs_sys_exit_NAME on syscalls:sys_enter/exit_NAME for n names. */
+static void add_sys_events(struct il_plan *p, struct bpf_object *obj, const char *const *names,
+			   size_t n, bool optional)
+{
+	char name[64], target[IL_TARGET_LEN];
+
+	for (size_t i = 0; i < n; i++) {
+		for (int exit = 0; exit < 2; exit++) {
+			snprintf(name, sizeof(name), "fs_sys_%s_%s", exit ? "exit" : "enter", names[i]);
+			snprintf(target, sizeof(target), "syscalls:sys_%s_%s", exit ? "exit" : "enter",
+				 names[i]);
+			il_plan_add(p, obj, name, target, optional);
+		}
+	}
 }
 
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
@@ -104,14 +120,7 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
 	}
 	il_plan_option(p, IL_M_TRACEPOINT, limits_tp);
-	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
-		snprintf(name, sizeof(name), "fs_sys_enter_%s", sys_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_enter_%s", sys_events[i]);
-		il_plan_add(p, obj, name, target, false);
-		snprintf(name, sizeof(name), "fs_sys_exit_%s", sys_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_exit_%s", sys_events[i]);
-		il_plan_add(p, obj, name, target, false);
-	}
+	add_sys_events(p, obj, sys_events, IL_ARRAY_SIZE(sys_events), false);
 	if (t == FS_EXT4) {
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
@@ -123,14 +132,7 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		snprintf(target, sizeof(target), "io_uring:io_uring_%s", uring_events[i]);
 		il_plan_add(p, obj, name, target, true);
 	}
-	for (size_t i = 0; i < IL_ARRAY_SIZE(aio_events); i++) {
-		snprintf(name, sizeof(name), "fs_sys_enter_%s", aio_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_enter_%s", aio_events[i]);
-		il_plan_add(p, obj, name, target, true);
-		snprintf(name, sizeof(name), "fs_sys_exit_%s", aio_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_exit_%s", aio_events[i]);
-		il_plan_add(p, obj, name, target, true);
-	}
+	add_sys_events(p, obj, aio_events, IL_ARRAY_SIZE(aio_events), true);
 }
 
 int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
