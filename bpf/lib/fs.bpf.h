@@ -66,7 +66,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* an event is 144 bytes and its path (~100,000 events of 60-byte paths), 4.2 KiB at most */
+	/* an event is 88 bytes and its path (~110,000 events of 60-byte paths), 4.3 KiB at most */
 	__uint(max_entries, 16 << 20);
 } fs_events SEC(".maps");
 
