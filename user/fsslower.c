@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * fsslower: read, write, open, fsync/fdatasync and sync_file_range calls on ext4, xfs and
- * btrfs that took longer than a threshold, with the process, thread and file; a
- * per-operation summary at exit. Kernel side: bpf/lib/fs.bpf.h.
+ * fsslower: read, write, open, fsync/fdatasync and sync_file_range calls (and io_uring
+ * requests) on ext4, xfs and btrfs that took longer than a threshold, with the process,
+ * thread, interface and file; a per-operation summary at exit, and a line per process that
+ * used Linux AIO. Kernel side: bpf/lib/fs.bpf.h.
  */
 #include <argp.h>
 #include <errno.h>
@@ -29,6 +30,8 @@ static struct env {
 	bool fs_given;               /* -t was given */
 	const char *file;            /* -f */
 	bool show_tid;               /* -L */
+	enum fs_iface sum_iface;     /* what fs_stats counts: syscalls where every filesystem is
+				      * traced at the syscall tracepoints, else "any caller" */
 } env = { .min_ms = 10 };
 
 static const char doc[] =
@@ -50,7 +53,13 @@ static const char doc[] =
 "fdatasync, and the sync an O_SYNC/O_DSYNC write runs inside it: that F row\n"
 "comes just before its W row) or S (sync_file_range). BYTES is what the call\n"
 "returned (an errno name when it failed); OFF_KB is the file position at\n"
-"entry (S: the start of the range).\n"
+"entry (S: the start of the range). IF is the interface: syscall, io_uring\n"
+"(a request timed from submission to completion), or - where the attach\n"
+"method cannot tell (fentry and kprobes see every caller of the filesystem).\n"
+"Linux AIO requests cannot be timed per request here: one line per process\n"
+"at exit counts them. FILENAME is the full path up to the mount point, with\n"
+"\"...\" first when deeper than 16 components and \" (deleted)\" last when the\n"
+"file was unlinked.\n"
 "\n"
 "OPTIONS:";
 
@@ -103,12 +112,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static void print_header(void)
 {
 	if (il_opts.format == IL_FMT_CSV) {
-		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,file\n");
+		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,file\n");
 	} else if (il_opts.format == IL_FMT_TEXT) {
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
 		if (env.show_tid)
 			printf("%-7s ", "TID");
-		printf("%1s %-7s %-8s %8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "FILENAME");
+		printf("%1s %-7s %-8s %8s %-8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF", "FILENAME");
 	}
 	fflush(stdout);
 }
@@ -158,11 +167,15 @@ static struct json_object *json_usecs(double usecs)
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct fs_event *e = data;
-	char ts[16], path[FS_PATH_DEPTH * FS_NAME_LEN + 1024], comm[IL_TASK_COMM_LEN + 1];
+	const size_t names_off = offsetof(struct fs_event, names);
+	char ts[16], path[IL_PATH_STR_MAX], comm[IL_TASK_COMM_LEN + 1];
 	char bytes[32], tcomm[4 * IL_TASK_COMM_LEN + 1], tpath[4 * sizeof(path)];
+	const char *iface;
 
-	if (size < sizeof(*e))
+	/* a record holds its header and path.len bytes of names */
+	if (size < names_off || size < names_off + e->path.len)
 		return 0;
+	iface = il_fs_iface_name(il_fs_event_iface(e));
 	event_clock(e->end_ns, ts, sizeof(ts));
 	il_fs_event_path(e, path, sizeof(path));
 	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
@@ -178,16 +191,16 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);
-		printf("%c %-7s %-8lld %8.2f %s\n", op_letter[e->op % FS_OP__MAX], bytes,
-		       (long long)(e->offset / 1024), e->delta_ns / 1e6,
+		printf("%c %-7s %-8lld %8.2f %-8s %s\n", op_letter[e->op % FS_OP__MAX], bytes,
+		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface,
 		       il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
 		break;
 	case IL_FMT_CSV:
 		printf("%s,", ts);
 		il_csv_field(stdout, comm);
-		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
+		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
 		       e->ret < 0 ? 0LL : (long long)e->ret, (long long)e->offset, e->delta_ns / 1e3,
-		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e));
+		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e), iface);
 		il_csv_field(stdout, path);
 		putchar('\n');
 		break;
@@ -210,6 +223,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		snprintf(bytes, sizeof(bytes), "%u:%u", IL_DEV_MAJOR(e->dev), IL_DEV_MINOR(e->dev));
 		json_object_object_add(o, "dev", json_object_new_string(bytes));
 		json_object_object_add(o, "ino", json_object_new_uint64(e->ino));
+		json_object_object_add(o, "interface", il_fs_event_iface(e) == FS_IF_ANY ? NULL :
+				       json_object_new_string(iface));
+		json_object_object_add(o, "deleted",
+				       json_object_new_boolean(!!(e->path.flags & IL_PATH_DELETED)));
 		il_json_add_name(o, "file", path, sizeof(path));
 		il_json_print(stdout, o);
 		break;
@@ -239,39 +256,91 @@ static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, si
 	return buf;
 }
 
-static void print_summary(const struct fs_op_stats st[FS_OP__MAX], const __u64 drops[IL_DROP__MAX])
+/* The summary's totals of one operation (count, slow, time, percentiles, max) as JSON. */
+static struct json_object *stats_json(const struct fs_op_stats *st, struct json_object *x)
+{
+	json_object_object_add(x, "count", json_object_new_uint64(st->count));
+	json_object_object_add(x, "slow", json_object_new_uint64(st->slow));
+	json_object_object_add(x, "total_usecs", json_usecs(st->total_ns / 1e3));
+	json_object_object_add(x, "max_usecs", json_usecs(st->max_ns / 1e3));
+	json_object_object_add(x, "latency_ns", il_hist_json(st->slots, IL_HIST_SLOTS, "nsecs"));
+	return x;
+}
+
+static void print_sum_line(FILE *f, int op, const struct fs_op_stats *st, enum fs_iface iface)
+{
+	char p50[48], p99[48];
+
+	fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f %s\n", op_letter[op],
+		(unsigned long long)st->count, (unsigned long long)st->slow, st->total_ns / 1e6,
+		pct_ms(st, 50, p50, sizeof(p50)), pct_ms(st, 99, p99, sizeof(p99)), st->max_ns / 1e6,
+		il_fs_iface_name(iface));
+}
+
+/* st: every interface; by_if: fs_stats's calls (env.sum_iface) and io_uring's requests. */
+static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
+			  const struct fs_op_stats by_if[2][FS_OP__MAX], const __u64 drops[IL_DROP__MAX],
+			  const struct il_fs_aio_row *aio, int naio)
 {
 	FILE *f = il_opts.format == IL_FMT_CSV ? stderr : stdout;
-	char p50[48], p99[48];
+	const enum fs_iface ifs[2] = { env.sum_iface, FS_IF_URING };
+	char line[512];
 
 	if (il_opts.format == IL_FMT_JSON) {
 		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
+		struct json_object *arr = json_object_new_array();
 
 		for (int i = 0; i < FS_OP__MAX; i++) {
-			struct json_object *x = json_object_new_object();
+			struct json_object *x = stats_json(&st[i], json_object_new_object());
+			struct json_object *l = json_object_new_array();
 
-			json_object_object_add(x, "count", json_object_new_uint64(st[i].count));
-			json_object_object_add(x, "slow", json_object_new_uint64(st[i].slow));
-			json_object_object_add(x, "total_usecs", json_usecs(st[i].total_ns / 1e3));
-			json_object_object_add(x, "max_usecs", json_usecs(st[i].max_ns / 1e3));
-			json_object_object_add(x, "latency_ns", il_hist_json(st[i].slots, IL_HIST_SLOTS, "nsecs"));
+			for (int k = 0; k < 2; k++) {
+				struct json_object *y;
+
+				if (k && !by_if[k][i].count)
+					continue;
+				y = json_object_new_object();
+				json_object_object_add(y, "interface", ifs[k] == FS_IF_ANY ? NULL :
+						       json_object_new_string(il_fs_iface_name(ifs[k])));
+				json_object_array_add(l, stats_json(&by_if[k][i], y));
+			}
+			json_object_object_add(x, "interfaces", l);
 			json_object_object_add(ops, op_key[i], x);
 		}
 		json_object_object_add(o, "summary", ops);
+		for (int i = 0; i < naio; i++) {
+			struct json_object *a = json_object_new_object();
+
+			json_object_object_add(a, "pid", json_object_new_int(aio[i].tgid));
+			il_json_add_name(a, "comm", aio[i].st.comm, sizeof(aio[i].st.comm));
+			json_object_object_add(a, "requests", json_object_new_uint64(aio[i].st.requests));
+			json_object_object_add(a, "io_submit_calls", json_object_new_uint64(aio[i].st.submit_calls));
+			json_object_object_add(a, "io_submit_failed", json_object_new_uint64(aio[i].st.submit_failed));
+			json_object_object_add(a, "io_submit_usecs", json_usecs(aio[i].st.submit_ns / 1e3));
+			json_object_object_add(a, "io_getevents_calls", json_object_new_uint64(aio[i].st.getevents_calls));
+			json_object_object_add(a, "events", json_object_new_uint64(aio[i].st.events));
+			json_object_object_add(a, "io_getevents_usecs", json_usecs(aio[i].st.getevents_ns / 1e3));
+			json_object_object_add(a, "notice", json_object_new_string(
+						       il_fs_aio_notice(&aio[i], line, sizeof(line))));
+			json_object_array_add(arr, a);
+		}
+		json_object_object_add(o, "aio", arr);
 		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
 		json_object_object_add(o, "lost", il_drops_json(drops));
 		il_json_print(stdout, o);
 		return;
 	}
 	fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
-	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
-		"P50(ms)", "P99(ms)", "MAX(ms)");
-	for (int i = 0; i < FS_OP__MAX; i++)
-		fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f\n", op_letter[i],
-			(unsigned long long)st[i].count, (unsigned long long)st[i].slow,
-			st[i].total_ns / 1e6, pct_ms(&st[i], 50, p50, sizeof(p50)),
-			pct_ms(&st[i], 99, p99, sizeof(p99)), st[i].max_ns / 1e6);
+	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s %s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
+		"P50(ms)", "P99(ms)", "MAX(ms)", "IF");
+	for (int i = 0; i < FS_OP__MAX; i++) {
+		print_sum_line(f, i, &by_if[0][i], ifs[0]);
+		if (by_if[1][i].count)
+			print_sum_line(f, i, &by_if[1][i], ifs[1]);
+	}
 	fprintf(f, "(percentiles are the log2 bucket that holds them)\n");
+	for (int i = 0; i < naio; i++)
+		fprintf(f, "%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
 	il_drops_print(f, drops);
 }
 
@@ -327,8 +396,10 @@ int main(int argc, char **argv)
 	int types[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct fs_op_stats stats[FS_OP__MAX];
+	struct fs_op_stats stats[FS_OP__MAX], by_if[2][FS_OP__MAX];
+	struct il_fs_aio_row *aio = NULL;
 	__u64 drops[IL_DROP__MAX] = {};
+	int naio = 0;
 	struct fs_cfg *cfg;
 	char names[64] = "";
 
@@ -352,6 +423,10 @@ int main(int argc, char **argv)
 	if (il_plans_choose(plans, nplans, il_opts.attach))
 		goto out;
 	il_fs_chosen(skel->obj, plans, types, nplans);
+	env.sum_iface = FS_IF_SYSCALL;
+	for (int i = 0; i < nplans; i++)
+		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
+			env.sum_iface = FS_IF_ANY;
 	if (il_tool_loaded(fsslower_bpf__load(skel)) || il_plans_attach(plans, nplans))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
@@ -374,15 +449,22 @@ int main(int argc, char **argv)
 		goto out;
 	err = il_fs_stats_read(skel->obj, stats);
 	if (!err)
+		err = il_fs_iface_stats_read(skel->obj, env.sum_iface, by_if[0]);
+	if (!err)
+		err = il_fs_iface_stats_read(skel->obj, FS_IF_URING, by_if[1]);
+	if (!err)
 		err = il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
+	if (!err && (naio = il_fs_aio_read(skel->obj, &aio)) < 0)
+		err = naio;
 	drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
 	if (err) {
 		il_err("cannot read the summary maps: %s", il_errno_name(err));
 		goto out;
 	}
-	print_summary(stats, drops);
+	print_summary(stats, (const struct fs_op_stats (*)[FS_OP__MAX])by_if, drops, aio, naio);
 	rc = il_tool_output_status();
 out:
+	free(aio);
 	ring_buffer__free(rb);
 	il_plans_detach(plans, nplans);
 	fsslower_bpf__destroy(skel);

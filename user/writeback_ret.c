@@ -23,8 +23,10 @@ enum { OPT_ERRORS = 0x100, OPT_STACK };
 static const char doc[] =
 	"Show what the writeback path returns, call by call.\v"
 	"One row per return of the traced function: the value (signed, with its errno\n"
-	"name), the writeback_control's sync mode, pages written, latency, device and\n"
-	"inode. At exit: return values by function and sync mode (count, total and\n"
+	"name), the writeback_control's sync mode, pages written, latency, device,\n"
+	"inode and file (its full path through its first name, \" (deleted)\" last when\n"
+	"unlinked, \"...\" first when deeper than 16 components or its filesystem is\n"
+	"mounted nowhere whole). At exit: return values by function and sync mode (count, total and\n"
 	"max latency), and what could not be measured.\n"
 	"\n"
 	"EXAMPLES:\n"
@@ -176,9 +178,18 @@ static void print_header(void)
 static int on_event(void *ctx, void *data, size_t size)
 {
 	const struct wb_event *e = data;
-	const struct il_frames *f = env.stack ? il_stacknames_get(stacks, 0, e->stack_id) : NULL;
-	char ts[16], rs[48], ds[32], ps[24], comm[4 * IL_TASK_COMM_LEN + 1], file[4 * WB_FILE_LEN + 1];
-	int nips = f ? f->n : 0;
+	const size_t names_off = offsetof(struct wb_event, names);
+	const struct il_frames *f;
+	char ts[16], rs[48], ds[32], ps[24], comm[4 * IL_TASK_COMM_LEN + 1];
+	char path[IL_PATH_STR_MAX], file[4 * IL_PATH_STR_MAX];
+	int nips;
+
+	/* a record holds its header and path.len bytes of names */
+	if (size < names_off || size < names_off + e->path.len)
+		return 0;
+	f = env.stack ? il_stacknames_get(stacks, 0, e->stack_id) : NULL;
+	nips = f ? f->n : 0;
+	il_path_str(&e->path, e->names, size - names_off, e->dev, e->ino, path, sizeof(path));
 
 	il_clock_str(ts, sizeof(ts));
 	ret_str(e->ret, e->ret_known, rs, sizeof(rs));
@@ -200,10 +211,13 @@ static int on_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "usecs", json_usecs(e->lat_ns));
 		json_object_object_add(o, "dev", e->dev ? json_object_new_string(ds) : NULL);
 		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
-		if (e->file[0])
-			il_json_add_name(o, "file", e->file, sizeof(e->file));
-		else
+		if (e->path.flags & IL_PATH_NONE) {
 			json_object_object_add(o, "file", NULL);
+		} else {
+			il_json_add_name(o, "file", path, sizeof(path));
+			json_object_object_add(o, "deleted",
+					       json_object_new_boolean(!!(e->path.flags & IL_PATH_DELETED)));
+		}
 		if (env.stack && e->ret_known && e->ret) {
 			struct json_object *st = json_object_new_array();
 
@@ -222,7 +236,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	       il_text_escape(e->comm, sizeof(e->comm), comm, sizeof(comm)), e->pid, e->tid,
 	       func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
 	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino,
-	       il_text_escape(e->file, sizeof(e->file), file, sizeof(file)));
+	       e->path.flags & IL_PATH_NONE ? "-" : il_text_escape(path, sizeof(path), file, sizeof(file)));
 	if (env.stack && e->ret_known && e->ret) {
 		if (!nips)
 			printf("    [stack not available]\n");

@@ -92,4 +92,12 @@ static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 	return e;
 }
 
+/* Copy size bytes of data into ring buffer rb as one record (IL_DROP_RINGBUF_FULL counted
+ * when it does not fit): for records whose length is known only when they are built. */
+static __always_inline void il_ringbuf_output(void *rb, void *data, __u64 size, __u64 flags)
+{
+	if (bpf_ringbuf_output(rb, data, size, flags))
+		il_drop(IL_DROP_RINGBUF_FULL);
+}
+
 #endif /* IOLAYER_COMMON_BPF_H */

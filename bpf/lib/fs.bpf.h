@@ -18,6 +18,12 @@
  * page cache directly), so every method counts it at its syscall tracepoints, for the
  * filesystems of fs_cfg.sync_range_magic[].
  *
+ * With the syscall tracepoints come io_uring's (io_uring_submit_req, named io_uring_submit_sqe
+ * before 6.1, and io_uring_complete): its read, write, fsync, sync_file_range and openat
+ * requests are timed from submission to completion, flagged FS_EV_URING and summed apart in
+ * fs_uring_stats. Linux AIO's calls (io_submit, io_getevents, io_pgetevents) are counted per
+ * process in fs_aio: its requests cannot be timed at the syscall layer.
+ *
  * In-flight calls are keyed by (thread, operation), so the fsync nested in an O_SYNC write
  * does not overwrite the write; it is flagged FS_EV_NESTED. A nested ext4_sync_file is only
  * taken on the tracepoint path when a traced write is in flight, which keeps an fsync(2)
@@ -31,6 +37,7 @@
 #include "lib/core_fixes.bpf.h"
 #include "lib/fs.h"
 #include "lib/who.bpf.h"
+#include "lib/path.bpf.h"
 
 /* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
 const volatile struct fs_cfg fs_cfg = {};
@@ -60,8 +67,19 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* ~28,000 events of 600 bytes */
+	/* an event is 88 bytes and its path (~110,000 events of 60-byte paths), 4.3 KiB at most */
+	__uint(max_entries, 16 << 20);
 } fs_events SEC(".maps");
+
+/* Where an event is built before it is copied into fs_events with only the bytes its path
+ * uses: slot 0 for the syscall and file-operation paths, slot 1 for io_uring completions
+ * (which kernels before 5.12 may run in interrupt context, on top of a program using slot 0). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct fs_event);
+} fs_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -165,26 +183,6 @@ static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *
 	return 0;
 }
 
-/* Names of the dentries from file's own up to (not including) its filesystem's root:
- * dentry.d_name.name, following dentry.d_parent (include/linux/dcache.h). */
-static __always_inline void fs_fill_path(struct fs_event *e, struct dentry *d)
-{
-	int i;
-
-	e->depth = 0;
-	for (i = 0; i < FS_PATH_DEPTH; i++) {
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-
-		if (!parent || parent == d)
-			return;
-		bpf_probe_read_kernel_str(e->names[i], FS_NAME_LEN, BPF_CORE_READ(d, d_name.name));
-		e->depth = i + 1;
-		d = parent;
-	}
-	if (BPF_CORE_READ(d, d_parent) != d)
-		e->flags |= FS_EV_DEEPER;
-}
-
 /* Wake the reader for an event only when FS_WAKEUP_NS passed since the last wakeup or
  * FS_WAKEUP_BYTES are waiting: a lone slow call shows at once, while at tens of thousands
  * of events a second the reader wakes ~50 times a second instead of once per event (and
@@ -204,14 +202,50 @@ static __always_inline __u64 fs_wakeup_flags(__u64 now)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* Send the event of a call on file that returned ret at now after delta ns. It is built in
+ * this CPU's fs_scratch slot and sent with only the bytes its path uses. comm: the name of
+ * the task that made the call, or NULL for the current task's (it also picks slot 1 over 0:
+ * only io_uring completions, which may run elsewhere, give one). */
+static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
+				    struct file *file, __s64 ret, __u64 now, __u64 delta,
+				    const char *comm)
+{
+	__u32 slot = comm ? 1 : 0;
+	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
+	struct inode *inode;
+
+	if (!e)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	e->end_ns = now;
+	e->delta_ns = delta;
+	e->offset = s->offset;
+	e->ret = ret;
+	e->size = s->size;
+	e->ino = BPF_CORE_READ(inode, i_ino);
+	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	e->tgid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->op = op;
+	e->flags = s->flags;
+	e->pad[0] = e->pad[1] = 0;
+	if (comm)
+		__builtin_memcpy(e->comm, comm, sizeof(e->comm));
+	else
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	il_path_fill(&e->path, e->names, BPF_CORE_READ(file, f_path.dentry),
+		     BPF_CORE_READ(file, f_path.mnt));
+	il_ringbuf_output(&fs_events, e,
+			  il_path_event_size(__builtin_offsetof(struct fs_event, names), &e->path),
+			  fs_wakeup_flags(now));
+}
+
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
 				       struct file *file, __s64 ret)
 {
 	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
 	__u32 k = op;
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
-	struct fs_event *e;
-	struct inode *inode;
 	bool slow = delta >= fs_cfg.min_ns;
 
 	if ((__s64)delta < 0) {
@@ -230,25 +264,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	}
 	if (!slow)
 		return;
-	e = il_ringbuf_reserve(&fs_events, sizeof(*e));
-	if (!e)
-		return;
-	inode = BPF_CORE_READ(file, f_inode);
-	e->end_ns = now;
-	e->delta_ns = delta;
-	e->offset = s->offset;
-	e->ret = ret;
-	e->size = s->size;
-	e->ino = BPF_CORE_READ(inode, i_ino);
-	e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	e->tgid = pid_tgid >> 32;
-	e->tid = (__u32)pid_tgid;
-	e->op = op;
-	e->flags = s->flags;
-	e->pad = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	fs_fill_path(e, BPF_CORE_READ(file, f_path.dentry));
-	bpf_ringbuf_submit(e, fs_wakeup_flags(now));
+	fs_emit(pid_tgid, op, s, file, ret, now, delta, NULL);
 }
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
@@ -385,7 +401,7 @@ static __always_inline int fs_sys_begin(enum fs_op op, long fd, __u64 count, __s
 		return 0;
 	if (pos < 0)
 		pos = BPF_CORE_READ(file, f_pos);
-	return fs_begin(pid_tgid, op, file, pos, count, flags);
+	return fs_begin(pid_tgid, op, file, pos, count, flags | FS_EV_SYSCALL);
 }
 
 /* A call of the open family begins: its file is not known yet. */
@@ -395,7 +411,7 @@ static __always_inline int fs_sys_open_begin(void)
 
 	if (!fs_task_wanted(pid_tgid))
 		return 0;
-	return fs_begin(pid_tgid, FS_OP_OPEN, NULL, 0, 0, 0);
+	return fs_begin(pid_tgid, FS_OP_OPEN, NULL, 0, 0, FS_EV_SYSCALL);
 }
 
 /* An open call returns the fd: the file, and whether it is wanted, is known only then. */
@@ -500,7 +516,7 @@ int fs_sys_enter_sync_file_range(struct trace_event_raw_sys_enter *ctx)
 	file = fs_fd_file(ctx->args[0]);
 	if (!fs_sync_range_file_wanted(file))
 		return 0;
-	return fs_begin(pid_tgid, FS_OP_SYNC_RANGE, file, ctx->args[1], ctx->args[2], 0);
+	return fs_begin(pid_tgid, FS_OP_SYNC_RANGE, file, ctx->args[1], ctx->args[2], FS_EV_SYSCALL);
 }
 
 SEC("tp/syscalls/sys_exit_sync_file_range")
@@ -544,7 +560,7 @@ int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
 	if (!ws)
 		return 0;
 	return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
-			FS_EV_NESTED | (ctx->datasync ? FS_EV_DATASYNC : 0));
+			FS_EV_NESTED | (ws->flags & FS_EV_SYSCALL) | (ctx->datasync ? FS_EV_DATASYNC : 0));
 }
 
 SEC("tp/ext4/ext4_sync_file_exit")
@@ -557,5 +573,274 @@ int fs_tp_ext4_sync_file_exit(struct fs_ext4_sync_file_exit_rec *ctx)
 		return 0; /* not nested: the fsync(2) exit tracepoint ends it */
 	return fs_end(FS_OP_FSYNC, ctx->ret);
 }
+
+/* ---- io_uring: submission to completion ---------------------------------------------
+ * io_uring:io_uring_submit_req (io_uring_submit_sqe before 6.1) fires once a request is
+ * prepared, in the submitting task (or its SQPOLL thread); io_uring:io_uring_complete when
+ * its completion is posted, in whichever task or worker that is. A request is known by its
+ * struct io_kiocb where io_uring_complete carries it (5.19+), else by its ring and user_data
+ * (which the application chooses: two requests in flight with one user_data are confused).
+ * The request's file is read at completion from io_kiocb.file (still held then), so fixed
+ * files are followed too; kernels whose tracepoints carry no request at all (before 5.14)
+ * are not followed. The request's own struct (io_rw, io_sync) lies at the start of struct
+ * io_kiocb in every version (a union member up to 5.19, io_kiocb.cmd after). */
+
+/* The records of the submit tracepoint: io_uring_submit_req (6.1+) is in vmlinux.h; its
+ * older name, with the same fields (req from 5.14 on), is described here for CO-RE. */
+struct trace_event_raw_io_uring_submit_sqe___il {
+	struct trace_entry ent;
+	void *ctx;
+	void *req;
+	__u64 user_data;
+	__u8 opcode;
+} __attribute__((preserve_access_index));
+
+#define FS_IORING_FSYNC_DATASYNC 1 /* io_uring_sqe.fsync_flags (include/uapi/linux/io_uring.h) */
+
+/* Requests are known by their struct io_kiocb (1), or by ring and user_data (0). */
+#define FS_URING_BY_REQ bpf_core_field_exists(((struct trace_event_raw_io_uring_complete *)0)->req)
+
+struct fs_uring_key {
+	__u64 ring;   /* struct io_ring_ctx * */
+	__u64 id;     /* struct io_kiocb * (FS_URING_BY_REQ), else the request's user_data */
+};
+
+struct fs_uring_start {
+	__u64 ts;        /* bpf_ktime_get_ns() at submission */
+	__u64 pid_tgid;  /* the submitter */
+	__u64 req;       /* struct io_kiocb * */
+	__u32 op;        /* enum fs_op */
+	__u32 pad;
+	char comm[IL_TASK_COMM_LEN]; /* the submitter's name: completions may run in a worker */
+};
+
+/* LRU: a request whose completion is never posted (IOSQE_CQE_SKIP_SUCCESS) leaves its start
+ * behind; the oldest go first when the map is full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fs_uring_key);
+	__type(value, struct fs_uring_start);
+} fs_uring_inflight SEC(".maps");
+
+/* Per-operation totals of the io_uring requests, as fs_stats has them for the other calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FS_OP__MAX);
+	__type(key, __u32);
+	__type(value, struct fs_op_stats);
+} fs_uring_stats SEC(".maps");
+
+/* One more call of delta ns in st (per-CPU: plain adds). */
+static __always_inline void fs_stats_add(struct fs_op_stats *st, __u64 delta, bool slow)
+{
+	if (!st)
+		return;
+	st->count++;
+	st->total_ns += delta;
+	if (delta > st->max_ns)
+		st->max_ns = delta;
+	st->slots[il_slot_idx(delta)]++;
+	if (slow)
+		st->slow++;
+}
+
+/* enum fs_op of an io_uring opcode (include/uapi/linux/io_uring.h), -1 for the others. */
+static __always_inline int fs_uring_op(__u8 opcode)
+{
+	switch (opcode) {
+	case IORING_OP_READV:
+	case IORING_OP_READ_FIXED:
+	case IORING_OP_READ:
+		return FS_OP_READ;
+	case IORING_OP_WRITEV:
+	case IORING_OP_WRITE_FIXED:
+	case IORING_OP_WRITE:
+		return FS_OP_WRITE;
+	case IORING_OP_FSYNC:
+		return FS_OP_FSYNC;
+	case IORING_OP_SYNC_FILE_RANGE:
+		return FS_OP_SYNC_RANGE;
+	case IORING_OP_OPENAT:
+	case IORING_OP_OPENAT2:
+		return FS_OP_OPEN;
+	}
+	return -1;
+}
+
+static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_data, __u8 opcode)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct fs_uring_key key = { .ring = (__u64)ring, .id = FS_URING_BY_REQ ? (__u64)req : user_data };
+	struct fs_uring_start s = {};
+	int op = fs_uring_op(opcode);
+
+	if (op < 0 || !req || !fs_task_wanted(pid_tgid))
+		return 0;
+	s.ts = bpf_ktime_get_ns();
+	s.pid_tgid = pid_tgid;
+	s.req = (__u64)req;
+	s.op = op;
+	bpf_get_current_comm(s.comm, sizeof(s.comm));
+	if (bpf_map_update_elem(&fs_uring_inflight, &key, &s, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+	return 0;
+}
+
+SEC("tp/io_uring/io_uring_submit_req")
+int fs_uring_submit_req(struct trace_event_raw_io_uring_submit_req *ctx)
+{
+	return fs_uring_submit(BPF_CORE_READ(ctx, ctx), BPF_CORE_READ(ctx, req),
+			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode));
+}
+
+SEC("tp/io_uring/io_uring_submit_sqe")
+int fs_uring_submit_sqe(struct trace_event_raw_io_uring_submit_sqe___il *ctx)
+{
+	if (!bpf_core_field_exists(ctx->req))
+		return 0; /* before 5.14: no request to find the file by */
+	return fs_uring_submit(BPF_CORE_READ(ctx, ctx), BPF_CORE_READ(ctx, req),
+			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode));
+}
+
+SEC("tp/io_uring/io_uring_complete")
+int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
+{
+	struct fs_uring_key key = { .ring = (__u64)BPF_CORE_READ(ctx, ctx) };
+	struct fs_start s = { .flags = FS_EV_URING };
+	struct fs_uring_start st, *sp;
+	struct io_kiocb *req;
+	struct io_sync *sync;
+	struct kiocb *kiocb;
+	struct file *file;
+	__u64 now, delta;
+	__s64 ret;
+	__u32 k;
+	int res;
+	bool slow;
+
+	if (FS_URING_BY_REQ)
+		key.id = (__u64)BPF_CORE_READ(ctx, req);
+	else
+		key.id = BPF_CORE_READ(ctx, user_data);
+	sp = bpf_map_lookup_elem(&fs_uring_inflight, &key);
+	if (!sp)
+		return 0;
+	st = *sp;
+	bpf_map_delete_elem(&fs_uring_inflight, &key);
+	res = BPF_CORE_READ(ctx, res);
+	ret = res;
+	req = (void *)st.req;
+	sync = (void *)req;  /* struct io_sync of FSYNC and SYNC_FILE_RANGE */
+	kiocb = (void *)req; /* struct io_rw's kiocb of the reads and writes */
+	file = BPF_CORE_READ(req, file);
+	s.ts = st.ts;
+	switch (st.op) {
+	case FS_OP_READ:
+	case FS_OP_WRITE:
+		/* bytes moved, and where: the request's kiocb was advanced past them */
+		s.size = res > 0 ? res : 0;
+		s.offset = BPF_CORE_READ(kiocb, ki_pos) - s.size;
+		break;
+	case FS_OP_FSYNC:
+		if (bpf_core_type_exists(struct io_sync) &&
+		    (BPF_CORE_READ(sync, flags) & FS_IORING_FSYNC_DATASYNC))
+			s.flags |= FS_EV_DATASYNC;
+		ret = res < 0 ? res : 0;
+		break;
+	case FS_OP_SYNC_RANGE:
+		if (bpf_core_type_exists(struct io_sync)) {
+			s.offset = BPF_CORE_READ(sync, off);
+			s.size = BPF_CORE_READ(sync, len);
+		}
+		break;
+	case FS_OP_OPEN:
+		/* the new fd, in the submitter's table: only where this task shares it */
+		if (res < 0 || (bpf_get_current_pid_tgid() >> 32) != (st.pid_tgid >> 32))
+			return 0;
+		file = fs_fd_file(res);
+		ret = 0;
+		break;
+	default:
+		return 0;
+	}
+	if (!fs_sys_file_wanted(file))
+		return 0;
+	s.file = file;
+	now = bpf_ktime_get_ns();
+	delta = now - s.ts;
+	if ((__s64)delta < 0) {
+		il_drop(IL_DROP_BACKWARDS);
+		return 0;
+	}
+	slow = delta >= fs_cfg.min_ns;
+	k = st.op;
+	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
+	if (slow)
+		fs_emit(st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
+	return 0;
+}
+
+/* ---- Linux AIO: the calls, per process ------------------------------------------------
+ * io_submit(ctx, nr, iocbpp) returns how many of its iocbs it queued; their completion is
+ * reaped by io_getevents/io_pgetevents (or read from the ring in user space, unseen). The
+ * calls are timed entry to return in fs_inflight (keys FS_AIO_*) and summed per process in
+ * fs_aio, for the one line user space prints about I/O the rows cannot show. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32); /* tgid */
+	__type(value, struct fs_aio_stats);
+} fs_aio SEC(".maps");
+
+static __always_inline int fs_aio_enter(enum fs_aio_call call)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	return fs_begin(pid_tgid, (enum fs_op)call, NULL, 0, 0, FS_EV_SYSCALL);
+}
+
+static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), delta;
+	__u32 tgid = pid_tgid >> 32;
+	struct fs_aio_stats *a;
+	struct fs_start s;
+
+	if (!fs_take(pid_tgid, (enum fs_op)call, &s))
+		return 0;
+	delta = bpf_ktime_get_ns() - s.ts;
+	a = bpf_map_lookup_elem(&fs_aio, &tgid);
+	if (!a) {
+		struct fs_aio_stats init = {};
+
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		a = il_lookup_or_init(&fs_aio, &tgid, &init);
+		if (!a)
+			return 0;
+	}
+	if (call == FS_AIO_SUBMIT) {
+		__sync_fetch_and_add(&a->submit_calls, 1);
+		__sync_fetch_and_add(&a->submit_ns, delta);
+		if (ret < 0)
+			__sync_fetch_and_add(&a->submit_failed, 1);
+		else
+			__sync_fetch_and_add(&a->requests, ret);
+	} else {
+		__sync_fetch_and_add(&a->getevents_calls, 1);
+		__sync_fetch_and_add(&a->getevents_ns, delta);
+		if (ret > 0)
+			__sync_fetch_and_add(&a->events, ret);
+	}
+	return 0;
+}
+
+#define FS_SYS_AIO(name, call) FS_SYS_TP(name, fs_aio_enter(call), fs_aio_exit(call, ctx->ret))
+
+FS_SYS_AIO(io_submit, FS_AIO_SUBMIT)
+FS_SYS_AIO(io_getevents, FS_AIO_GETEVENTS)
+FS_SYS_AIO(io_pgetevents, FS_AIO_GETEVENTS)
 
 #endif /* IOLAYER_FS_BPF_H */

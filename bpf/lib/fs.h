@@ -7,6 +7,7 @@
 #define IOLAYER_FS_H
 
 #include "lib/shared.h"
+#include "lib/path.h"
 
 /* File operations, as the R/W/O/F/S column shows them. FS_OP_SYNC_RANGE is sync_file_range(2):
  * it starts or waits for writeback of a byte range without calling the filesystem's fsync,
@@ -23,15 +24,20 @@ enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
 #define FS_XFS_MAGIC 0x58465342ULL
 #define FS_BTRFS_MAGIC 0x9123683EULL
 
-/* The path is sent as dentry names from the file up towards the filesystem's root, at most
- * FS_PATH_DEPTH of them, each cut to FS_NAME_LEN - 1 bytes. */
-#define FS_PATH_DEPTH 8
-#define FS_NAME_LEN 64
-
-/* Flags of struct fs_event. */
+/* Flags of struct fs_event. The interface a call came through is FS_EV_SYSCALL (the syscall
+ * tracepoints) or FS_EV_URING (io_uring's tracepoints); neither where the method cannot tell
+ * (the filesystems' file operations serve syscalls, io_uring, aio and nfsd alike). */
 #define FS_EV_NESTED 0x1   /* an fsync run inside a write (O_SYNC/O_DSYNC), not an fsync call */
 #define FS_EV_DATASYNC 0x2 /* fdatasync (or an O_DSYNC write's sync): data only */
-#define FS_EV_DEEPER 0x4   /* the path has more than FS_PATH_DEPTH components */
+#define FS_EV_SYSCALL 0x8  /* a system call */
+#define FS_EV_URING 0x10   /* an io_uring request, timed from submission to completion */
+
+/* The interfaces a summary line is about (fs_uring_stats holds FS_IF_URING's). */
+enum fs_iface { FS_IF_ANY, FS_IF_SYSCALL, FS_IF_URING, FS_IF_AIO, FS_IF__MAX };
+
+/* Pseudo-operations keyed in fs_inflight beside enum fs_op: the Linux AIO calls, timed
+ * entry to return (their requests cannot be timed at the syscall layer). */
+enum fs_aio_call { FS_AIO_SUBMIT = 16, FS_AIO_GETEVENTS = 17 };
 
 /* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load
  * (user/lib/fs.c). 0 means "any" for every filter. */
@@ -64,10 +70,12 @@ struct fs_event {
 	__u32 tid;       /* thread id */
 	__u8 op;         /* enum fs_op */
 	__u8 flags;      /* FS_EV_* */
-	__u8 depth;      /* names[] used, 0..FS_PATH_DEPTH; names[0] is the file's own name */
-	__u8 pad;
+	__u8 pad[2];
 	char comm[IL_TASK_COMM_LEN];
-	char names[FS_PATH_DEPTH][FS_NAME_LEN];
+	struct il_path path; /* the file's path: mount, depth, marks, bytes of names[] used */
+	/* The names of the path (bpf/lib/path.h). Only path.len bytes of names[] are sent: a
+	 * record is offsetof(struct fs_event, names) + path.len bytes long. */
+	char names[IL_PATH_NAMES];
 };
 
 /* Per-operation totals of every traced call (slow or not), one per-CPU array slot per op;
@@ -78,6 +86,19 @@ struct fs_op_stats {
 	__u64 total_ns;  /* sum of latencies, ns */
 	__u64 max_ns;    /* largest latency, ns */
 	__u64 slots[IL_HIST_SLOTS];
+};
+
+/* Linux AIO calls of one process (map fs_aio, key: tgid). The requests themselves cannot be
+ * timed at the syscall layer: io_submit's return value counts them. */
+struct fs_aio_stats {
+	char comm[IL_TASK_COMM_LEN]; /* the process's name when first seen */
+	__u64 submit_calls;          /* io_submit calls that returned */
+	__u64 submit_failed;         /* of which returned an error */
+	__u64 requests;              /* iocbs io_submit accepted: the sum of its return values */
+	__u64 submit_ns;             /* time spent in io_submit, ns */
+	__u64 getevents_calls;       /* io_getevents/io_pgetevents calls that returned */
+	__u64 events;                /* completions they reaped */
+	__u64 getevents_ns;          /* time spent in them, ns */
 };
 
 #endif /* IOLAYER_FS_H */

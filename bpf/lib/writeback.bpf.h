@@ -19,6 +19,7 @@
 
 #include "lib/common.bpf.h"
 #include "lib/writeback.h"
+#include "lib/path.bpf.h"
 
 /* Settings, filled by user space before load (struct wb_cfg, user/lib/writeback.c). */
 const volatile struct wb_cfg wb_cfg = {};
@@ -52,6 +53,15 @@ struct {
 	__uint(max_entries, 1 << 20);
 } wb_events SEC(".maps");
 
+/* Where an event is built before it is copied into wb_events with only the bytes its path
+ * uses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct wb_event);
+} wb_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 16384);
@@ -69,23 +79,16 @@ static __always_inline bool wb_filtered(__u64 pid_tgid)
 }
 
 /*
- * A name of the inode: its first dentry alias (inode->i_dentry, dentry->d_u.d_alias,
- * dentry->d_name; include/linux/fs.h, include/linux/dcache.h). Best effort: "" when the
- * inode has no dentry.
+ * The inode's first dentry alias (inode->i_dentry, dentry->d_u.d_alias; include/linux/fs.h,
+ * include/linux/dcache.h), NULL when it has none.
  */
-static __always_inline void wb_inode_name(struct inode *inode, char *buf, __u32 len)
+static __always_inline struct dentry *wb_inode_dentry(struct inode *inode)
 {
 	struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
-	struct dentry *d;
-	const unsigned char *name;
 
-	buf[0] = 0;
 	if (!first)
-		return;
-	d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
-	name = BPF_CORE_READ(d, d_name.name);
-	if (name)
-		bpf_probe_read_kernel_str(buf, len, name);
+		return NULL;
+	return (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
 }
 
 /* Entry of a call: remember when, and what wbc said then. inode/wbc may be NULL.
@@ -135,6 +138,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 	struct wb_start *s;
 	struct wb_event *e;
 	struct inode *inode;
+	__u32 slot = 0;
 	__u64 now, lat;
 
 	if (wb_filtered(id))
@@ -171,7 +175,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 
 	if (!wb_cfg.want_rows || (wb_cfg.errors_only && (!ret_known || ret == 0)))
 		goto out;
-	e = il_ringbuf_reserve(&wb_events, sizeof(*e));
+	e = bpf_map_lookup_elem(&wb_scratch, &slot);
 	if (!e)
 		goto out;
 	e->end_ns = now;
@@ -186,12 +190,11 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 	e->stack_id = WB_NO_STACK;
 	e->ino = 0;
 	e->dev = 0;
-	e->file[0] = 0;
 	inode = (void *)s->inode;
+	il_path_fill(&e->path, e->names, inode ? wb_inode_dentry(inode) : NULL, NULL);
 	if (inode) {
 		e->ino = BPF_CORE_READ(inode, i_ino);
 		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-		wb_inode_name(inode, e->file, sizeof(e->file));
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (wb_cfg.want_stack && ret_known && ret != 0) {
@@ -200,7 +203,8 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 		else
 			e->stack_id = s->stack_id;
 	}
-	bpf_ringbuf_submit(e, 0);
+	il_ringbuf_output(&wb_events, e,
+			  il_path_event_size(__builtin_offsetof(struct wb_event, names), &e->path), 0);
 out:
 	bpf_map_delete_elem(&wb_starts, &tid);
 	return 0;

@@ -7,6 +7,7 @@
 #define IOLAYER_WRITEBACK_H
 
 #include "lib/shared.h"
+#include "lib/path.h"
 
 /* Which function a row is about (rodata wb_func, struct wb_event.func). */
 enum wb_func {
@@ -28,7 +29,6 @@ struct wb_cfg {
 	__u8 want_rows;    /* 0: summary only (no ring-buffer rows) */
 };
 
-#define WB_FILE_LEN 32   /* bytes of the file name kept per row (its last path component) */
 #define WB_NO_STACK (-1) /* wb_event.stack_id when no stack was taken */
 
 /*
@@ -55,7 +55,11 @@ struct wb_event {
 	__u8 ret_known;    /* 1 when ret is the real return value */
 	__u8 pad[6];
 	char comm[IL_TASK_COMM_LEN];
-	char file[WB_FILE_LEN]; /* a name of the inode (its first dentry), "" when unknown */
+	/* The path of the inode through its first dentry, up to its filesystem's root (no mount
+	 * is known here); IL_PATH_NONE when the inode or its dentry is unknown. Only path.len
+	 * bytes of names[] are sent (bpf/lib/path.h). */
+	struct il_path path;
+	char names[IL_PATH_NAMES];
 };
 
 /* Key and value of the in-kernel summary `wb_stats`: every call that passed the pid/tid

@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # fsslower and iolayer count every call of each family: N rounds of call_families on a loop
-# ext4 (write, writev, pwritev, pwritev2, O_DIRECT pwrite; read, readv, preadv, preadv2;
-# open, creat, openat2 after two openat; sync_file_range; fsync) give exactly 5N W, 4N R,
-# 3N+2 O, N S and N F, with the sizes and positions the workload used; iolayer agrees.
+# ext4 (write, writev, pwritev, pwritev2, O_DIRECT pwrite, io_uring WRITE; read, readv,
+# preadv, preadv2; open, creat, openat2 after two openat; sync_file_range; fsync, io_uring
+# FSYNC) give exactly 6N W, 4N R, 3N+2 O, N S and 2N F, with the sizes and positions the
+# workload used; iolayer agrees. Where the method tells the interface (the syscall
+# tracepoints), N W and N F rows are io_uring requests and the rest syscalls, row by row and
+# in the summary's lines.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 18
+plan 21
 
 loop_ext4_setup
 FS=$(tool fsslower)
 IL=$(tool iolayer)
 F=$MNT/data
 N=20
-R=$((4 * N)) W=$((5 * N)) O=$((3 * N + 2)) S=$N FS_=$N
+R=$((4 * N)) W=$((6 * N)) O=$((3 * N + 2)) S=$N FS_=$((2 * N))
 
 # 1. fsslower --json -m 0 -p PID: every call is an event, and the summary counts them all.
 wl_launch "$TMPD/wl.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
-check "fsslower --json -m 0 -p PID starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
+check "fsslower --json -m 0 -p PID starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS -v --json -m 0 -p "$WL_PID"
 wl_go
 tool_stop
 is "$WL_RC" 0 "workload ran $N rounds of every call"
@@ -28,7 +31,7 @@ ev() { jq -s --arg f "$F" "[.[] | select(.op and .file == \$f) | $1]" "$TMPD/j.o
 rows_of() { ev "select(.op == \"$1\")" | jq length; }
 got="R $(sum read) W $(sum write) O $(sum open) S $(sum sync_range) F $(sum fsync)"
 is "$got" "R $R W $W O $O S $S F $FS_" \
-	"summary: 4N reads, 5N writes, 3N+2 opens, N sync_file_range, N fsync (N=$N)"
+	"summary: 4N reads, 6N writes, 3N+2 opens, N sync_file_range, 2N fsync (N=$N)"
 is "$(rows_of R) $(rows_of W) $(rows_of O) $(rows_of S) $(rows_of F)" "$R $W $O $S $FS_" \
 	"one event per call on $F, R W O S F"
 is "$(jq -s '[.[] | select(.op)] | length' "$TMPD/j.out")" $((R + W + O + S + FS_)) \
@@ -36,8 +39,8 @@ is "$(jq -s '[.[] | select(.op)] | length' "$TMPD/j.out")" $((R + W + O + S + FS
 is "$(ev 'select(.op == "R" or .op == "W") | "\(.bytes) \(.size)"' | jq -r 'unique | .[]')" "4096 4096" \
 	"every R and W moved 4096 bytes, size 4096 (a vectored call's size: what it moved)"
 is "$(ev 'select(.op == "W") | .offset' | jq -c 'group_by(.) | map([.[0], length])')" \
-	"[[0,$N],[4096,$N],[8192,$N],[12288,$N],[16384,$N]]" \
-	"W positions: write, writev at the file position, pwritev at pos_l, pwritev2 -1 at the file position, pwrite"
+	"[[0,$N],[4096,$N],[8192,$N],[12288,$N],[16384,$N],[20480,$N]]" \
+	"W positions: write, writev at the file position, pwritev at pos_l, pwritev2 -1 at the file position, pwrite, io_uring"
 is "$(ev 'select(.op == "R") | .offset' | jq -c 'group_by(.) | map([.[0], length])')" \
 	"[[0,$N],[4096,$N],[8192,$N],[12288,$N]]" "R positions: read, readv, preadv, preadv2"
 is "$(ev 'select(.op == "S") | "\(.offset) \(.size) \(.bytes)"' | jq -r 'unique | .[]')" "0 20480 0" \
@@ -45,6 +48,26 @@ is "$(ev 'select(.op == "S") | "\(.offset) \(.size) \(.bytes)"' | jq -r 'unique 
 is "$(ev 'select(.op == "F") | .sync' | jq -r 'unique | .[]')" "fsync" "F: fsync, none nested"
 is "$(jq -s '[.[] | select(.lost) | .lost | to_entries[] | .value] | add' "$TMPD/j.out")" 0 "nothing lost"
 diag "answer: fsslower R $(sum read) W $(sum write) O $(sum open) S $(sum sync_range) F $(sum fsync)"
+
+# The interface: io_uring's requests are rows of their own where the syscall tracepoints are
+# used (their tracepoints come with them); the file operations (fentry, kprobe) cannot tell.
+by_if() { ev "select(.op == \"$1\") | .interface" | jq -r 'group_by(.) | map("\(.[0]):\(length)") | join(" ")'; }
+sum_if() { jq -s -r "[.[] | select(.summary) | .summary.$1.interfaces[] | \"\(.interface):\(.count)\"] | join(\" \")" "$TMPD/j.out"; }
+if grep -q 'attaching with tracepoint' "$TMPD/j.err"; then
+	is "W $(by_if W) F $(by_if F)" "W io_uring:$N syscall:$((5 * N)) F io_uring:$N syscall:$N" \
+		"rows: N io_uring writes and N io_uring fsyncs, the rest syscalls"
+	is "$(ev 'select(.interface == "io_uring") | "\(.op) \(.offset) \(.size) \(.bytes)"' | jq -r 'unique | join(",")')" \
+		"F 0 0 0,W 20480 4096 4096" "io_uring rows: the write's position and size, the fsync's return"
+	is "W $(sum_if write) F $(sum_if fsync) R $(sum_if read)" \
+		"W syscall:$((5 * N)) io_uring:$N F syscall:$N io_uring:$N R syscall:$R" \
+		"summary lines by interface: syscall and io_uring"
+else
+	is "$(ev '.interface' | jq -r 'unique | join(",")')" "" "fentry/kprobe: no row claims an interface"
+	skip "the io_uring rows: the method cannot tell the interface"
+	skip "the summary by interface: the method cannot tell the interface"
+fi
+diag "answer: rows by interface W $(by_if W) F $(by_if F)"
+diag "answer: summary by interface W $(sum_if write) F $(sum_if fsync)"
 
 # 2. iolayer --json on the same workload: the syscall/VFS counts are fsslower's.
 wl_launch "$TMPD/wl2.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"

@@ -23,7 +23,8 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] || { echo "Bail out! redis-server did not start"; diag_file "$TMPD/redis.log"; exit 1; }
-aof() { awk -v d="$dir/appendonlydir/" -v op="$2" '$0 ~ /^[0-9][0-9]:/ && $(NF-4) == op && index($NF, d) == 1 && $NF ~ /\.aof$/' "$1"; }
+# T is the 6th field from the end: T BYTES OFF_KB LAT(ms) IF FILENAME
+aof() { awk -v d="$dir/appendonlydir/" -v op="$2" '$0 ~ /^[0-9][0-9]:/ && $(NF-5) == op && index($NF, d) == 1 && $NF ~ /\.aof$/' "$1"; }
 
 # 1. appendfsync always: 1000 SADDs of distinct members from one client
 n=1000

@@ -25,8 +25,8 @@ is "$(rows | jq -s '[.[] | select(.ret != 0 or .sync_mode != "WB_SYNC_ALL")] | l
 is "$(rows | jq -s '[.[] | select((.pages // 0) < 1)] | length')" 0 "every row: pages written > 0"
 is "$(rows | jq -s '[.[] | select(.pid != '"$WL_PID"' or .comm != "fsync_loop")] | length')" 0 \
 	"-p $WL_PID: only that process"
-is "$(rows | jq -s -r '[.[] | .dev + ":" + .file] | unique | join(",")')" "$LOOPNAME:f" \
-	"device and file name of the row: $LOOPNAME, f"
+is "$(rows | jq -s -r '[.[] | .dev + ":" + .file] | unique | join(",")')" "$LOOPNAME:$MNT/f" \
+	"device and file of the row: $LOOPNAME, the full path $MNT/f"
 is "$(jq -s '[.[] | .summary? // [] | .[] | select(.ret == 0 and .sync_mode == "WB_SYNC_ALL") | .count] | add' "$TMPD/j.out")" $N \
 	"summary: $N calls returned 0 with WB_SYNC_ALL"
 is "$(jq -s '[.[] | .lost? // {} | to_entries[] | .value] | add' "$TMPD/j.out")" 0 "nothing lost"

@@ -10,6 +10,7 @@
 #include "layers.h"
 #include "log.h"
 #include "mounts.h"
+#include "path.h"
 #include "util.h"
 
 const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
@@ -25,6 +26,7 @@ const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
 const char *const il_fs_op_names[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_range" };
 const char *const il_fs_op_rows[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_file_range" };
 const char il_fs_op_letters[FS_OP__MAX] = { 'R', 'W', 'O', 'F', 'S' };
+static const char *const iface_names[FS_IF__MAX] = { "-", "syscall", "io_uring", "aio" };
 
 /* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME.
  * SYNC_RANGE_EVENT is also listed, optional, by the fentry and kprobe options. */
@@ -34,8 +36,13 @@ static const char *sys_events[] = {
 	"preadv2", "pwritev2", "open", "creat", "openat", "openat2", "fsync", "fdatasync",
 	SYNC_RANGE_EVENT,
 };
-_Static_assert(2 * IL_ARRAY_SIZE(sys_events) + 2 <= IL_MAX_PROGS,
-	       "the tracepoint option (enter+exit per syscall, ext4_sync_file_*) fits IL_MAX_PROGS");
+/* With them, optional (io_uring and AIO may be built out, and each kernel has one name of the
+ * submit tracepoint): io_uring's tracepoints, programs fs_uring_NAME, and Linux AIO's calls. */
+static const char *uring_events[] = { "submit_req", "submit_sqe", "complete" };
+static const char *aio_events[] = { "io_submit", "io_getevents", "io_pgetevents" };
+_Static_assert(2 * (IL_ARRAY_SIZE(sys_events) + IL_ARRAY_SIZE(aio_events)) + 2 +
+	       IL_ARRAY_SIZE(uring_events) <= IL_MAX_PROGS,
+	       "the tracepoint option (enter+exit per syscall, ext4_sync_file_*, io_uring) fits IL_MAX_PROGS");
 
 static const char *limits_fn =
 	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
@@ -44,9 +51,12 @@ static const char *limits_fn =
 static const char *limits_tp =
 	"measures at the syscall boundary (read, write, pread64, pwrite64, readv, writev, preadv, "
 	"pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync, fdatasync, "
-	"sync_file_range; ext4_sync_file for O_SYNC writes on ext4): latency includes fd lookup "
-	"and locking; the size of a vectored call is the bytes it moved; cannot see io_uring, "
-	"aio, sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
+	"sync_file_range; ext4_sync_file for O_SYNC writes on ext4), and io_uring's read, write, "
+	"fsync, sync_file_range and openat requests from submission to completion (where the "
+	"submit tracepoint carries the request: 5.14 and later, and Debian's 5.10): latency includes fd lookup and locking; the size of a vectored call or an "
+	"io_uring request is the bytes it moved; Linux AIO requests are only counted, per "
+	"process, from io_submit's return value (a line says so); cannot see "
+	"sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
 	"range names no file), or the sync inside an O_SYNC write on xfs/btrfs";
 
 int il_fs_by_name(const char *name)
@@ -64,6 +74,22 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 	c->self_tgid = getpid();
 	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
+}
+
+/* Add fs_sys_enter_NAME and fs_sys_exit_NAME on syscalls:sys_enter/exit_NAME for n names. */
+static void add_sys_events(struct il_plan *p, struct bpf_object *obj, const char *const *names,
+			   size_t n, bool optional)
+{
+	char name[64], target[IL_TARGET_LEN];
+
+	for (size_t i = 0; i < n; i++) {
+		for (int exit = 0; exit < 2; exit++) {
+			snprintf(name, sizeof(name), "fs_sys_%s_%s", exit ? "exit" : "enter", names[i]);
+			snprintf(target, sizeof(target), "syscalls:sys_%s_%s", exit ? "exit" : "enter",
+				 names[i]);
+			il_plan_add(p, obj, name, target, optional);
+		}
+	}
 }
 
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
@@ -95,18 +121,19 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
 	}
 	il_plan_option(p, IL_M_TRACEPOINT, limits_tp);
-	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_events); i++) {
-		snprintf(name, sizeof(name), "fs_sys_enter_%s", sys_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_enter_%s", sys_events[i]);
-		il_plan_add(p, obj, name, target, false);
-		snprintf(name, sizeof(name), "fs_sys_exit_%s", sys_events[i]);
-		snprintf(target, sizeof(target), "syscalls:sys_exit_%s", sys_events[i]);
-		il_plan_add(p, obj, name, target, false);
-	}
+	add_sys_events(p, obj, sys_events, IL_ARRAY_SIZE(sys_events), false);
 	if (t == FS_EXT4) {
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
 	}
+	/* Shared by every filesystem's plan (attached once); fs_cfg.sys_magic[] keeps only the
+	 * files of the filesystems this option was chosen for. */
+	for (size_t i = 0; i < IL_ARRAY_SIZE(uring_events); i++) {
+		snprintf(name, sizeof(name), "fs_uring_%s", uring_events[i]);
+		snprintf(target, sizeof(target), "io_uring:io_uring_%s", uring_events[i]);
+		il_plan_add(p, obj, name, target, true);
+	}
+	add_sys_events(p, obj, aio_events, IL_ARRAY_SIZE(aio_events), true);
 }
 
 int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
@@ -135,9 +162,22 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 	}
 }
 
-int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])
+/* Add the totals of v to *to. */
+static void stats_add(struct fs_op_stats *to, const struct fs_op_stats *v)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, "fs_stats");
+	to->count += v->count;
+	to->slow += v->slow;
+	to->total_ns += v->total_ns;
+	if (v->max_ns > to->max_ns)
+		to->max_ns = v->max_ns;
+	for (int s = 0; s < IL_HIST_SLOTS; s++)
+		to->slots[s] += v->slots[s];
+}
+
+/* Sum the CPUs of per-CPU map `map` (FS_OP__MAX struct fs_op_stats) into out. 0, or -errno. */
+static int stats_map_read(struct bpf_object *obj, const char *map, struct fs_op_stats out[FS_OP__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, map);
 	struct fs_op_stats *v;
 
 	if (ncpu < 0)
@@ -155,18 +195,88 @@ int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])
 			free(v);
 			return err;
 		}
-		for (int c = 0; c < ncpu; c++) {
-			out[k].count += v[c].count;
-			out[k].slow += v[c].slow;
-			out[k].total_ns += v[c].total_ns;
-			if (v[c].max_ns > out[k].max_ns)
-				out[k].max_ns = v[c].max_ns;
-			for (int s = 0; s < IL_HIST_SLOTS; s++)
-				out[k].slots[s] += v[c].slots[s];
-		}
+		for (int c = 0; c < ncpu; c++)
+			stats_add(&out[k], &v[c]);
 	}
 	free(v);
 	return 0;
+}
+
+int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])
+{
+	struct fs_op_stats uring[FS_OP__MAX];
+	int err = stats_map_read(obj, "fs_stats", out);
+
+	if (err || il_obj_map_fd(obj, "fs_uring_stats") < 0)
+		return err;
+	if ((err = stats_map_read(obj, "fs_uring_stats", uring)))
+		return err;
+	for (int k = 0; k < FS_OP__MAX; k++)
+		stats_add(&out[k], &uring[k]);
+	return 0;
+}
+
+int il_fs_iface_stats_read(struct bpf_object *obj, enum fs_iface iface,
+			   struct fs_op_stats out[FS_OP__MAX])
+{
+	return stats_map_read(obj, iface == FS_IF_URING ? "fs_uring_stats" : "fs_stats", out);
+}
+
+int il_fs_aio_read(struct bpf_object *obj, struct il_fs_aio_row **rows)
+{
+	int fd = il_obj_map_fd(obj, "fs_aio"), n = 0;
+	__u32 key, next, *prev = NULL;
+
+	*rows = NULL;
+	if (fd < 0)
+		return -ENOENT;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct il_fs_aio_row *r = realloc(*rows, (n + 1) * sizeof(**rows));
+
+		if (!r) {
+			free(*rows);
+			*rows = NULL;
+			return -ENOMEM;
+		}
+		*rows = r;
+		r[n].tgid = next;
+		if (!bpf_map_lookup_elem(fd, &next, &r[n].st))
+			n++;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+/* v with thousands separators: 4211 -> "4,211". */
+static const char *grouped(unsigned long long v, char *buf, size_t len)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof(digits), "%llu", v);
+	size_t o = 0;
+
+	for (int i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t len)
+{
+	char req[32], sc[32], gc[32], ev[32], failed[48] = "";
+
+	if (r->st.submit_failed)
+		snprintf(failed, sizeof(failed), ", %s failed", grouped(r->st.submit_failed, sc, sizeof(sc)));
+	snprintf(buf, len, "pid %u submitted %s requests through Linux AIO: not timed per call here "
+		 "(io_submit: %s calls%s, %.2f ms; io_getevents: %s calls, %s events, %.2f ms)",
+		 r->tgid, grouped(r->st.requests, req, sizeof(req)),
+		 grouped(r->st.submit_calls, sc, sizeof(sc)), failed, r->st.submit_ns / 1e6,
+		 grouped(r->st.getevents_calls, gc, sizeof(gc)), grouped(r->st.events, ev, sizeof(ev)),
+		 r->st.getevents_ns / 1e6);
+	return buf;
 }
 
 __u64 il_fs_orphan_starts(struct bpf_object *obj)
@@ -187,25 +297,19 @@ __u64 il_fs_orphan_starts(struct bpf_object *obj)
 	return n;
 }
 
+const char *il_fs_iface_name(enum fs_iface iface)
+{
+	return iface >= 0 && iface < FS_IF__MAX ? iface_names[iface] : "-";
+}
+
+enum fs_iface il_fs_event_iface(const struct fs_event *e)
+{
+	if (e->flags & FS_EV_URING)
+		return FS_IF_URING;
+	return e->flags & FS_EV_SYSCALL ? FS_IF_SYSCALL : FS_IF_ANY;
+}
+
 const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len)
 {
-	const char *mp = il_mount_of(e->dev);
-	size_t n = 0;
-	int depth = e->depth > FS_PATH_DEPTH ? FS_PATH_DEPTH : e->depth;
-
-	buf[0] = 0;
-	if (!depth) { /* the filesystem's root directory itself */
-		if (mp)
-			snprintf(buf, len, "%s", mp);
-		else
-			snprintf(buf, len, "[inode %llu]", (unsigned long long)e->ino);
-		return buf;
-	}
-	if ((e->flags & FS_EV_DEEPER) || !mp)
-		n = snprintf(buf, len, "...");
-	else if (strcmp(mp, "/"))
-		n = snprintf(buf, len, "%s", mp);
-	for (int i = depth - 1; i >= 0 && n < len; i--)
-		n += snprintf(buf + n, len - n, "/%.*s", FS_NAME_LEN, e->names[i]);
-	return buf;
+	return il_path_str(&e->path, e->names, sizeof(e->names), e->dev, e->ino, buf, len);
 }

@@ -82,7 +82,9 @@ int il_fs_by_name(const char *name);
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
 
 /* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
- * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4). The sync_file_range syscall
+ * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4, and, optional and shared by every
+ * filesystem's plan, io_uring's submit/complete tracepoints and the Linux AIO calls' syscall
+ * tracepoints). The sync_file_range syscall
  * tracepoints are in every option (optional in the first two): set fs_sync_range_magic[t]
  * for each chosen plan, whatever its method. */
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
@@ -96,16 +98,46 @@ int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
  * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
 void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
 
-/* Sum the per-CPU fs_stats map of a loaded obj into out[FS_OP__MAX]. 0, or -errno. */
+/* Sum the per-CPU totals of a loaded obj into out[FS_OP__MAX]: every traced call, whatever
+ * its interface (fs_stats, and fs_uring_stats when the object has it). 0, or -errno. */
 int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX]);
+
+/* The same for the calls of one interface: FS_IF_URING the io_uring requests
+ * (fs_uring_stats), any other value everything else (fs_stats: the syscalls where the
+ * syscall tracepoints were chosen, every caller of the file operations otherwise). */
+int il_fs_iface_stats_read(struct bpf_object *obj, enum fs_iface iface,
+			   struct fs_op_stats out[FS_OP__MAX]);
+
+/* Name of an interface: "syscall", "io_uring", "aio"; "-" for FS_IF_ANY (the method cannot
+ * tell). */
+const char *il_fs_iface_name(enum fs_iface iface);
+
+/* The interface an event's call came through (its FS_EV_SYSCALL/FS_EV_URING flag). */
+enum fs_iface il_fs_event_iface(const struct fs_event *e);
+
+/* One process's Linux AIO calls (map fs_aio). */
+struct il_fs_aio_row {
+	__u32 tgid;
+	struct fs_aio_stats st;
+};
+
+/* Read fs_aio of a loaded obj into a malloc'ed array (*rows, freed by the caller). Returns
+ * the number of processes, or -errno. */
+int il_fs_aio_read(struct bpf_object *obj, struct il_fs_aio_row **rows);
+
+/* The one line said about a process's AIO: "pid 1234 submitted 4,211 requests through Linux
+ * AIO: not timed per call here (io_submit: ...; io_getevents: ...)". Returns buf. */
+const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t len);
 
 /* Calls whose start is still recorded though their thread has exited: their return was
  * missed. Add to the drops' IL_DROP_MISSED_RETURN. */
 __u64 il_fs_orphan_starts(struct bpf_object *obj);
 
-/* The full path of an event's file into buf: mount point + names from the root down.
- * Without a known mount point, or past FS_PATH_DEPTH names, it starts with "...". Never
- * empty. Returns buf. */
+/* The full path of an event's file into buf (IL_PATH_STR_MAX bytes hold any): mount point +
+ * names from the root down, as il_path_str() (user/lib/path.h) writes it: "..." first past
+ * IL_PATH_DEPTH names or without a known mount point, " (deleted)" last for an unlinked
+ * file. Never empty. The caller checks that the record holds e->path.len bytes of names.
+ * Returns buf. */
 const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len);
 
 /* ---- writeback layer (user/lib/writeback.c) ------------------------------------------------ */

@@ -10,6 +10,7 @@
  *   hist.h      log2 histograms       verdict.h   which layer is slow
  *   stacks.h    stacks and their names (ksyms.h: kernel symbols)
  *   mounts.h    the mount table       escape.h    hostile bytes in text, CSV, JSON
+ *   path.h      a file's path from the names an event carries
  *   util.h      errno names, numbers, disks, preconditions, JSON printing
  */
 #ifndef IOLAYER_LIBIOLAYER_H
@@ -25,6 +26,7 @@
 #include "layers.h"
 #include "log.h"
 #include "mounts.h"
+#include "path.h"
 #include "plan.h"
 #include "probes.h"
 #include "run.h"

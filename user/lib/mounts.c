@@ -10,6 +10,7 @@
 
 /* One line of mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - TYPE SOURCE SUPER". */
 struct mnt {
+	__u32 id;
 	__u32 dev;
 	char *root, *point, *type;
 };
@@ -56,10 +57,10 @@ static void load(void)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		const char *dash = strstr(line, " - ");
-		unsigned ma, mi;
+		unsigned id, ma, mi;
 		struct mnt *n;
 
-		if (!dash || sscanf(line, "%*d %*d %u:%u %4095s %4095s", &ma, &mi, root, point) != 4 ||
+		if (!dash || sscanf(line, "%u %*d %u:%u %4095s %4095s", &id, &ma, &mi, root, point) != 5 ||
 		    sscanf(dash, " - %63s", type) != 1)
 			continue;
 		n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
@@ -68,7 +69,7 @@ static void load(void)
 		mnts = n;
 		il_mount_unescape(root);
 		il_mount_unescape(point);
-		mnts[nmnts++] = (struct mnt){ IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type) };
+		mnts[nmnts++] = (struct mnt){ id, IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type) };
 	}
 	fclose(f);
 }
@@ -83,14 +84,16 @@ static void ensure_loaded(void)
 	}
 }
 
-const char *il_mount_of(__u32 dev)
+/* The mount point of the first mount that match() accepts; the table is re-read at most once
+ * per second on a miss (a filesystem mounted after start). */
+static const char *find_mount(bool (*match)(const struct mnt *m, __u32 key), __u32 key)
 {
 	static unsigned long long last;
 
 	ensure_loaded();
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < nmnts; i++)
-			if (mnts[i].dev == dev && !strcmp(mnts[i].root, "/"))
+			if (match(&mnts[i], key))
 				return mnts[i].point;
 		if (pass || il_now_ns() - last < 1000000000ULL)
 			break;
@@ -98,6 +101,26 @@ const char *il_mount_of(__u32 dev)
 		load();
 	}
 	return NULL;
+}
+
+static bool is_root_of(const struct mnt *m, __u32 dev)
+{
+	return m->dev == dev && !strcmp(m->root, "/");
+}
+
+static bool has_id(const struct mnt *m, __u32 id)
+{
+	return m->id == id;
+}
+
+const char *il_mount_of(__u32 dev)
+{
+	return find_mount(is_root_of, dev);
+}
+
+const char *il_mount_by_id(__u32 id)
+{
+	return id ? find_mount(has_id, id) : NULL;
 }
 
 int il_mount_dev_of(const char *path, __u32 *dev)

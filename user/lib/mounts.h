@@ -12,6 +12,11 @@
  * table is re-read at most once per second on a miss (a filesystem mounted after start). */
 const char *il_mount_of(__u32 dev);
 
+/* Mount point of the mount whose id (mountinfo's first field, struct mount.mnt_id) is id;
+ * NULL when there is none in this process's mount namespace, or id is 0. Re-read like
+ * il_mount_of(). */
+const char *il_mount_by_id(__u32 id);
+
 /* Superblock dev of the filesystem holding path: the mount whose mount point is the longest
  * prefix of its real path (the last such mount wins). On btrfs this differs from stat's
  * st_dev, which names the subvolume. 0, or -1 when path cannot be resolved. */

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Names in full. Under a directory whose name is 80 bytes, files whose names are 40, 63, 64,
+# 100 and 255 bytes (with a comma, a double quote, a space, UTF-8, a newline and a byte that
+# is not UTF-8 among them), each written and fsynced once; a file 18 directories deep; a file
+# unlinked while open, then written and fsynced. fsslower's text, CSV and JSON and
+# writeback-ret's JSON give every path in full and byte for byte (JSON: file, or file_b64
+# when the name is not UTF-8); the deep one is ".../" and its last 16 components; the
+# unlinked one ends in " (deleted)" (JSON: "deleted": true).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fsslower-lib.sh"
+require_root
+plan 19
+
+loop_ext4_setup
+FS=$(tool fsslower)
+WR=$(tool writeback-ret)
+
+# name PREFIX LEN: PREFIX padded with '_' to LEN bytes
+name() {
+	local LC_ALL=C s=$1
+	while ((${#s} < $2)); do s+=_; done
+	printf '%s' "$s"
+}
+bytes() { local LC_ALL=C s=$1; echo "${#s}"; }
+b64() { printf '%s' "$1" | base64 -w0; }
+
+D=$(name dir-of-eighty-bytes 80)
+mkdir "$MNT/$D"
+N40=$(name 'n40,with,commas"and"quotes' 40)
+N63=$(name 'n63 with spaces and é' 63)
+N64=$(name n64-sixty-four 64)
+N100=$(name $'n100-new\nline' 100)
+N255=$(name $'n255-not-utf8-\xff-byte' 255)
+NAMES=("$N40" "$N63" "$N64" "$N100" "$N255")
+LENS=(40 63 64 100 255)
+DEEP=$MNT/deep
+for i in $(seq 1 18); do DEEP+=/d$i; done
+mkdir -p "$DEEP"
+DEEP_SHOWN=...
+for i in $(seq 4 18); do DEEP_SHOWN+=/d$i; done
+DEEP_SHOWN+=/f
+GONE=$MNT/$D/gone
+PATHS=()
+for n in "${NAMES[@]}"; do PATHS+=("$MNT/$D/$n"); done
+is "$(bytes "$D") $(for n in "${NAMES[@]}"; do bytes "$n"; done | tr '\n' ' ')" "80 ${LENS[*]} " \
+	"the names are 80 (directory), 40, 63, 64, 100 and 255 bytes long"
+
+# One run of the workload, four tracers on it.
+wl_launch "$TMPD/wl.out" "$WL/write_fsync" -g "$TMPD/go" -u "$GONE" "${PATHS[@]}" "$DEEP/f"
+check "fsslower --json starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
+PJ=$TOOL_PID
+check "fsslower --csv starts" tool_start "$TMPD/c.out" "$TMPD/c.err" $FS --csv -m 0 -p "$WL_PID"
+PC=$TOOL_PID
+check "fsslower (text) starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS -m 0 -p "$WL_PID"
+PT=$TOOL_PID
+check "writeback-ret --json starts" tool_start "$TMPD/w.out" "$TMPD/w.err" $WR --json -p "$WL_PID"
+PW=$TOOL_PID
+wl_go
+rcs=
+for p in $PJ $PC $PT $PW; do TOOL_PID=$p; tool_stop; rcs+="$TOOL_RC "; done
+is "$WL_RC $rcs" "0 0 0 0 0 " "workload and the four tracers exit 0"
+
+# JSON: per op, the exact bytes of each row's file, in base64.
+json_files() { jq -r --arg op "$2" 'select(.op == $op or .func == $op) | (.file_b64 // (.file | @base64))' "$1"; }
+# CSV (RFC 4180, a field may hold newlines): "OP<TAB>base64 of the file", one line per row.
+csv_files() {
+	perl -MMIME::Base64 -0777 -ne '
+		my (@rec, @f);
+		while (/\G(?:"((?:[^"]|"")*)"|([^,\n]*))(,|\n|\z)/gc) {
+			my ($quoted, $plain, $sep) = ($1, $2, $3);
+			push @f, defined $quoted ? $quoted =~ s/""/"/gr : $plain;
+			next if $sep eq ",";
+			push @rec, [@f] if @f > 1;
+			@f = ();
+			last if $sep eq "";
+		}
+		shift @rec;
+		print "$_->[4]\t", encode_base64($_->[-1], ""), "\n" for @rec;' "$1"
+}
+# count FILE-OF-B64-LINES PATH: how many lines are PATH's bytes
+count() { grep -cxF -- "$(b64 "$2")" "$1"; }
+
+json_files "$TMPD/j.out" W >"$TMPD/jw"
+json_files "$TMPD/j.out" F >"$TMPD/jf"
+csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "W" {print $2}' >"$TMPD/cw"
+csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "F" {print $2}' >"$TMPD/cf"
+json_files "$TMPD/w.out" ext4_writepages >"$TMPD/ww"
+for i in 0 1 2 3 4; do
+	p=${PATHS[$i]}
+	is "json W $(count "$TMPD/jw" "$p") F $(count "$TMPD/jf" "$p"); csv W $(count "$TMPD/cw" "$p") F $(count "$TMPD/cf" "$p")" \
+		"json W 1 F 1; csv W 1 F 1" "${LENS[$i]}-byte name: one W and one F row, its full path byte for byte in JSON and CSV"
+done
+diag "answer: full-path rows (W F per format) $(for p in "${PATHS[@]}"; do printf '%s/%s/%s/%s ' "$(count "$TMPD/jw" "$p")" "$(count "$TMPD/jf" "$p")" "$(count "$TMPD/cw" "$p")" "$(count "$TMPD/cf" "$p")"; done)"
+is "$(for p in "${PATHS[@]}"; do count "$TMPD/ww" "$p"; done | tr '\n' ' ')" "1 1 1 1 1 " \
+	"writeback-ret: one ext4_writepages row per file, its full path byte for byte"
+is "$(jq -s '[.[] | select(.file_b64)] | length' "$TMPD/j.out")" 3 \
+	"JSON: only the 255-byte name's rows (O, W, F: not UTF-8) carry file_b64"
+
+# Text: escaped, one line per row; the newline is \n and the byte 0xff is \xff.
+esc() { local LC_ALL=C s=$1; s=${s//\\/\\\\}; s=${s//$'\n'/\\n}; s=${s//$'\xff'/\\xff}; printf '%s' "$s"; }
+tcount() { E=" $(esc "$1")" awk 'BEGIN {e = ENVIRON["E"]} length($0) >= length(e) && substr($0, length($0) - length(e) + 1) == e' "$TMPD/t.out" | wc -l; }
+is "$(for p in "${PATHS[@]}"; do tcount "$p"; done | tr '\n' ' ')" "3 3 3 3 3 " \
+	"text: an O, a W and an F row ending in each full path, escaped"
+
+# Deeper than 16 components: "..." and the last 16.
+is "$(jq -r 'select(.op == "F") | .file' "$TMPD/j.out" | grep -cxF -- "$DEEP_SHOWN")" 1 \
+	"18 directories deep: the F row's file is $DEEP_SHOWN"
+is "$(jq -r 'select(.func) | .file' "$TMPD/w.out" | grep -cxF -- "$DEEP_SHOWN")" 1 \
+	"writeback-ret: the same path for the deep file"
+
+# Unlinked while open.
+is "$(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | [.op, .deleted]' "$TMPD/j.out" | sort | tr '\n' ' ')" \
+	'["F",true] ["W",true] ' "unlinked file: its W and F rows say '$GONE (deleted)', deleted true"
+is "$(jq -c 'select(.op) | .deleted' "$TMPD/j.out" | sort | uniq -c | awk '{print $2 ":" $1}' | tr '\n' ' ')" \
+	"false:19 true:2 " "deleted is false on every other row (7 files, O W F, and the unlinked file's O)"
+is "$(tcount "$GONE (deleted)") $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .deleted' "$TMPD/w.out")" \
+	"2 true" "text rows (W, F) and writeback-ret say (deleted) too"
+diag "answer: deleted rows fsslower $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .op' "$TMPD/j.out" | tr '\n' ' ')writeback-ret $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .func' "$TMPD/w.out" | tr '\n' ' ')"
+
+done_testing
