@@ -514,7 +514,8 @@ static char *verdict(struct server *sv, size_t *len)
 	json_object_object_add(o, "layers", ly);
 	v = json_object_new_object();
 	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
-	json_object_object_add(v, "why", json_object_new_string(why));
+	json_object_object_add(v, "reason", json_object_new_string(why));
+	json_object_object_add(v, "disk", m.disk[0] ? json_object_new_string(m.disk) : NULL);
 	json_object_object_add(o, "verdict", v);
 	json_object_object_add(o, "lost", il_drops_json(now.lost));
 	if (asprintf(&body, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
