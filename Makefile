@@ -25,12 +25,12 @@ WL_SRC   := $(wildcard tests/workloads/*.c)
 WLS      := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRC))
 MANS     := $(wildcard docs/man/*.8)
 
-PKGS     := libbpf libelf zlib json-c libdw
+PKGS     := libbpf libelf zlib json-c libdw libmicrohttpd
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS   ?= -g -O2
 override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD) \
                    -DIL_VERSION='"$(VERSION)"'
-LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lm
+LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lmicrohttpd -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Werror -Wall \
               -Wno-unused-function -Wno-compare-distinct-pointer-types
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "libiolayer.h"
+#include "serve.h"
 #include "iolayer.skel.h"
 
 #define DEFAULT_DURATION_S 10
@@ -20,6 +21,7 @@ static const char doc[] =
 "block queue, device -- then say which one is slow, and why.\n"
 "\n"
 "USAGE: iolayer [-p PID] [-d SECONDS] [--json]\n"
+"       iolayer --serve [ADDR:]PORT [-p PID]\n"
 "\n"
 "EXAMPLES:\n"
 "  iolayer               # 10 seconds of every process, then the verdict\n"
@@ -27,27 +29,38 @@ static const char doc[] =
 "  iolayer -d 60         # a minute (Ctrl-C gives the verdict early)\n"
 "  iolayer --json        # one JSON object\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
+"  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
 "\n"
 "Then dig into the layer it names with fsslower, writeback-ret, iowaitstack or\n"
 "biolatency.\n"
 "\n"
 "OPTIONS:";
 
-enum { OPT_TOP = 0x100 };
+enum { OPT_TOP = 0x100, OPT_SERVE };
 
 static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files (default 5; 0: all)", 0 },
+	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Run until stopped, serving Prometheus metrics on /metrics "
+	  "and the verdict on /verdict (ADDR default 127.0.0.1; an ADDR alone: PORT 19435)", 0 },
 	{ 0 },
 };
 
 static int top_n = 5;
+static struct il_serve_addr serve_addr;
+static bool serve;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
+	const char *bad;
+
 	if (key == OPT_TOP) {
 		top_n = il_arg_uint(arg, "--top", 0, 1000000);
 		return 0;
 	}
+	if (key == OPT_SERVE && (bad = il_serve_addr_parse(arg, &serve_addr)))
+		il_argp_fail(state, "--serve: %s", bad);
+	if (key == OPT_SERVE)
+		return serve = true, 0;
 	if (key == ARGP_KEY_ARG)
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	return ARGP_ERR_UNKNOWN;
@@ -342,7 +355,9 @@ int main(int argc, char **argv)
 	unsigned long long t0;
 
 	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
-	if (!il_opts.duration_s)
+	if (serve && il_opts.format == IL_FMT_JSON)
+		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
+	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
 	skel = iolayer_bpf__open();
@@ -395,6 +410,14 @@ int main(int argc, char **argv)
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
 
 	il_signals_init();
+	if (serve) {
+		struct il_serve_src src = { skel->obj, bpf_map__fd(skel->maps.il_drops), m.blk_seen ? block : NULL,
+					    fs, fs_type, m.fs_seen ? nfs : 0, m.wb_seen ? wb : NULL,
+					    m.iw_seen ? iw : NULL, il_opts.pid };
+
+		rc = il_serve(&serve_addr, &src, il_opts.duration_s) ? IL_EXIT_ERR : IL_EXIT_OK;
+		goto out;
+	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
 	t0 = il_now_ns();

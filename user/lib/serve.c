@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+#include <microhttpd.h>
+#include "drops.h"
+#include "hist.h"
+#include "layers.h"
+#include "log.h"
+#include "prom.h"
+#include "run.h"
+#include "serve.h"
+#include "util.h"
+#include "verdict.h"
+
+#ifndef IL_VERSION
+#define IL_VERSION "unknown"
+#endif
+
+/* ---- the address ----------------------------------------------------------------------- */
+
+/* Whether s is all decimal digits (and not empty). */
+static bool digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+const char *il_serve_addr_parse(const char *arg, struct il_serve_addr *a)
+{
+	static char msg[160];
+	const char *colon = strrchr(arg, ':'), *port = NULL;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a->ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&a->ss;
+	unsigned long pn = IL_SERVE_DEFAULT_PORT;
+	char host[64], ip[INET6_ADDRSTRLEN];
+	size_t hl;
+
+	memset(a, 0, sizeof(*a));
+	if (digits(arg)) {                               /* PORT */
+		port = arg;
+		hl = 0;
+	} else if (arg[0] == '[') {                      /* [IPV6] or [IPV6]:PORT */
+		const char *close = strchr(arg, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return "an IPv6 address goes in brackets: [::1]:PORT";
+		if (close[1] == ':')
+			port = close + 2;
+		arg++;
+		hl = close - arg;
+	} else if (colon && colon == strchr(arg, ':')) { /* ADDR:PORT, :PORT (one colon) */
+		port = colon + 1;
+		hl = colon - arg;
+	} else {                                         /* ADDR alone, or a bare IPv6 address */
+		hl = strlen(arg);
+	}
+	if (port && (!digits(port) || strlen(port) > 5 || !(pn = strtoul(port, NULL, 10)) || pn > 65535)) {
+		snprintf(msg, sizeof(msg), "the port must be a number from 1 to 65535, got '%.40s'", port);
+		return msg;
+	}
+	if (hl >= sizeof(host))
+		return "the address is too long";
+	memcpy(host, arg, hl);
+	host[hl] = '\0';
+	if (!hl || !strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "%s", IL_SERVE_DEFAULT_ADDR);
+	/* numeric addresses only: no name service, no "127.1" shorthand */
+	if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(pn);
+		a->len = sizeof(*s4);
+		snprintf(a->text, sizeof(a->text), "%s:%lu", host, pn);
+	} else if (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(pn);
+		a->len = sizeof(*s6);
+		inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip));
+		snprintf(a->text, sizeof(a->text), "[%s]:%lu", ip, pn);
+	} else {
+		snprintf(msg, sizeof(msg), "'%.60s' is not an IPv4 or IPv6 address (or localhost)", host);
+		return msg;
+	}
+	return NULL;
+}
+
+/* ---- what the layers say, read at one moment -------------------------------------------- */
+
+struct snap {
+	unsigned long long t;               /* il_now_ns() */
+	struct fs_op_stats fs[FS_OP__MAX];
+	struct il_wb_row *wb;
+	int nwb;
+	struct iw_val iw;                   /* every thread and stack together */
+	struct il_disk_row *disk;
+	int ndisk;
+	__u64 lost[IL_DROP__MAX];
+};
+
+static int iw_add(const struct iw_key *k, const struct iw_val *v, void *ctx)
+{
+	struct iw_val *sum = ctx;
+
+	sum->count += v->count;
+	sum->total_ns += v->total_ns;
+	if (v->max_ns > sum->max_ns)
+		sum->max_ns = v->max_ns;
+	return 0;
+}
+
+/* Read every traced layer; a reader that fails leaves its layer empty (said at -vv). */
+static void snap_read(const struct il_serve_src *src, struct snap *s)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->t = il_now_ns();
+	if (src->nfs && (err = il_fs_stats_read(src->obj, s->fs)))
+		il_debug("reading the filesystem layer: %s", il_errno_name(err));
+	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
+		s->nwb = 0;
+	if (src->iw && (err = il_iowait_foreach(src->obj, iw_add, &s->iw)))
+		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
+	if (src->block && (s->ndisk = il_block_disks_read(src->obj, &s->disk)) < 0)
+		s->ndisk = 0;
+	if (!il_drops_read(src->drops_fd, s->lost) && src->nfs)
+		s->lost[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(src->obj);
+}
+
+static void snap_free(struct snap *s)
+{
+	free(s->wb);
+	free(s->disk);
+	s->wb = NULL;
+	s->disk = NULL;
+}
+
+/* ---- the server's state ------------------------------------------------------------------ */
+
+#define RING (IL_SERVE_WINDOW_S / IL_SERVE_STEP_S + 1)
+
+struct server {
+	const struct il_serve_src *src;
+	char kernel[65];
+	char methods[4][96];                /* block, fs, writeback, iowait */
+	/* The verdict's bases, oldest first, under lock (the main thread adds one every step,
+	 * /verdict reads the oldest). */
+	pthread_mutex_t lock;
+	struct snap ring[RING];
+	int head, n;
+	/* Used by the HTTP thread only: label values given out so far, and the lost counters as
+	 * last served (kept from going down). */
+	__u32 disks[IL_SERVE_MAX_DISKS];
+	char disk_names[IL_SERVE_MAX_DISKS][32];
+	int ndisks;
+	bool disk_other;
+	struct wb_stat_key wbk[IL_SERVE_MAX_WB_ROWS];
+	int nwbk;
+	bool wb_other;
+	__u64 lost[IL_DROP__MAX];
+};
+
+static const char *method_of(const struct il_plan *p)
+{
+	int m = p ? il_plan_method(p) : -1;
+
+	return m < 0 ? "none" : il_method_name(m);
+}
+
+static void server_init(struct server *sv, const struct il_serve_src *src)
+{
+	struct utsname u;
+	size_t o = 0;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->src = src;
+	pthread_mutex_init(&sv->lock, NULL);
+	snprintf(sv->kernel, sizeof(sv->kernel), "%s", uname(&u) ? "unknown" : u.release);
+	snprintf(sv->methods[0], sizeof(sv->methods[0]), "%s", method_of(src->block));
+	for (int i = 0; i < src->nfs && o < sizeof(sv->methods[1]); i++)
+		o += snprintf(sv->methods[1] + o, sizeof(sv->methods[1]) - o, "%s%s:%s", i ? "," : "",
+			      il_fs_table[src->fs_types[i]].name, method_of(&src->fs[i]));
+	if (!src->nfs)
+		snprintf(sv->methods[1], sizeof(sv->methods[1]), "none");
+	snprintf(sv->methods[2], sizeof(sv->methods[2]), "%s", method_of(src->wb));
+	snprintf(sv->methods[3], sizeof(sv->methods[3]), "%s", method_of(src->iw));
+	/* the first base: nothing counted yet, now */
+	sv->ring[0].t = il_now_ns();
+	sv->n = 1;
+}
+
+static void ring_push(struct server *sv, struct snap *s)
+{
+	pthread_mutex_lock(&sv->lock);
+	if (sv->n == RING) {
+		snap_free(&sv->ring[sv->head]);
+		sv->head = (sv->head + 1) % RING;
+		sv->n--;
+	}
+	sv->ring[(sv->head + sv->n) % RING] = *s;
+	sv->n++;
+	pthread_mutex_unlock(&sv->lock);
+}
+
+/* ---- /metrics ------------------------------------------------------------------------------ */
+
+static const char *const wb_func_names[] = { "ext4_writepages", "do_writepages", "generic" };
+
+/* Index of x among the n label values given out so far (added when there is room), or cap
+ * ("other"). */
+static int label_index(void *vals, int *n, int cap, const void *x, size_t size)
+{
+	for (int i = 0; i < *n; i++)
+		if (!memcmp((char *)vals + i * size, x, size))
+			return i;
+	if (*n == cap)
+		return cap;
+	memcpy((char *)vals + *n * size, x, size);
+	return (*n)++;
+}
+
+static void disk_add(struct il_disk_stats *to, const struct il_disk_stats *x)
+{
+	to->count += x->count;
+	to->queued += x->queued;
+	to->bytes += x->bytes;
+	to->queue_ns += x->queue_ns;
+	to->device_ns += x->device_ns;
+	for (int s = 0; s < IL_HIST_SLOTS; s++) {
+		to->queue_slots[s] += x->queue_slots[s];
+		to->device_slots[s] += x->device_slots[s];
+	}
+}
+
+static void metrics_block(struct server *sv, struct il_prom *p, const struct snap *s)
+{
+	struct il_disk_stats agg[IL_SERVE_MAX_DISKS + 1];
+	static const struct { const char *name; enum il_prom_type type; const char *unit, *help; } fam[] = {
+		{ "iolayer_block_queue_duration_seconds", IL_PROM_HISTOGRAM, "seconds",
+		  "Block requests' time in the OS queue, insert to issue, per disk." },
+		{ "iolayer_block_device_duration_seconds", IL_PROM_HISTOGRAM, "seconds",
+		  "Block requests' time at the device, issue to complete, per disk." },
+		{ "iolayer_block_requests", IL_PROM_COUNTER, NULL, "Block requests completed, per disk." },
+		{ "iolayer_block_bytes", IL_PROM_COUNTER, "bytes", "Bytes of completed block requests, per disk." },
+	};
+	int nagg;
+
+	memset(agg, 0, sizeof(agg));
+	for (int i = 0; i < s->ndisk; i++) {
+		int k = label_index(sv->disks, &sv->ndisks, IL_SERVE_MAX_DISKS, &s->disk[i].dev,
+				    sizeof(__u32));
+
+		if (k < IL_SERVE_MAX_DISKS && !sv->disk_names[k][0])
+			il_disk_name(s->disk[i].dev, sv->disk_names[k], sizeof(sv->disk_names[k]));
+		sv->disk_other |= k == IL_SERVE_MAX_DISKS;
+		disk_add(&agg[k], &s->disk[i].st);
+	}
+	nagg = sv->ndisks;
+	for (size_t f = 0; f < IL_ARRAY_SIZE(fam); f++) {
+		il_prom_family(p, fam[f].name, fam[f].type, fam[f].unit, fam[f].help);
+		for (int k = 0; k <= IL_SERVE_MAX_DISKS; k++) {
+			const struct il_disk_stats *d = &agg[k];
+			const char *lab[] = { "disk", k < nagg ? sv->disk_names[k] : "other", NULL };
+
+			/* "other" stays once it has appeared, so its series does not come and go */
+			if (k >= nagg && (k < IL_SERVE_MAX_DISKS || !sv->disk_other))
+				continue;
+			if (f == 0)
+				il_prom_hist(p, lab, d->queue_slots, d->queue_ns);
+			else if (f == 1)
+				il_prom_hist(p, lab, d->device_slots, d->device_ns);
+			else
+				il_prom_value(p, lab, f == 2 ? d->count : d->bytes);
+		}
+	}
+}
+
+static void metrics_wb(struct server *sv, struct il_prom *p, const struct snap *s)
+{
+	struct wb_stat agg[IL_SERVE_MAX_WB_ROWS + 1] = { 0 };
+	char ret[16];
+
+	for (int i = 0; i < s->nwb; i++) {
+		int k = label_index(sv->wbk, &sv->nwbk, IL_SERVE_MAX_WB_ROWS, &s->wb[i].k,
+				    sizeof(struct wb_stat_key));
+
+		sv->wb_other |= k == IL_SERVE_MAX_WB_ROWS;
+		agg[k].count += s->wb[i].v.count;
+		agg[k].total_ns += s->wb[i].v.total_ns;
+	}
+	il_prom_family(p, "iolayer_writeback_duration_seconds", IL_PROM_SUMMARY, "seconds",
+		       "Writeback calls (ext4_writepages) by return value and sync_mode; "
+		       "the layer keeps no distribution, only count and sum.");
+	for (int k = 0; k < sv->nwbk; k++) {
+		const struct wb_stat_key *key = &sv->wbk[k];
+		const char *lab[] = {
+			"func", key->func < IL_ARRAY_SIZE(wb_func_names) ? wb_func_names[key->func] : "other",
+			"ret", key->ret_known ? (snprintf(ret, sizeof(ret), "%d", key->ret), ret) : "unknown",
+			"sync_mode", key->sync_mode == 0 ? "WB_SYNC_NONE" : key->sync_mode == 1 ? "WB_SYNC_ALL" : "unknown",
+			NULL };
+
+		il_prom_summary(p, lab, agg[k].count, agg[k].total_ns);
+	}
+	if (sv->wb_other)
+		il_prom_summary(p, (const char *[]){ "func", "other", "ret", "other", "sync_mode", "other", NULL },
+				agg[IL_SERVE_MAX_WB_ROWS].count, agg[IL_SERVE_MAX_WB_ROWS].total_ns);
+}
+
+/* The body of /metrics, malloc'ed (*len bytes), or NULL. */
+static char *metrics(struct server *sv, bool om, size_t *len)
+{
+	const struct il_serve_src *src = sv->src;
+	char *buf = NULL, pid[16];
+	struct il_prom p;
+	struct snap s;
+	FILE *f;
+	int bad;
+
+	f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	snap_read(src, &s);
+	il_prom_init(&p, f, om);
+	snprintf(pid, sizeof(pid), "%u", src->pid);
+	il_prom_family(&p, "iolayer", IL_PROM_INFO, NULL,
+		       "iolayer's version, the kernel, the process traced (0: all) and each layer's attach method.");
+	il_prom_value(&p, (const char *[]){ "version", IL_VERSION, "kernel", sv->kernel, "pid", pid,
+					    "block", sv->methods[0], "fs", sv->methods[1],
+					    "writeback", sv->methods[2], "iowait", sv->methods[3], NULL }, 1);
+	if (src->nfs) {
+		il_prom_family(&p, "iolayer_fs_op_duration_seconds", IL_PROM_HISTOGRAM, "seconds",
+			       "File operations at the syscall/VFS layer, entry to return, by operation "
+			       "(every traced filesystem together).");
+		for (int i = 0; i < FS_OP__MAX; i++)
+			il_prom_hist(&p, (const char *[]){ "op", il_fs_op_names[i], NULL }, s.fs[i].slots,
+				     s.fs[i].total_ns);
+	}
+	if (src->wb)
+		metrics_wb(sv, &p, &s);
+	if (src->iw) {
+		il_prom_family(&p, "iolayer_iowait_duration_seconds", IL_PROM_SUMMARY, "seconds",
+			       "Sleeps in I/O wait (io_schedule); the layer keeps no distribution, "
+			       "only count and sum.");
+		il_prom_summary(&p, NULL, s.iw.count, s.iw.total_ns);
+	}
+	if (src->block)
+		metrics_block(sv, &p, &s);
+	il_prom_family(&p, "iolayer_lost_events", IL_PROM_COUNTER, NULL,
+		       "What the kernel side could not count, by kind.");
+	for (int i = 0; i < IL_DROP__MAX; i++) {
+		if (s.lost[i] > sv->lost[i])
+			sv->lost[i] = s.lost[i];
+		il_prom_value(&p, (const char *[]){ "kind", il_drop_name(i), NULL }, sv->lost[i]);
+	}
+	bad = il_prom_finish(&p);
+	snap_free(&s);
+	if (fclose(f) || bad) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* ---- /verdict ---------------------------------------------------------------------------- */
+
+/* A latency from count, sum, max and (when not NULL) log2 slots of ns. */
+static void lat_set(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
+{
+	static const double pct[] = { 50, 99 };
+	__u64 *at[] = { &l->p50_lt_ns, &l->p99_lt_ns }, lo, hi;
+
+	*l = (struct il_lat){ .count = count, .total_ns = total, .max_ns = max };
+	for (int i = 0; slots && i < 2; i++) {
+		int slot = il_hist_percentile_slot(slots, IL_HIST_SLOTS, pct[i]);
+
+		if (slot >= 0) {
+			il_slot_bounds(slot, &lo, &hi);
+			*at[i] = hi + 1;
+		}
+	}
+}
+
+static void slots_sub(__u64 *d, const __u64 *a, const __u64 *b)
+{
+	for (int s = 0; s < IL_HIST_SLOTS; s++)
+		d[s] = a[s] - b[s];
+}
+
+static const struct il_disk_stats *disk_in(const struct snap *s, __u32 dev)
+{
+	for (int i = 0; i < s->ndisk; i++)
+		if (s->disk[i].dev == dev)
+			return &s->disk[i].st;
+	return NULL;
+}
+
+/* What the layers measured between base and now; maxima are since start (a maximum cannot be
+ * taken apart). */
+static void layers_between(const struct il_serve_src *src, const struct snap *now,
+			   const struct snap *base, struct il_layers *m)
+{
+	static const struct il_disk_stats zero;
+	__u64 d[IL_HIST_SLOTS], top = 0, best_ns = 0;
+	int best = -1;
+
+	memset(m, 0, sizeof(*m));
+	m->elapsed_s = (now->t - base->t) / 1e9;
+	m->fs_seen = src->nfs > 0;
+	m->wb_seen = src->wb;
+	m->iw_seen = src->iw;
+	m->blk_seen = src->block;
+	for (int i = 0; i < FS_OP__MAX; i++) {
+		slots_sub(d, now->fs[i].slots, base->fs[i].slots);
+		lat_set(&m->ops[i], now->fs[i].count - base->fs[i].count,
+			now->fs[i].total_ns - base->fs[i].total_ns, now->fs[i].max_ns, d);
+	}
+	for (int i = 0; i < now->nwb; i++) {
+		const struct il_wb_row *r = &now->wb[i];
+		struct wb_stat v = r->v;
+
+		for (int j = 0; j < base->nwb; j++)
+			if (!memcmp(&base->wb[j].k, &r->k, sizeof(r->k))) {
+				v.count -= base->wb[j].v.count;
+				v.total_ns -= base->wb[j].v.total_ns;
+			}
+		m->wb.count += v.count;
+		m->wb.total_ns += v.total_ns;
+		if (v.max_ns > m->wb.max_ns)
+			m->wb.max_ns = v.max_ns;
+		if (r->k.ret_known && r->k.ret < 0 && v.count) {
+			m->wb_errors += v.count;
+			if (v.count > top) {
+				top = v.count;
+				m->wb_top_err = r->k.ret;
+				m->wb_top_err_sync_mode = r->k.sync_mode;
+			}
+		}
+	}
+	lat_set(&m->iowait, now->iw.count - base->iw.count, now->iw.total_ns - base->iw.total_ns,
+		now->iw.max_ns, NULL);
+	for (int i = 0; i < now->ndisk; i++) {
+		const struct il_disk_stats *b = disk_in(base, now->disk[i].dev);
+		__u64 ns = now->disk[i].st.device_ns - (b ? b->device_ns : 0);
+
+		if (best < 0 || ns > best_ns)
+			best = i, best_ns = ns;
+	}
+	if (best >= 0) {
+		const struct il_disk_stats *a = &now->disk[best].st, *b = disk_in(base, now->disk[best].dev);
+
+		if (!b)
+			b = &zero;
+		il_disk_name(now->disk[best].dev, m->disk, sizeof(m->disk));
+		slots_sub(d, a->device_slots, b->device_slots);
+		lat_set(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
+		slots_sub(d, a->queue_slots, b->queue_slots);
+		lat_set(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, 0, d);
+	}
+}
+
+static struct json_object *lat_obj(const struct il_lat *l)
+{
+	const struct { const char *key; __u64 v; } f[] = {
+		{ "count", l->count }, { "total_ns", l->total_ns }, { "max_ns", l->max_ns },
+		{ "p50_lt_ns", l->p50_lt_ns }, { "p99_lt_ns", l->p99_lt_ns },
+	};
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < IL_ARRAY_SIZE(f); i++)
+		json_object_object_add(o, f[i].key, json_object_new_uint64(f[i].v));
+	return o;
+}
+
+/* The body of /verdict, malloc'ed, or NULL. */
+static char *verdict(struct server *sv, size_t *len)
+{
+	struct json_object *o = json_object_new_object(), *ly = json_object_new_object(), *v, *ops;
+	struct il_layers m;
+	struct snap now;
+	char why[1024], *body;
+	enum il_layer_id l;
+
+	snap_read(sv->src, &now);
+	pthread_mutex_lock(&sv->lock);
+	layers_between(sv->src, &now, &sv->ring[sv->head], &m);
+	pthread_mutex_unlock(&sv->lock);
+	l = il_verdict(&m, why, sizeof(why));
+	json_object_object_add(o, "duration_s", json_object_new_double(m.elapsed_s));
+	json_object_object_add(o, "pid", json_object_new_int64(sv->src->pid));
+	if (m.fs_seen) {
+		ops = json_object_new_object();
+		for (int i = 0; i < FS_OP__MAX; i++)
+			json_object_object_add(ops, il_fs_op_names[i], lat_obj(&m.ops[i]));
+		json_object_object_add(ly, "syscall", ops);
+	}
+	if (m.wb_seen) {
+		v = lat_obj(&m.wb);
+		json_object_object_add(v, "errors", json_object_new_uint64(m.wb_errors));
+		json_object_object_add(ly, "writeback", v);
+	}
+	if (m.iw_seen)
+		json_object_object_add(ly, "iowait", lat_obj(&m.iowait));
+	if (m.blk_seen) {
+		json_object_object_add(ly, "disk", json_object_new_string(m.disk));
+		json_object_object_add(ly, "queue", lat_obj(&m.queue));
+		json_object_object_add(ly, "device", lat_obj(&m.device));
+	}
+	json_object_object_add(o, "layers", ly);
+	v = json_object_new_object();
+	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
+	json_object_object_add(v, "reason", json_object_new_string(why));
+	json_object_object_add(v, "disk", m.disk[0] ? json_object_new_string(m.disk) : NULL);
+	json_object_object_add(o, "verdict", v);
+	json_object_object_add(o, "lost", il_drops_json(now.lost));
+	if (asprintf(&body, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
+		body = NULL;
+	json_object_put(o);
+	snap_free(&now);
+	if (body)
+		*len = strlen(body);
+	return body;
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------- */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
+			     char *body, size_t len, bool owned)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!body) { /* could not render: out of memory */
+		static char msg[] = "internal error\n";
+
+		status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		type = "text/plain; charset=utf-8";
+		body = msg;
+		len = sizeof(msg) - 1;
+		owned = false;
+	}
+	r = MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+	return reply(c, status, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **req)
+{
+	static int seen;
+	struct server *sv = cls;
+	const char *cl, *accept;
+	size_t len = 0;
+	char *body;
+	bool om;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if ((cl && strcmp(cl, "0")) ||
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+		return text(c, MHD_HTTP_BAD_REQUEST, "a GET takes no body\n");
+	if (!*req) { /* headers only so far: answer on the next call */
+		*req = &seen;
+		return MHD_YES;
+	}
+	if (*upload_size)
+		return text(c, MHD_HTTP_BAD_REQUEST, "a GET takes no body\n");
+	if (!strcmp(url, "/metrics")) {
+		accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+		om = il_prom_wants_openmetrics(accept);
+		body = metrics(sv, om, &len);
+		return reply(c, MHD_HTTP_OK, om ? IL_PROM_CT_OPENMETRICS : IL_PROM_CT_TEXT, body, len, true);
+	}
+	if (!strcmp(url, "/verdict")) {
+		body = verdict(sv, &len);
+		return reply(c, MHD_HTTP_OK, "application/json", body, len, true);
+	}
+	if (!strcmp(url, "/"))
+		return text(c, MHD_HTTP_OK, "iolayer: /metrics (Prometheus, OpenMetrics), /verdict (JSON)\n");
+	return text(c, MHD_HTTP_NOT_FOUND, "not found: try /metrics or /verdict\n");
+}
+
+/* libmicrohttpd's own messages (a client that broke the protocol, a full server): -v. */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	if (il_verbose < 1)
+		return;
+	fprintf(stderr, "%s: http: ", il_tool);
+	vfprintf(stderr, fmt, ap);
+}
+
+int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsigned duration_s)
+{
+	const unsigned long long step = IL_SERVE_STEP_S * 1000000000ULL;
+	unsigned long long start, next, end = 0;
+	struct MHD_Daemon *d;
+	sigset_t block, old;
+	struct server *sv;
+	int err;
+
+	sv = calloc(1, sizeof(*sv));
+	if (!sv) {
+		il_err("cannot serve: out of memory");
+		return -1;
+	}
+	server_init(sv, src);
+	/* the HTTP thread inherits this mask: signals go to the main thread, which ends the loop */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+			     (a->ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+			     0, NULL, NULL, on_request, sv,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a->ss,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)IL_SERVE_CONNECTIONS,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)IL_SERVE_PER_IP,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IL_SERVE_TIMEOUT_S,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)IL_SERVE_REQUEST_BYTES,
+			     MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+			     MHD_OPTION_END);
+	err = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!d) {
+		il_err("cannot listen on %s: %s", a->text, err ? strerror(err) : "libmicrohttpd refused");
+		free(sv);
+		return -1;
+	}
+	fprintf(stderr, "Serving http://%s/metrics and /verdict%s... Hit Ctrl-C to end.\n", a->text,
+		src->pid ? " for that process" : "");
+	start = il_now_ns();
+	next = start + step;
+	if (duration_s)
+		end = start + duration_s * 1000000000ULL;
+	while (!il_exiting) {
+		unsigned long long now;
+
+		usleep(100000);
+		now = il_now_ns();
+		if (end && now >= end)
+			break;
+		if (now >= next) {
+			struct snap s;
+
+			snap_read(src, &s);
+			ring_push(sv, &s);
+			next += step;
+		}
+	}
+	MHD_stop_daemon(d);
+	for (int i = 0; i < sv->n; i++)
+		snap_free(&sv->ring[(sv->head + i) % RING]);
+	pthread_mutex_destroy(&sv->lock);
+	free(sv);
+	return 0;
+}
