@@ -68,6 +68,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 #define op_names il_fs_op_names
 
+/* layers.device.requests in --json (enum il_req_op_kind) */
+static const char *const req_names[IL_OP__MAX] = { "read", "write", "flush", "discard", "other" };
+
 /* A log2 histogram of ns summarized: percentiles as bucket upper bounds (exclusive). */
 static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
 {
@@ -88,9 +91,10 @@ static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max,
 	}
 }
 
-/* Block: the disk with the most device time among the disks of interest (npref of them in
- * pref: those the process behind the I/O touched), or among all when npref is 0. Sets
- * *dev. An unrelated busier disk is never chosen. */
+/* Block: the disk of the process behind the I/O (pref[0], the disk with most of its bytes,
+ * as il_who_view_disks() orders them), even when no request completed there yet; the disk
+ * with the most device time when no process is known (npref 0). Sets *dev. An unrelated
+ * busier disk is never chosen. */
 static void read_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
 		       __u32 *dev)
 {
@@ -98,20 +102,20 @@ static void read_disks(struct bpf_object *obj, struct il_layers *m, const __u32 
 	int n = il_block_disks_read(obj, &rows), best = -1;
 
 	for (int i = 0; i < n; i++) {
-		bool wanted = !npref && rows[i].dev; /* dev 0: requests with no disk (flush machinery) */
-
-		for (int j = 0; j < npref && !wanted; j++)
-			wanted = rows[i].dev == pref[j];
-		if (wanted && (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns))
+		/* dev 0: requests with no disk (the flush machinery) */
+		if (npref ? rows[i].dev == pref[0] :
+			    rows[i].dev && (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns))
 			best = i;
 	}
-	*dev = best >= 0 ? rows[best].dev : 0;
+	*dev = best >= 0 ? rows[best].dev : npref ? pref[0] : 0;
+	if (*dev)
+		il_disk_name(*dev, m->disk, sizeof(m->disk));
 	if (best >= 0) {
 		const struct il_disk_stats *bd = &rows[best].st;
 
-		il_disk_name(rows[best].dev, m->disk, sizeof(m->disk));
 		lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
 		lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
+		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
 	}
 	if (n > 0)
 		free(rows);
@@ -255,7 +259,12 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		if (m->blk_seen) {
 			json_object_object_add(ly, "disk", json_object_new_string(m->disk));
 			json_object_object_add(ly, "queue", lat_json(&m->queue));
-			json_object_object_add(ly, "device", lat_json(&m->device));
+			struct json_object *dv = lat_json(&m->device), *rq = json_object_new_object();
+
+			for (int i = 0; i < IL_OP__MAX; i++)
+				json_object_object_add(rq, req_names[i], json_object_new_uint64(m->reqs[i]));
+			json_object_object_add(dv, "requests", rq);
+			json_object_object_add(ly, "device", dv);
 		}
 		json_object_object_add(o, "layers", ly);
 		json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
@@ -299,7 +308,10 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		snprintf(what, sizeof(what), "%s insert -> issue", m->disk);
 		print_row("block queue", what, &m->queue, true, NULL);
 		snprintf(what, sizeof(what), "%s issue -> complete", m->disk);
-		print_row("device", what, &m->device, true, NULL);
+		snprintf(extra, sizeof(extra), "%llu reads, %llu writes, %llu flushes",
+			 (unsigned long long)m->reqs[IL_OP_READ], (unsigned long long)m->reqs[IL_OP_WRITE],
+			 (unsigned long long)m->reqs[IL_OP_FLUSH]);
+		print_row("device", what, &m->device, true, extra);
 	}
 	printf("(P50/P99: upper bound of the log2 bucket that holds them)\n");
 	if (nframes) {

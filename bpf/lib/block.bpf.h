@@ -162,6 +162,7 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx)
 	__u32 dev = il_disk_dev(il_rq_disk(rq));
 	struct il_disk_stats *d;
 	__u64 queue, device;
+	__u32 op;
 
 	if (il_block_complete(ctx, &queue, &device))
 		return 0;
@@ -169,6 +170,9 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx)
 	if (!d)
 		return 0;
 	__sync_fetch_and_add(&d->count, 1);
+	op = il_rq_op(rq);
+	if (op < IL_OP__MAX)
+		__sync_fetch_and_add(&d->ops[op], 1);
 	__sync_fetch_and_add(&d->bytes, (__u32)ctx[2]);
 	__sync_fetch_and_add(&d->device_ns, device);
 	if (device > d->device_max_ns) /* racy between CPUs: at worst a slightly lower max */

@@ -28,6 +28,8 @@ struct il_disk_stats {
 	__u64 device_max_ns; /* longest issue -> complete, ns */
 	__u64 queue_slots[IL_HIST_SLOTS];
 	__u64 device_slots[IL_HIST_SLOTS];
+	__u64 ops[IL_OP__MAX]; /* requests completed, by operation (enum il_req_op_kind): reads and
+				* writes as /proc/diskstats counts them, flushes apart */
 };
 
 #endif

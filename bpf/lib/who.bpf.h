@@ -112,6 +112,8 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
 	if (f && is_new) {
+		if ((BPF_CORE_READ(inode, i_mode) & 00170000) == 0060000) /* S_ISBLK */
+			f->rdev = BPF_CORE_READ(inode, i_rdev);
 		if (!d) {
 			struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
 
@@ -124,16 +126,45 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
 	return f;
 }
 
-/* The current process's entry; comm and cgroup refreshed (an exec renames it). */
+/* The kernfs id of the cgroup that task's io controller (blkio on v1) charges it to:
+ * task->cgroups->subsys[io_cgrp_id]->cgroup->kn->id (include/linux/cgroup-defs.h); 0 on a
+ * kernel without CONFIG_BLK_CGROUP. */
+static __always_inline __u64 who_io_cgroup_id(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cs;
+	__u32 idx;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
+		return 0;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
+	cs = BPF_CORE_READ(task, cgroups);
+	if (!cs)
+		return 0;
+	bpf_probe_read_kernel(&css, sizeof(css),
+			      (void *)cs + bpf_core_field_offset(struct css_set, subsys) + idx * sizeof(css));
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
+/* Who task is, into p: its process's name (the thread group leader's comm: a worker thread
+ * such as redis's bio_aof does not rename the process; an exec does), its cgroups, and
+ * whether it is a kernel thread. Taken at each traced I/O, so an exec or a move shows. */
+static __always_inline void who_identity(struct who_proc *p, struct task_struct *task)
+{
+	BPF_CORE_READ_STR_INTO(&p->comm, task, group_leader, comm);
+	p->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	p->io_cgroup_id = who_io_cgroup_id(task);
+	p->flags = BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */ ? WHO_PROC_KTHREAD : 0;
+}
+
+/* The current process's entry, its identity refreshed. */
 static __always_inline struct who_proc *who_proc_current(__u32 tgid)
 {
 	bool is_new;
 	struct who_proc *p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 
-	if (p) {
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
-		p->cgroup_id = bpf_get_current_cgroup_id();
-	}
+	if (p)
+		who_identity(p, (void *)bpf_get_current_task());
 	return p;
 }
 
@@ -203,8 +234,7 @@ static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u
 	p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (!p)
 		return;
-	if (is_new)
-		BPF_CORE_READ_STR_INTO(&p->comm, task, comm);
+	who_identity(p, task);
 	__sync_fetch_and_add(&p->iowait_count, 1);
 	__sync_fetch_and_add(&p->iowait_ns, delta);
 }
@@ -245,7 +275,8 @@ static __always_inline int who_bio(struct bio *bio)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	bool write = (BPF_CORE_READ(bio, bi_opf) & IL_REQ_OP_MASK) == 1; /* REQ_OP_WRITE */
+	__u32 op = BPF_CORE_READ(bio, bi_opf) & IL_REQ_OP_MASK;
+	bool write = op == 1; /* REQ_OP_WRITE */
 	struct who_pd_key k = { .tgid = pid_tgid >> 32, .dev = who_bio_dev(bio) };
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct who_proc *p;
@@ -253,7 +284,9 @@ static __always_inline int who_bio(struct bio *bio)
 	struct who_pd *pd;
 	bool is_new;
 
-	if (!who_cfg.on || !bytes)
+	/* data only: REQ_OP_READ 0 and REQ_OP_WRITE 1 (the same in every kernel); a discard's
+	 * or write-zeroes' size is a range, not bytes moved */
+	if (!who_cfg.on || !bytes || op > 1)
 		return 0;
 	p = who_proc_current(k.tgid);
 	if (p) {
@@ -272,8 +305,11 @@ static __always_inline int who_bio(struct bio *bio)
 	f = who_file_get(who_bio_inode(bio), NULL);
 	if (f) {
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
-		if (!BPF_CORE_READ(task, mm)) /* a kernel thread: the flusher, or the journal */
+		if (!BPF_CORE_READ(task, mm)) { /* a kernel thread: the flusher, or the journal */
 			f->flusher_pid = k.tgid;
+			if (write)
+				__sync_fetch_and_add(&f->kthread_write_bytes, bytes);
+		}
 	}
 	return 0;
 }

@@ -26,12 +26,18 @@ struct who_cfg {
 	__u8 pad[6];
 };
 
-/* One process (key: tgid). Times in ns, sizes in bytes. comm is the name of the thread that
- * last did traced I/O; cgroup_id that thread's cgroup v2 id (bpf_get_current_cgroup_id(), 0
- * when the kernel has no v2 hierarchy mounted). */
+/* One process (key: tgid). Times in ns, sizes in bytes. comm is the process's name (its
+ * thread group leader's comm, as ps shows it; renamed by exec), taken at each traced I/O.
+ * cgroup_id is the task's cgroup on the v2 (default) hierarchy, io_cgroup_id the cgroup of its
+ * io (blkio) controller, on a v1 blkio hierarchy where one is mounted: both are kernfs node
+ * ids, the inode numbers of the cgroups' directories (user space finds their paths). */
+#define WHO_PROC_KTHREAD 1       /* flags: a kernel thread (no mm): the flusher, jbd2, ... */
 struct who_proc {
 	char comm[IL_TASK_COMM_LEN];
 	__u64 cgroup_id;
+	__u64 io_cgroup_id;
+	__u32 flags;                         /* WHO_PROC_* */
+	__u32 pad;
 	__u64 op_count[FS_OP__MAX];          /* file operations completed (enum fs_op) */
 	__u64 op_ns[FS_OP__MAX];             /* their time */
 	__u64 op_slots[FS_OP__MAX][WHO_SLOTS]; /* log2 histogram of their latency, ns */
@@ -53,6 +59,10 @@ struct who_file {
 	__u64 read_bytes, write_bytes;       /* through traced calls */
 	__u64 bio_write_bytes, bio_read_bytes; /* page-cache bios of this file's pages, by anyone
 						* (the writeback of a flusher included) */
+	__u64 kthread_write_bytes;           /* of bio_write_bytes, those kernel threads submitted */
+	__u32 rdev;                          /* a block device's inode (the journal's and metadata
+					      * blocks' page cache): its device, else 0 */
+	__u32 pad2;
 	__u32 pids[WHO_FILE_PIDS];           /* processes that did traced calls on it, first seen */
 	__u32 flusher_pid;                   /* the last kernel thread that wrote its pages back */
 	__u8 depth;                          /* names used; names[0] is the file's own name */

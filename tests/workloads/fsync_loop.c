@@ -2,13 +2,16 @@
 /*
  * fsync_loop: the bundled write+fsync workload with known answers.
  *
- *   fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] PATH
+ *   fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE]
+ *              [-w ENDFILE] PATH
  *
  * Each of THREADS threads opens its own file (PATH when THREADS is 1, else PATH.0, PATH.1,
  * ...) and does COUNT times: pwrite(BYTES at offset i*BYTES), then fsync (-m sync, default),
  * fdatasync (-m data), nothing (-m none), or opens the file O_SYNC so the write syncs itself
  * (-m osync). With -g it first prints "pid PID" and the thread ids ("tid TID" lines) and
  * waits until GOFILE exists, so a tracer can be started on the pid before the first write.
+ * With -w, once every thread is done (/proc/PID/status says "Threads: 1") it waits until
+ * ENDFILE exists before exiting, writing nothing more, so a test can read /proc/PID/io then.
  * Exit 0 when every call succeeded, 1 otherwise.
  */
 #include <errno.h>
@@ -21,14 +24,14 @@
 #include <unistd.h>
 
 static long count = 200, size = 4096;
-static const char *mode = "sync", *path, *gofile;
+static const char *mode = "sync", *path, *gofile, *endfile;
 static int nthreads = 1;
 static pthread_barrier_t ready;
 static volatile int failed;
 
-static void wait_go(void)
+static void wait_file(const char *f)
 {
-	while (gofile && access(gofile, F_OK))
+	while (f && access(f, F_OK))
 		usleep(10000);
 }
 
@@ -49,7 +52,7 @@ static void *worker(void *arg)
 	printf("tid %ld\n", (long)syscall(SYS_gettid));
 	fflush(stdout);
 	pthread_barrier_wait(&ready);
-	wait_go();
+	wait_file(gofile);
 	fd = open(name, flags, 0644);
 	if (fd < 0) {
 		fprintf(stderr, "fsync_loop: open %s: %s\n", name, strerror(errno));
@@ -76,13 +79,14 @@ int main(int argc, char **argv)
 	pthread_t th[64];
 	int c;
 
-	while ((c = getopt(argc, argv, "n:s:t:m:g:")) != -1) {
+	while ((c = getopt(argc, argv, "n:s:t:m:g:w:")) != -1) {
 		switch (c) {
 		case 'n': count = atol(optarg); break;
 		case 's': size = atol(optarg); break;
 		case 't': nthreads = atoi(optarg); break;
 		case 'm': mode = optarg; break;
 		case 'g': gofile = optarg; break;
+		case 'w': endfile = optarg; break;
 		default: goto usage;
 		}
 	}
@@ -100,8 +104,9 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&ready);
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
+	wait_file(endfile);
 	return failed;
 usage:
-	fprintf(stderr, "usage: fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] PATH\n");
+	fprintf(stderr, "usage: fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] [-w ENDFILE] PATH\n");
 	return 2;
 }

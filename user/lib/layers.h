@@ -276,7 +276,9 @@ __u64 il_who_proc_fs_ns(const struct who_proc *p);
 
 /* The path of a file entry into buf: mount point of its filesystem + names from the root
  * down; "..." first when the path is deeper than kept or the mount is unknown;
- * "[inode N on MAJ:MIN]" when no name was seen. Returns buf. */
+ * "[inode N on MAJ:MIN]" when no name was seen; "/dev/NAME" for a block device's own pages
+ * (a filesystem's journal and metadata). A file renamed since it was first seen is found by
+ * inode in the directory it was in (its name now), else " (deleted)" is added. Returns buf. */
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
 			     size_t len);
 
@@ -284,6 +286,12 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
  * path on cgroup v1 (the one that throttles block I/O), else the v2 path; "-" when the
  * process is gone. Returns buf. */
 const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len);
+
+/* The cgroup path of process pid (attribution entry p) into buf: the cgroup the kernel
+ * charged its I/O to, by id (p->io_cgroup_id in the v1 blkio hierarchy where one is mounted,
+ * else p->cgroup_id in cgroup2), found among the hierarchy's directories; else as
+ * il_who_cgroup_path(); "id:N" when the cgroup is gone too. Returns buf. */
+const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len);
 
 /* Remember the cgroup paths of the processes attribution has seen so far, while they run
  * (call it every second or so): il_who_cgroup_path() answers from it after they exit. */

@@ -124,7 +124,7 @@ static __u64 weight(enum il_layer_id l, const struct il_who_sum *p)
 		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_WRITE] + p->iowait_ns;
 	case IL_LAYER_QUEUE:
 	case IL_LAYER_DEVICE:
-		return p->disk_bytes;
+		return p->disk_bytes + p->wb_bytes;
 	default:
 		return 0;
 	}
@@ -137,12 +137,17 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	__u64 bw = 0;
 
 	memset(c, 0, sizeof(*c));
-	for (int i = 0; i < n; i++) {
-		__u64 w = weight(l, &procs[i]);
+	/* processes first; kernel threads (which work for them) only when no process took part */
+	for (int kt = 0; kt < 2 && !best; kt++) {
+		for (int i = 0; i < n; i++) {
+			__u64 w = weight(l, &procs[i]);
 
-		if (w > bw || (w && w == bw && best && procs[i].pid < best->pid)) {
-			bw = w;
-			best = &procs[i];
+			if (procs[i].kthread != kt)
+				continue;
+			if (w > bw || (w && w == bw && best && procs[i].pid < best->pid)) {
+				bw = w;
+				best = &procs[i];
+			}
 		}
 	}
 	if (!best)
@@ -156,7 +161,7 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE;
 	c->writes = best->write_bytes >= best->read_bytes;
 	if (elapsed_s > 0)
-		c->mb_per_s = (c->block ? best->disk_bytes : c->writes ? best->write_bytes
+		c->mb_per_s = (c->block ? bw : c->writes ? best->write_bytes
 								       : best->read_bytes) / elapsed_s / 1e6;
 }
 

@@ -38,6 +38,7 @@ struct il_layers {
 	char disk[32];                      /* the disk with the most device time */
 	struct il_lat queue;                /* its insert -> issue */
 	struct il_lat device;               /* its issue -> complete */
+	__u64 reqs[IL_OP__MAX];             /* its requests completed, by operation (enum il_req_op_kind) */
 };
 
 enum il_layer_id {
@@ -73,6 +74,9 @@ struct il_who_sum {
 	__u64 bio_bytes;             /* submitted to every disk */
 	__u64 disk_bytes;            /* submitted to the verdict's disk */
 	char top_file[512];          /* its file with the most operation time, "" none */
+	bool kthread;                /* a kernel thread (flusher, jbd2): named only when no process is */
+	__u64 bio_write_bytes;       /* of bio_bytes, writes */
+	__u64 wb_bytes;              /* its files' pages that kernel threads wrote back to `disk` */
 };
 
 struct il_culprit {
@@ -89,8 +93,10 @@ struct il_culprit {
 
 /* The process behind layer l among procs[n] (by the time it spent in that layer: the
  * syscall ops for syscall/VFS, fsync and sync_file_range for filesystem, fsync + write +
- * I/O wait for writeback, its bytes on `disk` for the block queue and device), with its top
- * file and the disk. found is false when no process took part in that layer. */
+ * I/O wait for writeback, its bytes on `disk` for the block queue and device: those it
+ * submitted and those of its files that kernel threads wrote back), with its top file and
+ * the disk. Ties go to the lower pid. A kernel thread is named only when no other process
+ * took part. found is false when none took part in that layer. */
 void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
 			double elapsed_s, const char *disk, struct il_culprit *c);
 

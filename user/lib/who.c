@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Attribution's user side (see layers.h; kernel side bpf/lib/who.bpf.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
@@ -142,6 +145,36 @@ __u64 il_who_proc_fs_ns(const struct who_proc *p)
 	return t;
 }
 
+/* Names are taken when a file is first seen: a file renamed since (a rotated log, app.log
+ * -> app.log.1) is looked for by inode number in the directory it was in, and path in buf
+ * becomes its name there now; " (deleted)" is added when it is in neither place. */
+static void renamed(char *buf, size_t len, __u64 ino)
+{
+	char *slash = strrchr(buf, '/');
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (!stat(buf, &st) && st.st_ino == ino)
+		return;
+	if (slash && slash != buf) {
+		*slash = 0;
+		d = opendir(buf);
+		*slash = '/';
+		while (d && (e = readdir(d))) {
+			if (e->d_ino == ino && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(slash + 1, len - (slash + 1 - buf), "%s", e->d_name);
+				closedir(d);
+				return;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	if (strlen(buf) + 11 < len)
+		strcat(buf, " (deleted)");
+}
+
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
 			     size_t len)
 {
@@ -150,6 +183,12 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 	size_t n = 0;
 
 	buf[0] = 0;
+	if (f->rdev) { /* a block device's own page cache: a filesystem's journal and metadata */
+		char d[32];
+
+		snprintf(buf, len, "/dev/%s", il_disk_name(f->rdev, d, sizeof(d)));
+		return buf;
+	}
 	if (!depth) { /* the filesystem's root directory, or an inode no name was seen for */
 		if (mp && f->names[0][0] == 0 && k->ino == 2)
 			snprintf(buf, len, "%s", mp);
@@ -164,6 +203,8 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 		n = snprintf(buf, len, "%s", mp);
 	for (int i = depth - 1; i >= 0 && n < len; i--)
 		n += snprintf(buf + n, len - n, "/%.*s", WHO_NAME_LEN, f->names[i]);
+	if (!f->deeper && mp && n < len)
+		renamed(buf, len, k->ino);
 	return buf;
 }
 
@@ -207,6 +248,77 @@ const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len)
 	cgroup_now(pid, buf, len);
 	if (!strcmp(buf, "-") && (c = cg_cached(pid)))
 		snprintf(buf, len, "%s", c);
+	return buf;
+}
+
+/* Paths of the cgroups, by kernfs id (the inode number of their directory), in the
+ * hierarchy of the io controller: the v1 blkio hierarchy where one is mounted, else cgroup2.
+ * Read once, when first asked (at the end of tracing). */
+static struct cg_dir { __u64 ino; char *path; } *cg_dirs;
+static int ncg_dirs, cg_root_len;
+static bool cg_v1;
+
+static int cg_walk(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct cg_dir *n;
+
+	if (type != FTW_D)
+		return 0;
+	if (!(n = realloc(cg_dirs, (ncg_dirs + 1) * sizeof(*cg_dirs))) ||
+	    !(n[ncg_dirs].path = strdup(path[cg_root_len] ? path + cg_root_len : "/")))
+		il_die("out of memory");
+	cg_dirs = n;
+	cg_dirs[ncg_dirs++].ino = st->st_ino;
+	return 0;
+}
+
+static void cg_load(void)
+{
+	char line[8192], point[PATH_MAX], v1[PATH_MAX] = "", v2[PATH_MAX] = "";
+	static bool done;
+	FILE *f;
+
+	if (done)
+		return;
+	done = true;
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char type[32], opts[1024], *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*d %*d %*s %*s %4095s", point) != 1 ||
+		    sscanf(dash, " - %31s %*s %1023s", type, opts) != 2)
+			continue;
+		il_mount_unescape(point);
+		if (!strcmp(type, "cgroup") && !v1[0] &&
+		    (!strncmp(opts, "blkio", 5) || strstr(opts, ",blkio")))
+			snprintf(v1, sizeof(v1), "%s", point);
+		else if (!strcmp(type, "cgroup2") && !v2[0])
+			snprintf(v2, sizeof(v2), "%s", point);
+	}
+	fclose(f);
+	cg_v1 = v1[0];
+	if (!v1[0] && !v2[0])
+		return;
+	cg_root_len = strlen(cg_v1 ? v1 : v2);
+	nftw(cg_v1 ? v1 : v2, cg_walk, 16, FTW_PHYS | FTW_MOUNT);
+}
+
+const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len)
+{
+	__u64 id;
+
+	cg_load();
+	id = cg_v1 ? p->io_cgroup_id : p->cgroup_id;
+	for (int i = 0; id && i < ncg_dirs; i++) {
+		if (cg_dirs[i].ino == id) {
+			snprintf(buf, len, "%s", cg_dirs[i].path);
+			return buf;
+		}
+	}
+	il_who_cgroup_path(pid, buf, len);
+	if (!strcmp(buf, "-") && id)
+		snprintf(buf, len, "id:%llu", (unsigned long long)id);
 	return buf;
 }
 

@@ -84,15 +84,15 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 		s->pid = w.procs[i].tgid;
 		memcpy(s->comm, p->comm, sizeof(p->comm));
 		s->comm[sizeof(s->comm) - 1] = 0;
-		il_who_cgroup_path(s->pid, s->cgroup, sizeof(s->cgroup));
-		if (!strcmp(s->cgroup, "-") && p->cgroup_id)
-			snprintf(s->cgroup, sizeof(s->cgroup), "id:%llu", (unsigned long long)p->cgroup_id);
+		s->kthread = p->flags & WHO_PROC_KTHREAD;
+		il_who_proc_cgroup(s->pid, p, s->cgroup, sizeof(s->cgroup));
 		memcpy(s->op_ns, p->op_ns, sizeof(s->op_ns));
 		memcpy(s->op_count, p->op_count, sizeof(s->op_count));
 		s->iowait_ns = p->iowait_ns;
 		s->read_bytes = p->read_bytes;
 		s->write_bytes = p->write_bytes;
 		s->bio_bytes = p->bio_bytes;
+		s->bio_write_bytes = p->bio_write_bytes;
 		for (int j = 0; j < w.npd; j++)
 			if (w.pd[j].k.tgid == s->pid && w.pd[j].k.dev == disk_dev)
 				s->disk_bytes += w.pd[j].v.bytes;
@@ -102,6 +102,8 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 
 			if (!file_has_pid(f, s->pid))
 				continue;
+			if (disk_dev && f->kthread_write_bytes && il_whole_disk(w.files[j].k.dev) == disk_dev)
+				s->wb_bytes += f->kthread_write_bytes;
 			for (int o = 0; o < FS_OP__MAX; o++)
 				t += f->op_ns[o];
 			if (t >= best) {
@@ -123,35 +125,66 @@ void il_who_view_free(struct il_who_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static int add_dev(__u32 *devs, int n, int max, __u32 dev)
+/* Add bytes to disk dev's weight in devs/weights (n of them, room for max). */
+static int add_dev(__u32 *devs, __u64 *weights, int n, int max, __u32 dev, __u64 bytes)
 {
-	for (int i = 0; i < n; i++)
-		if (devs[i] == dev)
+	for (int i = 0; i < n; i++) {
+		if (devs[i] == dev) {
+			weights[i] += bytes;
 			return n;
-	if (n < max && dev)
-		devs[n++] = dev;
+		}
+	}
+	if (n < max && dev) {
+		devs[n] = dev;
+		weights[n++] = bytes;
+	}
 	return n;
 }
 
 int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 {
+	__u64 *weights = calloc(max > 0 ? max : 1, sizeof(*weights));
 	struct il_who w;
 	int n = 0;
 
-	if (il_who_read(obj, &w))
+	if (!weights)
+		il_die("out of memory");
+	if (il_who_read(obj, &w)) {
+		free(weights);
 		return 0;
+	}
+	/* its weight on a disk: the bytes it sent there, and those read and written through
+	 * syscalls on its files there (they land there sooner or later) */
 	for (int i = 0; i < w.npd; i++)
 		if (w.pd[i].k.tgid == pid && w.pd[i].v.bytes)
-			n = add_dev(devs, n, max, w.pd[i].k.dev);
-	for (int i = 0; i < w.nfiles; i++)
-		if (file_has_pid(&w.files[i].v, pid))
-			n = add_dev(devs, n, max, il_whole_disk(w.files[i].k.dev));
+			n = add_dev(devs, weights, n, max, w.pd[i].k.dev, w.pd[i].v.bytes);
+	for (int i = 0; i < w.nfiles; i++) {
+		const struct who_file *f = &w.files[i].v;
+
+		if (file_has_pid(f, pid) && !f->rdev)
+			n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
+				    f->read_bytes + f->write_bytes);
+	}
+	for (int i = 1; i < n; i++) /* heaviest first (insertion sort: a few disks) */
+		for (int j = i; j > 0 && weights[j] > weights[j - 1]; j--) {
+			__u64 tw = weights[j];
+			__u32 td = devs[j];
+
+			weights[j] = weights[j - 1];
+			devs[j] = devs[j - 1];
+			weights[j - 1] = tw;
+			devs[j - 1] = td;
+		}
 	il_who_free(&w);
+	free(weights);
 	return n;
 }
 
 __u32 il_who_view_top_pid(const struct il_who_view *v)
 {
+	for (int i = 0; i < v->nprocs; i++) /* kernel threads work for the processes */
+		if (!v->procs[i].kthread)
+			return v->procs[i].pid;
 	return v->nprocs ? v->procs[0].pid : 0;
 }
 
@@ -237,6 +270,8 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "ops", ops);
 		json_object_object_add(x, "iowait_ns", json_object_new_uint64(p->iowait_ns));
 		json_object_object_add(x, "disk_bytes", json_object_new_uint64(p->bio_bytes));
+		json_object_object_add(x, "disk_write_bytes", json_object_new_uint64(p->bio_write_bytes));
+		json_object_object_add(x, "kthread", json_object_new_boolean(p->kthread));
 		if (p->top_file[0])
 			il_json_add_name(x, "top_file", p->top_file, sizeof(p->top_file));
 		json_object_array_add(pa, x);

@@ -38,10 +38,13 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 void il_who_view_free(struct il_who_view *v);
 
 /* The disks (whole-disk devs) process pid touched: those its bios went to and those its
- * files live on, into devs (room for max); returns how many. */
+ * files live on, into devs (room for max), the one with most of its bytes first (bytes it
+ * submitted there plus bytes read and written through syscalls on its files there);
+ * returns how many. */
 int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max);
 
-/* The process with most time in file operations and I/O wait (ties: bytes submitted), or 0. */
+/* The process with most time in file operations and I/O wait (ties: bytes submitted), or 0;
+ * a kernel thread only when no other process was seen. */
 __u32 il_who_view_top_pid(const struct il_who_view *v);
 
 /* "top processes" and "top files" tables, top rows of each (0: all). */
