@@ -56,9 +56,10 @@ is "$(jq -s '[.[] | .stacks[] | .threads[] | select(.max_usecs > 100)] | length'
 	"-M 100: no counted sleep above 100 usecs"
 
 # 5. interval mode: per-thread rows every second; Ctrl-C prints the last, partial interval,
-#    so the rows of all intervals add up to the whole run however long dd takes
+#    so the rows of all intervals add up to the whole run however long dd takes (no -p: that
+#    would end tracing when dd exits, before the second report)
 start_paused dd if="$LOOPDEV" of=/dev/null iflag=direct bs=4k count=$N status=none
-check "iowaitstack -i 1 starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $IWS -p "$PAUSED_PID" -i 1 --top 1000
+check "iowaitstack -i 1 starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $IWS -i 1 --top 1000
 release_paused; wait "$PAUSED_PID"
 sleep 1.2 # at least one report while tracing
 tool_stop

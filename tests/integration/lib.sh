@@ -125,7 +125,7 @@ bad() {
 # (the shell job) and WL_PID (the process id). wl_go releases it, waits, and sets WL_RC.
 wl_launch() {
 	local out=$1 i; shift
-	rm -f "$TMPD/go"
+	rm -f "$TMPD/go" "$out" # a pid line left from an earlier launch must not be read
 	"$@" >"$out" 2>&1 &
 	WL_BG=$!
 	at_exit "kill -9 $WL_BG"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Unit tests: the tracer's own kernel frames, markers in kallsyms, user-space symbols through
- * libdw (own process). */
+ * libdw (own process), escaped when a file's name is hostile. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <dlfcn.h>
+#include <zlib.h>
 #include "libiolayer.h"
 #include "stacks.h"
 
@@ -90,12 +92,64 @@ static void test_usyms_own_process(void **state)
 	assert_int_equal(il_test_marker_function(1), 4);
 }
 
+static int copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	int err = !in || !out;
+
+	while (!err && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		err = fwrite(buf, 1, n, out) != n;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		err = 1;
+	return err ? -1 : 0;
+}
+
+/* A library loaded from a file whose name holds an escape sequence, a tab and a byte that is
+ * not UTF-8: its frames are named escaped, so they hold no control byte. (Not a newline:
+ * /proc/PID/maps shows it as "\012", so libdw cannot open such a file and finds no symbol.) */
+static void test_usyms_hostile_object_name(void **state)
+{
+	char dir[] = "/tmp/il-test-stacks.XXXXXX", path[128], buf[256];
+	unsigned long long addr;
+	struct il_usyms *u;
+	Dl_info info;
+	void *lib, *fn;
+
+	(void)state;
+	/* a copy of zlib (linked in, so present), loaded again from the hostile name */
+	assert_non_null(mkdtemp(dir));
+	assert_int_not_equal(dladdr((void *)&zlibVersion, &info), 0);
+	snprintf(path, sizeof(path), "%s/lib\x1b]0;t\x07\t\xff.so", dir);
+	assert_int_equal(copy_file(info.dli_fname, path), 0);
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(lib);
+	fn = dlsym(lib, "zlibVersion");
+	assert_non_null(fn);
+	assert_ptr_not_equal(fn, (void *)&zlibVersion);
+	addr = (unsigned long long)(uintptr_t)fn;
+
+	u = il_usyms_new();
+	assert_non_null(u);
+	assert_int_equal(il_usyms_load(u, getpid()), 0);
+	il_usyms_format(u, getpid(), addr + 1, buf, sizeof(buf));
+	assert_string_equal(buf, "zlibVersion+0x1 (lib\\x1b]0;t\\x07\\t\\xff.so)");
+	il_usyms_free(u);
+	dlclose(lib);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracer_frames),
 		cmocka_unit_test(test_ksyms_marker_at_function),
 		cmocka_unit_test(test_usyms_own_process),
+		cmocka_unit_test(test_usyms_hostile_object_name),
 	};
 	il_log_init("test_stacks", 0);
 	return cmocka_run_group_tests_name("stacks", tests, NULL, NULL);

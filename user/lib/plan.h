@@ -99,8 +99,8 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam);
  * of these plans is attached once. Returns 0, or -1 after printing one line. */
 int il_plans_attach(struct il_plan *plans, int n);
 
-/* Destroy the links of n plans (attached or not, or zeroed) and remove the kretprobe events
- * the process defined. */
+/* Destroy the links of n plans (attached or not, or zeroed), all at once (one thread each),
+ * and remove the kretprobe events the process defined. */
 void il_plans_detach(struct il_plan *plans, int n);
 
 /* The chosen method of a plan (after il_plans_choose), or -1. */

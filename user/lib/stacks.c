@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <elfutils/libdwfl.h>
+#include "escape.h"
 #include "log.h"
 #include "stacks.h"
 
@@ -129,6 +130,7 @@ const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, 
 	Dwfl_Module *m = d && addr ? dwfl_addrmodule(d, addr - 1) : NULL;
 	const char *obj, *sym, *slash;
 	Dwarf_Addr start = 0, end = 0;
+	char raw[512];
 	GElf_Off off = 0;
 	GElf_Sym s;
 
@@ -144,10 +146,11 @@ const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, 
 	obj = slash ? slash + 1 : obj ? obj : "?";
 	sym = dwfl_module_addrinfo(m, addr - 1, &off, &s, NULL, NULL, NULL);
 	if (sym)
-		snprintf(buf, len, "%s+0x%llx (%s)", sym, (unsigned long long)off + 1, obj);
+		snprintf(raw, sizeof(raw), "%s+0x%llx (%s)", sym, (unsigned long long)off + 1, obj);
 	else
-		snprintf(buf, len, "%s+0x%llx", obj, (unsigned long long)(addr - start));
-	return buf;
+		snprintf(raw, sizeof(raw), "%s+0x%llx", obj, (unsigned long long)(addr - start));
+	/* the names are the binary's and its file's: any bytes */
+	return il_text_escape(raw, sizeof(raw), buf, len);
 }
 
 /* ---- named stacks, cached -------------------------------------------------------------- */

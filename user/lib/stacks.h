@@ -31,7 +31,8 @@ void il_usyms_free(struct il_usyms *u);
 
 /* Name user address addr of process pid into buf (always NUL-terminated) as
  * "function+0xoff (object)", or "object+0xoff" when the object has no symbol there, or
- * "[unknown]" when no mapping of pid holds addr (or pid is gone). Return addresses are looked
+ * "[unknown]" when no mapping of pid holds addr (or pid is gone); escaped as il_text_escape()
+ * does (a binary's symbol and file names are any bytes). Return addresses are looked
  * up at addr - 1 so a call at the end of a function is charged to that function. The
  * process's mappings are read the first time pid is seen and kept until il_usyms_forget().
  * Returns buf. */

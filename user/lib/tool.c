@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "log.h"
 #include "probes.h"
+#include "run.h"
 #include "tool.h"
 #include "util.h"
 
@@ -185,6 +186,7 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 		il_require_pid(il_opts.pid);
 	if (il_opts.tid)
 		il_require_tid(il_opts.tid, il_opts.pid);
+	il_watch_target(il_opts.pid, il_opts.tid); /* il_run() ends when it exits */
 }
 
 int il_tool_loaded(int err)
@@ -200,7 +202,7 @@ int il_tool_output_status(void)
 {
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return IL_EXIT_OK;
-	if (errno == EPIPE)
+	if (errno == EPIPE || il_output_gone()) /* errno may be a later call's by now */
 		return IL_EXIT_OK;
 	il_err("writing the output failed: %s", strerror(errno));
 	return IL_EXIT_ERR;

@@ -49,7 +49,8 @@ extern const struct argp_child il_argp_children[];
  * in `opts` (enum il_tool_opt); set the log's name and verbosity; then refuse, in one line and
  * exit 1, what cannot trace: non-root, no BTF, -p of no process or of a thread that is not a
  * process's main thread, --tid of no thread or outside -p. argp's own errors (an unknown
- * option) are one line too. -h, --usage and -V print and exit 0.
+ * option) are one line too. -h, --usage and -V print and exit 0. The -p/--tid target is then
+ * watched (il_watch_target()): il_run() ends when it exits.
  */
 void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int argc, char **argv);
 

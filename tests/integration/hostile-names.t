@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Names of any bytes (ESC and OSC sequences, \n, \r, \t, comma, double quote, backslash, the
+# bytes 0xff 0xfe), in file names and in the comm of the process writing them: fsslower's and
+# writeback-ret's text holds no raw control byte, one row per event; --csv reads back with
+# Python's csv module as one record per event; every --json line is strict UTF-8 and JSON, and
+# each name decodes back to its original bytes (KEY_b64 when present, else KEY).
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v python3 >/dev/null || skip_all "needs python3"
+plan 27
+
+loop_ext4_setup
+D=$MNT/h
+mkdir "$D"
+FS=$(tool fsslower)
+WB=$(tool writeback-ret)
+
+# check.py KIND OUT WORKLOAD_OUT DIR PID: prints "KEY VALUE" answers about one tool's output.
+# The workload prints the comm and every name in hex: the expected bytes come from there.
+cat >"$TMPD/check.py" <<'EOF'
+import base64, collections, csv, io, json, sys
+
+kind, out, wl, d, pid = sys.argv[1:6]
+comm, names = None, []
+for line in open(wl):
+    k, _, v = line.strip().partition(" ")
+    if k == "comm":
+        comm = bytes.fromhex(v)
+    elif k == "name":
+        names.append(bytes.fromhex(v))
+raw = open(out, "rb").read()
+
+def esc(b):  # the text form: \n \t \r \\ by name, other control and invalid bytes as \xhh
+    named = {0x0a: b"\\n", 0x09: b"\\t", 0x0d: b"\\r", 0x5c: b"\\\\"}
+    return b"".join(named.get(c, b"\\x%02x" % c if c < 0x20 or c >= 0x7f else bytes([c])) for c in b)
+
+def answer(key, value):
+    print(key, value)
+
+def names_ok(got, want, each):
+    """got holds each name of want exactly `each` times, and nothing else."""
+    got = collections.Counter(got)
+    return "ok" if got == collections.Counter({w: each for w in want}) else "got %r" % sorted(got.items())
+
+paths = [d.encode() + b"/" + n for n in names]  # the full path, as fsslower and writeback-ret print it
+
+if kind in ("fs-text", "wb-text"):
+    ctrl = sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f)
+    answer("control_bytes", ctrl)
+    try:
+        raw.decode("utf-8", "strict")
+        answer("utf8", "ok")
+    except UnicodeDecodeError as e:
+        answer("utf8", e)
+    rows = [l.split() for l in raw.split(b"\n")]
+    rows = [r for r in rows if len(r) > 3 and r[2] == pid.encode()]
+    answer("rows", len(rows))
+    answer("comm", "ok" if rows and all(r[1] == esc(comm) for r in rows) else "got %r" % rows[:1])
+    if kind == "fs-text":  # O, W and F rows of each file
+        answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 3))
+    else:  # writeback-ret: one ext4_writepages per fsync
+        answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 1))
+elif kind == "fs-csv":
+    recs = list(csv.reader(io.StringIO(raw.decode("latin-1"), newline="")))
+    head = recs[0]
+    answer("header", "ok" if head[:3] == ["time", "comm", "pid"] and head[-1] == "file" else head)
+    ev = recs[1:]
+    answer("records", len(ev))
+    answer("fields", "ok" if ev and all(len(r) == len(head) for r in ev) else
+           ",".join(sorted(set(str(len(r)) for r in ev))))
+    ev = [r for r in ev if len(r) == len(head)]
+    answer("comm", "ok" if ev and all(r[1].encode("latin-1") == comm for r in ev) else "got %r" % ev[:1])
+    answer("names", names_ok([r[-1].encode("latin-1") for r in ev], paths, 3))
+elif kind in ("fs-json", "wb-json"):
+    bad, objs = 0, []
+    for line in raw.split(b"\n")[:-1]:
+        try:
+            objs.append(json.loads(line.decode("utf-8", "strict")))
+        except ValueError:
+            bad += 1
+    answer("bad_lines", bad)
+    ev = [o for o in objs if "comm" in o]
+
+    def name(o, k):
+        return base64.b64decode(o[k + "_b64"], validate=True) if k + "_b64" in o else o[k].encode()
+
+    answer("events", len(ev))
+    answer("comm", "ok" if ev and all(name(o, "comm") == comm for o in ev) else "got %r" % ev[:1])
+    answer("names", names_ok([name(o, "file") for o in ev], paths, 3 if kind == "fs-json" else 1))
+    # a name that is valid UTF-8 has no _b64 twin
+    answer("b64_only_when_needed", "ok" if ev and all(("file_b64" in o) == (b"\xff" in name(o, "file"))
+                                                       for o in ev) else "no")
+EOF
+
+# run_tool OUT ARGS...: the workload held at its start, the tool on its pid, then the workload
+# writes and fsyncs its 10 files and exits. Sets RC (the tool's exit status).
+run_tool() {
+	local out=$1; shift
+	rm -f "$D"/*
+	wl_launch "$TMPD/wl.out" "$WL/hostile_names" -g "$TMPD/go" "$D"
+	tool_start "$out" "$out.err" "$@" -p "$WL_PID" || { RC=fail; return; }
+	wl_go
+	tool_stop
+	RC=$TOOL_RC
+	[ "$RC" = 0 ] || { diag "exit $RC: $*"; diag_file "$out.err"; }
+	[ "$WL_RC" = 0 ] || diag "workload exit $WL_RC"
+}
+# answers KIND OUT: the checker's answers, as shell variables A_<key>
+answers() {
+	local k v
+	while read -r k v; do printf -v "A_$k" '%s' "$v"; done < <(python3 "$TMPD/check.py" "$1" "$2" "$TMPD/wl.out" "$D" "$WL_PID")
+}
+
+# 1. fsslower text: 10 files x (open, write, fsync) = 30 rows, escaped
+run_tool "$TMPD/t.out" $FS -m 0
+is "$RC" 0 "fsslower text: exit 0"
+answers fs-text "$TMPD/t.out"
+is "$A_control_bytes" 0 "fsslower text: no raw control byte"
+is "$A_utf8" ok "fsslower text: valid UTF-8 (0xff 0xfe shown as \\xff\\xfe)"
+is "$A_rows" 30 "fsslower text: 30 rows, one line each (no name splits a row)"
+is "$A_comm" ok "fsslower text: COMM escaped as hn\\x1b[1m\\n\\t,\"\\\\\\xff"
+is "$A_names" ok "fsslower text: each of the 10 names escaped, in 3 rows (O, W, F)"
+diag "text: $(grep -c "nl-a\\\\nb" "$TMPD/t.out") rows name nl-a\\nb"
+
+# 2. fsslower --csv
+run_tool "$TMPD/c.out" $FS -m 0 --csv
+is "$RC" 0 "fsslower --csv: exit 0"
+answers fs-csv "$TMPD/c.out"
+is "$A_header" ok "--csv: a header record (time,comm,pid,...,file)"
+is "$A_records" 30 "--csv: Python's csv reads 30 records, one per event"
+is "$A_fields" ok "--csv: every record has as many fields as the header"
+is "$A_comm" ok "--csv: comm reads back as the original bytes"
+is "$A_names" ok "--csv: each file name reads back as its original bytes, 3 times"
+
+# 3. fsslower --json
+run_tool "$TMPD/j.out" $FS -m 0 --json
+is "$RC" 0 "fsslower --json: exit 0"
+answers fs-json "$TMPD/j.out"
+is "$A_bad_lines" 0 "--json: every line is strict UTF-8 and parses with json.loads"
+is "$A_events" 30 "--json: 30 event objects"
+is "$A_comm" ok "--json: comm decodes back to the original bytes (comm_b64)"
+is "$A_names" ok "--json: each file name decodes back to its original bytes (file_b64, else file)"
+is "$A_b64_only_when_needed" ok "--json: file_b64 only for names that are not UTF-8"
+
+# 4. writeback-ret: one ext4_writepages per fsync, the file's own name
+run_tool "$TMPD/w.out" $WB
+is "$RC" 0 "writeback-ret text: exit 0"
+answers wb-text "$TMPD/w.out"
+is "$A_control_bytes" 0 "writeback-ret text: no raw control byte"
+is "$A_rows" 10 "writeback-ret text: 10 rows, one line each"
+is "$A_names" ok "writeback-ret text: each of the 10 paths escaped"
+run_tool "$TMPD/wj.out" $WB --json
+answers wb-json "$TMPD/wj.out"
+is "$A_bad_lines" 0 "writeback-ret --json: every line is strict UTF-8 and JSON"
+is "$RC" 0 "writeback-ret --json: exit 0"
+is "$A_events" 10 "writeback-ret --json: 10 rows"
+is "$A_comm" ok "writeback-ret --json: comm decodes back to the original bytes"
+is "$A_names" ok "writeback-ret --json: each path decodes back to its original bytes"
+done_testing
