@@ -16,7 +16,10 @@ plan 43
 
 loop_ext4_setup
 FS=$(tool fsslower)
-SLACK_MS=1500
+# The tools end within about 100 ms of what ends them; the bound here is wide because this is
+# no speed test (a loaded 2-CPU CI machine takes seconds to tear down tracing programs): it
+# only tells "ended by itself" from "ran on until the timeout", 20 s, as the old code did.
+SLACK_MS=6000
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -118,7 +121,7 @@ headed() {
 	for ((i = 0; i < 200; i++)); do [ -s "$TMPD/h.tool" ] && break; sleep 0.05; done
 	read -r rc t_tool <"$TMPD/h.tool"
 	t_head=$(cat "$TMPD/h.head")
-	check "$name | $reader: ends within 1 s of the reader ($((t_tool - t_head)) ms)" \
+	check "$name | $reader: ends by itself once the reader is gone ($((t_tool - t_head)) ms)" \
 		test $((t_tool - t_head)) -lt "$SLACK_MS"
 	is "$rc" 0 "$name | $reader: exit status 0"
 	# shellcheck disable=SC2086
@@ -149,13 +152,13 @@ target_launch() { # each launch its own output file: wl_launch reads the pid fro
 ends_with() {
 	local name=$1 re=$2 t_exit t_end; shift 2
 	target_launch "$name"
-	tool_start "$TMPD/p.out" "$TMPD/p.err" timeout -s INT 10 "$@" -p "$WL_PID" || return
+	tool_start "$TMPD/p.out" "$TMPD/p.err" timeout -s INT 20 "$@" -p "$WL_PID" || return
 	wl_go
 	t_exit=$(now_ms)
 	wait "$TOOL_PID"
 	TOOL_RC=$?
 	t_end=$(now_ms)
-	check "$name -p: ends within 1 s of the process ($((t_end - t_exit)) ms)" \
+	check "$name -p: ends by itself once the process exits ($((t_end - t_exit)) ms)" \
 		test $((t_end - t_exit)) -lt "$SLACK_MS"
 	is "$TOOL_RC" 0 "$name -p: exit status 0"
 	is "$(grep -c "^$name: process $WL_PID exited$" "$TMPD/p.err")" 1 "$name -p: says \"process $WL_PID exited\""
@@ -169,12 +172,12 @@ ends_with iolayer '^verdict: ' $(tool iolayer)
 # --tid of a thread that exits (its process too, a moment later)
 wl_start "$TMPD/wlt.out" -n 20 -t 2 "$MNT/t"
 tid=$(awk '/^tid /{print $2; exit}' "$TMPD/wlt.out")
-tool_start "$TMPD/t.out" "$TMPD/t.err" timeout -s INT 10 $FS -m 0 --tid "$tid"
+tool_start "$TMPD/t.out" "$TMPD/t.err" timeout -s INT 20 $FS -m 0 --tid "$tid"
 wl_go
 t_exit=$(now_ms)
 wait "$TOOL_PID"
 t_end=$(now_ms)
-check "fsslower --tid: ends within 1 s of the thread ($((t_end - t_exit)) ms)" \
+check "fsslower --tid: ends by itself once the thread exits ($((t_end - t_exit)) ms)" \
 	test $((t_end - t_exit)) -lt "$SLACK_MS"
 is "$(grep -c "^fsslower: thread $tid exited$" "$TMPD/t.err")" 1 "fsslower --tid: says \"thread $tid exited\""
 done_testing
