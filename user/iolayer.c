@@ -71,127 +71,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* layers.device.requests in --json (enum il_req_op_kind) */
 static const char *const req_names[IL_OP__MAX] = { "read", "write", "flush", "discard", "other" };
 
-/* A log2 histogram of ns summarized: percentiles as bucket upper bounds (exclusive). */
-static void lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
-{
-	__u64 lo, hi;
-	int s;
-
-	memset(l, 0, sizeof(*l));
-	l->count = count;
-	l->total_ns = total;
-	l->max_ns = max;
-	if ((s = il_hist_percentile_slot(slots, IL_HIST_SLOTS, 50)) >= 0) {
-		il_slot_bounds(s, &lo, &hi);
-		l->p50_lt_ns = hi + 1;
-	}
-	if ((s = il_hist_percentile_slot(slots, IL_HIST_SLOTS, 99)) >= 0) {
-		il_slot_bounds(s, &lo, &hi);
-		l->p99_lt_ns = hi + 1;
-	}
-}
-
-/* Block: the disk of the process behind the I/O (pref[0], the disk with most of its bytes,
- * as il_who_view_disks() orders them), even when no request completed there yet; the disk
- * with the most device time when no process is known (npref 0). Sets *dev. An unrelated
- * busier disk is never chosen. */
-static void read_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
-		       __u32 *dev)
-{
-	struct il_disk_row *rows;
-	int n = il_block_disks_read(obj, &rows), best = -1;
-
-	for (int i = 0; i < n; i++) {
-		/* dev 0: requests with no disk (the flush machinery) */
-		if (npref ? rows[i].dev == pref[0] :
-			    rows[i].dev && (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns))
-			best = i;
-	}
-	*dev = best >= 0 ? rows[best].dev : npref ? pref[0] : 0;
-	if (*dev)
-		il_disk_name(*dev, m->disk, sizeof(m->disk));
-	if (best >= 0) {
-		const struct il_disk_stats *bd = &rows[best].st;
-
-		lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
-		lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
-		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
-	}
-	if (n > 0)
-		free(rows);
-}
-
-/* Writeback: calls, errors and the most frequent error of ext4_writepages. */
-static void read_wb(struct bpf_object *obj, struct il_layers *m)
-{
-	struct il_wb_row *rows;
-	int n = il_wb_stats_read(obj, &rows);
-	__u64 top = 0;
-
-	for (int i = 0; i < n; i++) {
-		const struct wb_stat_key *k = &rows[i].k;
-		const struct wb_stat *v = &rows[i].v;
-
-		m->wb.count += v->count;
-		m->wb.total_ns += v->total_ns;
-		if (v->max_ns > m->wb.max_ns)
-			m->wb.max_ns = v->max_ns;
-		if (k->ret_known && k->ret < 0) {
-			m->wb_errors += v->count;
-			if (v->count > top) {
-				top = v->count;
-				m->wb_top_err = k->ret;
-				m->wb_top_err_sync_mode = k->sync_mode;
-			}
-		}
-	}
-	if (n > 0)
-		free(rows);
-}
-
-/* I/O wait: totals, and the kernel stack with the most wait (its frames into top[]), and
- * the frame of it that says why into m->iw_top_frame. */
-static int read_iowait(struct iolayer_bpf *skel, struct il_layers *m, char top[][128], int maxf)
-{
-	/* Frames that are generic waiting machinery, not the reason for the wait. */
-	static const char *generic[] = {
-		"__schedule", "schedule", "io_schedule", "bit_wait", "__wait_on_bit",
-		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
-		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
-		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
-	};
-	const struct il_frames *f = NULL;
-	struct il_stacknames *names = NULL;
-	struct il_iw_table t = { 0 };
-	struct il_iw_report r;
-	int nframes = 0;
-
-	il_iw_table_read(skel->obj, &t, NULL, NULL);
-	il_iw_report_make(&t, false, &r);
-	m->iowait.count = r.all.count;
-	m->iowait.total_ns = r.all.total_ns;
-	m->iowait.max_ns = r.all.max_ns;
-	/* groups are sorted by total wait; the first with a kernel stack is the top one */
-	for (size_t i = 0; i < r.ngroups && !f; i++)
-		if (r.groups[i].kstack >= 0 &&
-		    (names || (names = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), false))))
-			f = il_stacknames_get(names, 0, r.groups[i].kstack);
-	for (int i = 0; f && i < f->n && nframes < maxf; i++)
-		snprintf(top[nframes++], 128, "%s", f->names[i]);
-	for (int i = 0; f && i < f->n && !m->iw_top_frame[0]; i++) {
-		bool skip = false;
-
-		for (size_t g = 0; g < IL_ARRAY_SIZE(generic) && !skip; g++)
-			skip = !strncmp(f->funcs[i], generic[g], strlen(generic[g]));
-		if (!skip)
-			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%s", f->funcs[i]);
-	}
-	il_stacknames_free(names);
-	il_iw_report_free(&r);
-	il_iw_table_free(&t);
-	return nframes;
-}
-
 static void print_row(const char *layer, const char *what, const struct il_lat *l, bool pct,
 		      const char *extra)
 {
@@ -212,17 +91,6 @@ static void print_row(const char *layer, const char *what, const struct il_lat *
 	       (unsigned long long)l->count, p50, p99, mx, tot, extra ? "  " : "", extra ? extra : "");
 }
 
-static struct json_object *lat_json(const struct il_lat *l)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "count", json_object_new_uint64(l->count));
-	json_object_object_add(o, "total_ns", json_object_new_uint64(l->total_ns));
-	json_object_object_add(o, "max_ns", json_object_new_uint64(l->max_ns));
-	json_object_object_add(o, "p50_lt_ns", json_object_new_uint64(l->p50_lt_ns));
-	json_object_object_add(o, "p99_lt_ns", json_object_new_uint64(l->p99_lt_ns));
-	return o;
-}
 
 static void report(const struct il_layers *m, char frames[][128], int nframes,
 		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who)
@@ -245,21 +113,21 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 			struct json_object *ops = json_object_new_object();
 
 			for (int i = 0; i < FS_OP__MAX; i++)
-				json_object_object_add(ops, op_names[i], lat_json(&m->ops[i]));
+				json_object_object_add(ops, op_names[i], il_lat_json(&m->ops[i]));
 			json_object_object_add(ly, "syscall", ops);
 		}
 		if (m->wb_seen) {
-			struct json_object *w = lat_json(&m->wb);
+			struct json_object *w = il_lat_json(&m->wb);
 
 			json_object_object_add(w, "errors", json_object_new_uint64(m->wb_errors));
 			json_object_object_add(ly, "writeback", w);
 		}
 		if (m->iw_seen)
-			json_object_object_add(ly, "iowait", lat_json(&m->iowait));
+			json_object_object_add(ly, "iowait", il_lat_json(&m->iowait));
 		if (m->blk_seen) {
 			json_object_object_add(ly, "disk", json_object_new_string(m->disk));
-			json_object_object_add(ly, "queue", lat_json(&m->queue));
-			struct json_object *dv = lat_json(&m->device), *rq = json_object_new_object();
+			json_object_object_add(ly, "queue", il_lat_json(&m->queue));
+			struct json_object *dv = il_lat_json(&m->device), *rq = json_object_new_object();
 
 			for (int i = 0; i < IL_OP__MAX; i++)
 				json_object_object_add(rq, req_names[i], json_object_new_uint64(m->reqs[i]));
@@ -445,12 +313,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		for (int i = 0; i < FS_OP__MAX; i++)
-			lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
+			il_lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
 	}
 	if (m.wb_seen)
-		read_wb(skel->obj, &m);
+		il_measure_wb(skel->obj, &m);
 	if (m.iw_seen)
-		nframes = read_iowait(skel, &m, frames, IL_ARRAY_SIZE(frames));
+		nframes = il_measure_iowait(skel->obj, bpf_map__fd(skel->maps.iw_stacks), &m, frames, IL_ARRAY_SIZE(frames));
 	/* The disks of the process behind the I/O: -p's, else the top one's. */
 	il_who_note_procs(skel->obj);
 	if ((err = il_who_view_make(skel->obj, 0, &view))) {
@@ -461,7 +329,7 @@ int main(int argc, char **argv)
 				  pref, IL_ARRAY_SIZE(pref));
 	il_who_view_free(&view);
 	if (m.blk_seen)
-		read_disks(skel->obj, &m, pref, npref, &disk_dev);
+		il_measure_disks(skel->obj, &m, pref, npref, &disk_dev);
 	if ((err = il_who_view_make(skel->obj, disk_dev, &view))) {
 		il_err("cannot read attribution: %s", il_errno_name(err));
 		goto out;

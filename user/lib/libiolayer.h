@@ -25,6 +25,7 @@
 #include "kretprobe.h"
 #include "layers.h"
 #include "log.h"
+#include "measure.h"
 #include "mounts.h"
 #include "path.h"
 #include "plan.h"

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "prom.h"
 #include "run.h"
+#include "measure.h"
 #include "serve.h"
 #include "util.h"
 #include "verdict.h"
@@ -370,22 +371,6 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 /* ---- /verdict ---------------------------------------------------------------------------- */
 
 /* A latency from count, sum, max and (when not NULL) log2 slots of ns. */
-static void lat_set(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
-{
-	static const double pct[] = { 50, 99 };
-	__u64 *at[] = { &l->p50_lt_ns, &l->p99_lt_ns }, lo, hi;
-
-	*l = (struct il_lat){ .count = count, .total_ns = total, .max_ns = max };
-	for (int i = 0; slots && i < 2; i++) {
-		int slot = il_hist_percentile_slot(slots, IL_HIST_SLOTS, pct[i]);
-
-		if (slot >= 0) {
-			il_slot_bounds(slot, &lo, &hi);
-			*at[i] = hi + 1;
-		}
-	}
-}
-
 static void slots_sub(__u64 *d, const __u64 *a, const __u64 *b)
 {
 	for (int s = 0; s < IL_HIST_SLOTS; s++)
@@ -417,7 +402,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 	m->blk_seen = src->block;
 	for (int i = 0; i < FS_OP__MAX; i++) {
 		slots_sub(d, now->fs[i].slots, base->fs[i].slots);
-		lat_set(&m->ops[i], now->fs[i].count - base->fs[i].count,
+		il_lat_from_hist(&m->ops[i], now->fs[i].count - base->fs[i].count,
 			now->fs[i].total_ns - base->fs[i].total_ns, now->fs[i].max_ns, d);
 	}
 	for (int i = 0; i < now->nwb; i++) {
@@ -442,7 +427,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 			}
 		}
 	}
-	lat_set(&m->iowait, now->iw.count - base->iw.count, now->iw.total_ns - base->iw.total_ns,
+	il_lat_from_hist(&m->iowait, now->iw.count - base->iw.count, now->iw.total_ns - base->iw.total_ns,
 		now->iw.max_ns, NULL);
 	for (int i = 0; i < now->ndisk; i++) {
 		const struct il_disk_stats *b = disk_in(base, now->disk[i].dev);
@@ -458,23 +443,10 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 			b = &zero;
 		il_disk_name(now->disk[best].dev, m->disk, sizeof(m->disk));
 		slots_sub(d, a->device_slots, b->device_slots);
-		lat_set(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
+		il_lat_from_hist(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
 		slots_sub(d, a->queue_slots, b->queue_slots);
-		lat_set(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, 0, d);
+		il_lat_from_hist(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, 0, d);
 	}
-}
-
-static struct json_object *lat_obj(const struct il_lat *l)
-{
-	const struct { const char *key; __u64 v; } f[] = {
-		{ "count", l->count }, { "total_ns", l->total_ns }, { "max_ns", l->max_ns },
-		{ "p50_lt_ns", l->p50_lt_ns }, { "p99_lt_ns", l->p99_lt_ns },
-	};
-	struct json_object *o = json_object_new_object();
-
-	for (size_t i = 0; i < IL_ARRAY_SIZE(f); i++)
-		json_object_object_add(o, f[i].key, json_object_new_uint64(f[i].v));
-	return o;
 }
 
 /* The body of /verdict, malloc'ed, or NULL. */
@@ -496,20 +468,20 @@ static char *verdict(struct server *sv, size_t *len)
 	if (m.fs_seen) {
 		ops = json_object_new_object();
 		for (int i = 0; i < FS_OP__MAX; i++)
-			json_object_object_add(ops, il_fs_op_names[i], lat_obj(&m.ops[i]));
+			json_object_object_add(ops, il_fs_op_names[i], il_lat_json(&m.ops[i]));
 		json_object_object_add(ly, "syscall", ops);
 	}
 	if (m.wb_seen) {
-		v = lat_obj(&m.wb);
+		v = il_lat_json(&m.wb);
 		json_object_object_add(v, "errors", json_object_new_uint64(m.wb_errors));
 		json_object_object_add(ly, "writeback", v);
 	}
 	if (m.iw_seen)
-		json_object_object_add(ly, "iowait", lat_obj(&m.iowait));
+		json_object_object_add(ly, "iowait", il_lat_json(&m.iowait));
 	if (m.blk_seen) {
 		json_object_object_add(ly, "disk", json_object_new_string(m.disk));
-		json_object_object_add(ly, "queue", lat_obj(&m.queue));
-		json_object_object_add(ly, "device", lat_obj(&m.device));
+		json_object_object_add(ly, "queue", il_lat_json(&m.queue));
+		json_object_object_add(ly, "device", il_lat_json(&m.device));
 	}
 	json_object_object_add(o, "layers", ly);
 	v = json_object_new_object();
