@@ -131,38 +131,7 @@ static const char *sync_kind(const struct fs_event *e)
 	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";
 }
 
-/* Wall-clock "HH:MM:SS" of a bpf_ktime_get_ns() timestamp (CLOCK_MONOTONIC, ns): the time
- * the call returned, not the time its row is printed. Formatted once per second. */
-static void event_clock(__u64 mono_ns, char *buf, size_t len)
-{
-	static long long offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	static time_t last = -1;
-	static char cached[16];
-	struct timespec rt;
-	struct tm tm;
-	time_t t;
 
-	if (!offset_ns) {
-		clock_gettime(CLOCK_REALTIME, &rt);
-		offset_ns = rt.tv_sec * 1000000000LL + rt.tv_nsec - (long long)il_now_ns();
-	}
-	t = (time_t)(((long long)mono_ns + offset_ns) / 1000000000LL);
-	if (t != last) {
-		localtime_r(&t, &tm);
-		strftime(cached, sizeof(cached), "%H:%M:%S", &tm);
-		last = t;
-	}
-	snprintf(buf, len, "%s", cached);
-}
-
-/* A JSON number with 3 decimals (microseconds to the ns), without binary-float noise. */
-static struct json_object *json_usecs(double usecs)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%.3f", usecs);
-	return json_object_new_double_s(usecs, buf);
-}
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -176,7 +145,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (size < names_off || size < names_off + e->path.len)
 		return 0;
 	iface = il_fs_iface_name(il_fs_event_iface(e));
-	event_clock(e->end_ns, ts, sizeof(ts));
+	il_mono_clock_str(e->end_ns, ts, sizeof(ts));
 	il_fs_event_path(e, path, sizeof(path));
 	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
 	comm[IL_TASK_COMM_LEN] = 0;
@@ -215,7 +184,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "bytes", json_object_new_int64(e->ret < 0 ? 0 : e->ret));
 		json_object_object_add(o, "size", json_object_new_uint64(e->size));
 		json_object_object_add(o, "offset", json_object_new_int64(e->offset));
-		json_object_object_add(o, "usecs", json_usecs(e->delta_ns / 1e3));
+		json_object_object_add(o, "usecs", il_json_usecs(e->delta_ns / 1e3));
 		json_object_object_add(o, "errno", e->ret < 0 ?
 				       json_object_new_string(il_errno_name((int)-e->ret)) : NULL);
 		if (e->op == FS_OP_FSYNC)
@@ -261,8 +230,8 @@ static struct json_object *stats_json(const struct fs_op_stats *st, struct json_
 {
 	json_object_object_add(x, "count", json_object_new_uint64(st->count));
 	json_object_object_add(x, "slow", json_object_new_uint64(st->slow));
-	json_object_object_add(x, "total_usecs", json_usecs(st->total_ns / 1e3));
-	json_object_object_add(x, "max_usecs", json_usecs(st->max_ns / 1e3));
+	json_object_object_add(x, "total_usecs", il_json_usecs(st->total_ns / 1e3));
+	json_object_object_add(x, "max_usecs", il_json_usecs(st->max_ns / 1e3));
 	json_object_object_add(x, "latency_ns", il_hist_json(st->slots, IL_HIST_SLOTS, "nsecs"));
 	return x;
 }
@@ -316,10 +285,10 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			json_object_object_add(a, "requests", json_object_new_uint64(aio[i].st.requests));
 			json_object_object_add(a, "io_submit_calls", json_object_new_uint64(aio[i].st.submit_calls));
 			json_object_object_add(a, "io_submit_failed", json_object_new_uint64(aio[i].st.submit_failed));
-			json_object_object_add(a, "io_submit_usecs", json_usecs(aio[i].st.submit_ns / 1e3));
+			json_object_object_add(a, "io_submit_usecs", il_json_usecs(aio[i].st.submit_ns / 1e3));
 			json_object_object_add(a, "io_getevents_calls", json_object_new_uint64(aio[i].st.getevents_calls));
 			json_object_object_add(a, "events", json_object_new_uint64(aio[i].st.events));
-			json_object_object_add(a, "io_getevents_usecs", json_usecs(aio[i].st.getevents_ns / 1e3));
+			json_object_object_add(a, "io_getevents_usecs", il_json_usecs(aio[i].st.getevents_ns / 1e3));
 			json_object_object_add(a, "notice", json_object_new_string(
 						       il_fs_aio_notice(&aio[i], line, sizeof(line))));
 			json_object_array_add(arr, a);

@@ -126,11 +126,6 @@ static int read_waits(void)
 
 static bool use_interval; /* which value of an entry the report being printed uses */
 
-static const char *stack_missing(__s32 id)
-{
-	return id == IW_STACK_LOST ? "[stack lost: stack map bucket taken by another stack]" : NULL;
-}
-
 /* Thread tables; interval reports have no MAX_USECS column (see read_waits()). */
 #define THREAD_HDR "%-16s %7s %7s %9s %12s"
 #define THREAD_ROW "%-16s %7u %7u %9llu %12llu"
@@ -153,34 +148,6 @@ static void print_thread_row(const char *indent, const struct iw_key *k, const s
 		printf(" %10llu\n", (unsigned long long)(v->max_ns / NSEC_PER_USEC));
 }
 
-static void print_frames(int kind, __u32 pid, __s32 id, __u64 ucaller)
-{
-	const struct il_frames *f = frames_get(kind, pid, id, ucaller);
-
-	if (!f) {
-		if (stack_missing(id))
-			printf("    %s\n", stack_missing(id));
-		return;
-	}
-	if (!f->n)
-		printf("    [empty stack]\n");
-	for (int i = 0; i < f->n; i++)
-		printf("    %s\n", f->names[i]);
-}
-
-/* A kernel stack, and with -U the user stack of process utgid after "--". */
-static void print_stacks(__s32 kstack, __s32 ustack, __u32 utgid, __u64 ucaller)
-{
-	print_frames(0, 0, kstack, 0);
-	if (env.user_stacks) {
-		printf("    --\n");
-		if (ustack == IW_STACK_NONE)
-			printf("    [no user stack: kernel thread]\n");
-		else
-			print_frames(1, utgid, ustack, ucaller);
-	}
-}
-
 static void print_group_text(const struct il_iw_group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
@@ -191,42 +158,22 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 	if (!use_interval)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
 	printf(" usecs)\n");
-	print_stacks(g->kstack, g->ustack, g->utgid, g->ucaller);
+	il_iw_stacks_print(stdout, stacks, g->kstack, g->ustack, g->utgid, g->ucaller, env.user_stacks);
 	print_thread_header("    ");
 	for (size_t i = 0; i < g->nmembers; i++)
 		print_thread_row("    ", &g->members[i]->key, il_iw_val(g->members[i], use_interval));
 	printf("\n");
 }
 
-/* comm;user frames outermost first;-;kernel frames outermost first usecs */
 static void print_folded(struct il_iw_entry **list, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct iw_key *k = &list[i]->key;
-		const struct il_frames *kf = frames_get(0, 0, k->kstack, 0);
-		const struct il_frames *uf = env.user_stacks ?
-			frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL;
 
-		char comm[4 * IL_TASK_COMM_LEN + 1];
-
-		/* flamegraph.pl splits on ';' and the last space: those are escaped too */
-		il_text_escape(k->comm, sizeof(k->comm), comm, sizeof(comm));
-		for (char *c = comm; *c; c++)
-			if (*c == ';' || *c == ' ')
-				*c = '_';
-		printf("%s", comm);
-		if (uf) {
-			for (int j = uf->n - 1; j >= 0; j--)
-				printf(";%s", uf->funcs[j]);
-			printf(";-");
-		}
-		if (kf) {
-			for (int j = kf->n - 1; j >= 0; j--)
-				printf(";%s", kf->funcs[j]);
-		} else {
-			printf(";[stack lost]");
-		}
-		printf(" %llu\n", (unsigned long long)(il_iw_val(list[i], use_interval)->total_ns / NSEC_PER_USEC));
+		il_frames_folded(stdout, k->comm, sizeof(k->comm),
+				 env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
+				 frames_get(0, 0, k->kstack, 0),
+				 il_iw_val(list[i], use_interval)->total_ns / NSEC_PER_USEC);
 	}
 }
 
@@ -249,19 +196,6 @@ static struct json_object *json_thread(const struct iw_key *k, const struct iw_v
 	return json_val(o, v);
 }
 
-static struct json_object *json_frames(int kind, __u32 pid, __s32 id, __u64 ucaller)
-{
-	const struct il_frames *f = frames_get(kind, pid, id, ucaller);
-	struct json_object *a;
-
-	if (!f)
-		return NULL; /* JSON null: not collected or lost (see "lost") */
-	a = json_object_new_array();
-	for (int i = 0; i < f->n; i++)
-		json_object_array_add(a, json_object_new_string(f->names[i]));
-	return a;
-}
-
 static void read_drops(__u64 d[IL_DROP__MAX])
 {
 	if (il_drops_read(bpf_map__fd(skel->maps.il_drops), d))
@@ -277,46 +211,6 @@ static void read_still_waiting(void)
 	nsw = il_iw_sleeping_read(skel->obj, env.min_us * NSEC_PER_USEC, env.max_us * NSEC_PER_USEC, &sw);
 	if (nsw < 0)
 		il_warn("cannot read the sleeps still under way: %s", il_errno_name(nsw));
-}
-
-/* "still waiting: COMM pid PID tid TID, N usecs so far", then its stacks. */
-static void print_still_waiting_text(void)
-{
-	char comm[4 * IL_TASK_COMM_LEN + 1];
-
-	if (nsw <= 0)
-		return;
-	printf("%d sleep%s still under way when tracing ended (not counted above):\n\n", nsw,
-	       nsw == 1 ? "" : "s");
-	for (int i = 0; i < nsw; i++) {
-		printf("still waiting: %s pid %u tid %u, %llu usecs so far\n",
-		       il_text_escape(sw[i].comm, sizeof(sw[i].comm), comm, sizeof(comm)), sw[i].tgid,
-		       sw[i].tid, (unsigned long long)(sw[i].waited_ns / NSEC_PER_USEC));
-		print_stacks(sw[i].kstack, sw[i].ustack, sw[i].tgid, sw[i].ucaller);
-		printf("\n");
-	}
-}
-
-static struct json_object *still_waiting_json(void)
-{
-	struct json_object *a = json_object_new_array();
-
-	for (int i = 0; i < nsw; i++) {
-		struct json_object *o = json_object_new_object();
-
-		il_json_add_name(o, "comm", sw[i].comm, sizeof(sw[i].comm));
-		json_object_object_add(o, "pid", json_object_new_uint64(sw[i].tgid));
-		json_object_object_add(o, "tid", json_object_new_uint64(sw[i].tid));
-		json_object_object_add(o, "usecs", json_object_new_uint64(sw[i].waited_ns / NSEC_PER_USEC));
-		json_object_object_add(o, "kernel_stack", json_frames(0, 0, sw[i].kstack, 0));
-		if (env.user_stacks)
-			json_object_object_add(o, "user_stack",
-					       json_frames(1, sw[i].tgid, sw[i].ustack, sw[i].ucaller));
-		json_object_object_add(o, "lost", json_object_new_boolean(
-			sw[i].kstack == IW_STACK_LOST || sw[i].ustack == IW_STACK_LOST));
-		json_object_array_add(a, o);
-	}
-	return a;
 }
 
 /* The report's JSON object. */
@@ -338,12 +232,7 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 		const struct il_iw_group *g = &r->groups[i];
 		struct json_object *s = json_val(json_object_new_object(), &g->sum), *t;
 
-		json_object_object_add(s, "kernel_stack", json_frames(0, 0, g->kstack, 0));
-		if (env.user_stacks)
-			json_object_object_add(s, "user_stack",
-					       json_frames(1, g->utgid, g->ustack, g->ucaller));
-		json_object_object_add(s, "lost", json_object_new_boolean(
-			g->kstack == IW_STACK_LOST || g->ustack == IW_STACK_LOST));
+		il_iw_stacks_json(s, stacks, g->kstack, g->ustack, g->utgid, g->ucaller, env.user_stacks);
 		t = json_object_new_array();
 		for (size_t j = 0; j < g->nmembers; j++)
 			json_object_array_add(t, json_thread(&g->members[j]->key,
@@ -353,7 +242,7 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 	}
 	json_object_object_add(o, "stacks", a);
 	if (nsw >= 0)
-		json_object_object_add(o, "still_waiting", still_waiting_json());
+		json_object_object_add(o, "still_waiting", il_iw_sleeping_json(sw, nsw, stacks, env.user_stacks));
 	json_object_object_add(o, "lost", il_drops_json(drops));
 	return o;
 }
@@ -399,7 +288,7 @@ static void report(bool interval, bool final)
 		if (shown < r.ngroups)
 			printf("(%zu more stacks not shown: --top N)\n", r.ngroups - shown);
 		if (final) {
-			print_still_waiting_text();
+			il_iw_sleeping_print(stdout, sw, nsw, stacks, env.user_stacks);
 			il_drops_print(stdout, drops);
 		}
 	}

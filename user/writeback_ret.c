@@ -147,16 +147,6 @@ static const char *dev_str(__u32 dev, char *buf, size_t len)
 	return buf;
 }
 
-/* A latency in ns as a JSON number of microseconds with 3 decimals (ns precision). */
-static struct json_object *json_usecs(__u64 ns)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu.%03llu", (unsigned long long)(ns / 1000),
-		 (unsigned long long)(ns % 1000));
-	return json_object_new_double_s(ns / 1000.0, buf);
-}
-
 static const char *func_name(int f)
 {
 	switch (f) {
@@ -208,7 +198,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "sync_mode", e->sync_mode >= 0 ?
 				       json_object_new_string(sync_mode_str(e->sync_mode)) : NULL);
 		json_object_object_add(o, "pages", e->pages >= 0 ? json_object_new_int64(e->pages) : NULL);
-		json_object_object_add(o, "usecs", json_usecs(e->lat_ns));
+		json_object_object_add(o, "usecs", il_json_usecs(e->lat_ns / 1e3));
 		json_object_object_add(o, "dev", e->dev ? json_object_new_string(ds) : NULL);
 		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
 		if (e->path.flags & IL_PATH_NONE) {
@@ -289,8 +279,8 @@ static void print_summary(void)
 			json_object_object_add(r, "sync_mode", s->k.sync_mode >= 0 ?
 					       json_object_new_string(sync_mode_str(s->k.sync_mode)) : NULL);
 			json_object_object_add(r, "count", json_object_new_uint64(s->v.count));
-			json_object_object_add(r, "total_usecs", json_usecs(s->v.total_ns));
-			json_object_object_add(r, "max_usecs", json_usecs(s->v.max_ns));
+			json_object_object_add(r, "total_usecs", il_json_usecs(s->v.total_ns / 1e3));
+			json_object_object_add(r, "max_usecs", il_json_usecs(s->v.max_ns / 1e3));
 			json_object_array_add(arr, r);
 		}
 		json_object_object_add(o, "summary", arr);

@@ -9,6 +9,8 @@
 #include "bpfobj.h"
 #include "btf.h"
 #include "layers.h"
+#include "escape.h"
+#include "stacks.h"
 #include "log.h"
 
 struct iw_cfg *il_iowait_cfg(struct bpf_object *obj)
@@ -382,4 +384,73 @@ int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
 	qsort(v, n, sizeof(*v), cmp_waited);
 	*out = v;
 	return n;
+}
+
+/* ---- stacks and sleeps still under way, as iowaitstack shows them ----------------------------- */
+
+static const char *stack_missing(__s32 id)
+{
+	return id == IW_STACK_LOST ? "[stack lost: stack map bucket taken by another stack]" : NULL;
+}
+
+void il_iw_stacks_print(FILE *f, struct il_stacknames *names, __s32 kstack, __s32 ustack,
+			__u32 tgid, __u64 ucaller, bool user)
+{
+	il_frames_print(f, il_stacknames_get(names, 0, kstack), "    ", stack_missing(kstack));
+	if (!user)
+		return;
+	fprintf(f, "    --\n");
+	if (ustack == IW_STACK_NONE)
+		fprintf(f, "    [no user stack: kernel thread]\n");
+	else
+		il_frames_print(f, il_stacknames_get_user(names, tgid, ustack, ucaller), "    ",
+				stack_missing(ustack));
+}
+
+void il_iw_stacks_json(struct json_object *o, struct il_stacknames *names, __s32 kstack,
+		       __s32 ustack, __u32 tgid, __u64 ucaller, bool user)
+{
+	/* JSON null: not collected or lost (see "lost") */
+	json_object_object_add(o, "kernel_stack", il_frames_json(il_stacknames_get(names, 0, kstack)));
+	if (user)
+		json_object_object_add(o, "user_stack", il_frames_json(
+			il_stacknames_get_user(names, tgid, ustack, ucaller)));
+	json_object_object_add(o, "lost", json_object_new_boolean(kstack == IW_STACK_LOST ||
+								   ustack == IW_STACK_LOST));
+}
+
+void il_iw_sleeping_print(FILE *f, const struct il_iw_sleeping *sw, int n,
+			  struct il_stacknames *names, bool user)
+{
+	char comm[4 * IL_TASK_COMM_LEN + 1];
+
+	if (n <= 0)
+		return;
+	fprintf(f, "%d sleep%s still under way when tracing ended (not counted above):\n\n", n,
+		n == 1 ? "" : "s");
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "still waiting: %s pid %u tid %u, %llu usecs so far\n",
+			il_text_escape(sw[i].comm, sizeof(sw[i].comm), comm, sizeof(comm)), sw[i].tgid,
+			sw[i].tid, (unsigned long long)(sw[i].waited_ns / 1000));
+		il_iw_stacks_print(f, names, sw[i].kstack, sw[i].ustack, sw[i].tgid, sw[i].ucaller, user);
+		fprintf(f, "\n");
+	}
+}
+
+struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
+					struct il_stacknames *names, bool user)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		il_json_add_name(o, "comm", sw[i].comm, sizeof(sw[i].comm));
+		json_object_object_add(o, "pid", json_object_new_uint64(sw[i].tgid));
+		json_object_object_add(o, "tid", json_object_new_uint64(sw[i].tid));
+		json_object_object_add(o, "usecs", json_object_new_uint64(sw[i].waited_ns / 1000));
+		il_iw_stacks_json(o, names, sw[i].kstack, sw[i].ustack, sw[i].tgid, sw[i].ucaller, user);
+		json_object_array_add(a, o);
+	}
+	return a;
 }

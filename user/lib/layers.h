@@ -15,6 +15,8 @@
 #define IOLAYER_LAYERS_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
 #include <bpf/libbpf.h>
 #include "plan.h"
 #include "lib/block.h"
@@ -317,5 +319,24 @@ struct il_iw_sleeping {
  * not a sleep under way (its end was missed) and is left out. Returns how many, or -errno. */
 int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
 			struct il_iw_sleeping **out);
+
+struct il_stacknames;
+
+/* A sleep's stacks as iowaitstack shows them: the kernel stack, and with user (-U) the user
+ * stack of process tgid after "--" (ucaller: the caller frame recovered at the user stack
+ * pointer, 0 none), indented by 4; as JSON members kernel_stack, user_stack (with user) and
+ * lost (a stack id IW_STACK_LOST) added to o. */
+void il_iw_stacks_print(FILE *f, struct il_stacknames *names, __s32 kstack, __s32 ustack,
+			__u32 tgid, __u64 ucaller, bool user);
+void il_iw_stacks_json(struct json_object *o, struct il_stacknames *names, __s32 kstack,
+		       __s32 ustack, __u32 tgid, __u64 ucaller, bool user);
+
+/* The sleeps still under way at exit (n of them, from il_iw_sleeping_read()): a heading and
+ * "still waiting: COMM pid PID tid TID, N usecs so far" with its stacks each (nothing when
+ * n <= 0); or a JSON array of {comm, pid, tid, usecs, kernel_stack, user_stack, lost}. */
+void il_iw_sleeping_print(FILE *f, const struct il_iw_sleeping *sw, int n,
+			  struct il_stacknames *names, bool user);
+struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
+					struct il_stacknames *names, bool user);
 
 #endif

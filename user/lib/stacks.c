@@ -293,3 +293,53 @@ int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid)
 	il_usyms_forget(s->usyms, pid); /* the pid may have been reused, or the process exec()ed */
 	return il_usyms_load(s->usyms, pid);
 }
+
+void il_frames_print(FILE *f, const struct il_frames *fr, const char *indent, const char *missing)
+{
+	if (!fr) {
+		if (missing)
+			fprintf(f, "%s%s\n", indent, missing);
+		return;
+	}
+	if (!fr->n)
+		fprintf(f, "%s[empty stack]\n", indent);
+	for (int i = 0; i < fr->n; i++)
+		fprintf(f, "%s%s\n", indent, fr->names[i]);
+}
+
+struct json_object *il_frames_json(const struct il_frames *fr)
+{
+	struct json_object *a;
+
+	if (!fr)
+		return NULL;
+	a = json_object_new_array();
+	for (int i = 0; i < fr->n; i++)
+		json_object_array_add(a, json_object_new_string(fr->names[i]));
+	return a;
+}
+
+void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
+		      const struct il_frames *kernel, unsigned long long value)
+{
+	char c[4 * 64 + 1];
+
+	/* flamegraph.pl splits on ';' and the last space: those are replaced too */
+	il_text_escape(comm, comm_len, c, sizeof(c));
+	for (char *p = c; *p; p++)
+		if (*p == ';' || *p == ' ')
+			*p = '_';
+	fputs(c, f);
+	if (user) {
+		for (int j = user->n - 1; j >= 0; j--)
+			fprintf(f, ";%s", user->funcs[j]);
+		fputs(";-", f);
+	}
+	if (kernel) {
+		for (int j = kernel->n - 1; j >= 0; j--)
+			fprintf(f, ";%s", kernel->funcs[j]);
+	} else {
+		fputs(";[stack lost]", f);
+	}
+	fprintf(f, " %llu\n", value);
+}

@@ -10,7 +10,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
+#include <json-c/json.h>
 #include "ksyms.h"
 
 /* Read stack `id` of the stack map `map_fd` into ips (room for max addresses). Returns the
@@ -82,5 +84,15 @@ const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pi
 /* Read process pid's mappings now (forgetting what was cached for an earlier process of that
  * pid), while it still runs. 0, or -1 when it cannot be read. */
 int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid);
+
+/* Output of a stack's frames (NULL: not collected or lost, said as `missing` when not NULL):
+ * one "INDENTframe" line each ("[empty stack]" when none); a JSON array of the names (JSON
+ * null for NULL); and one folded line for flame graphs, "comm;user frames outermost
+ * first;-;kernel frames outermost first VALUE" (user may be NULL; ';' and ' ' in comm become
+ * '_', control bytes are escaped). */
+void il_frames_print(FILE *f, const struct il_frames *fr, const char *indent, const char *missing);
+struct json_object *il_frames_json(const struct il_frames *fr);
+void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
+		      const struct il_frames *kernel, unsigned long long value);
 
 #endif

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "log.h"
+#include "run.h"
 #include "util.h"
 
 void il_require_root(void)
@@ -179,4 +180,37 @@ void il_require_tid(int tid, int pid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d", pid, tid);
 	if (pid > 0 && access(path, F_OK))
 		il_die("thread %d is not in process %d", tid, pid);
+}
+
+/* Wall-clock "HH:MM:SS" of a bpf_ktime_get_ns() timestamp (CLOCK_MONOTONIC, ns): the time
+ * the call returned, not the time its row is printed. Formatted once per second. */
+void il_mono_clock_str(__u64 mono_ns, char *buf, size_t len)
+{
+	static long long offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	static time_t last = -1;
+	static char cached[16];
+	struct timespec rt;
+	struct tm tm;
+	time_t t;
+
+	if (!offset_ns) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		offset_ns = rt.tv_sec * 1000000000LL + rt.tv_nsec - (long long)il_now_ns();
+	}
+	t = (time_t)(((long long)mono_ns + offset_ns) / 1000000000LL);
+	if (t != last) {
+		localtime_r(&t, &tm);
+		strftime(cached, sizeof(cached), "%H:%M:%S", &tm);
+		last = t;
+	}
+	snprintf(buf, len, "%s", cached);
+}
+
+/* A JSON number with 3 decimals (microseconds to the ns), without binary-float noise. */
+struct json_object *il_json_usecs(double usecs)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", usecs);
+	return json_object_new_double_s(usecs, buf);
 }

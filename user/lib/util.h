@@ -61,4 +61,11 @@ void il_require_tid(int tid, int pid);
 /* Print obj on one line to f and release it (json_object_put). */
 void il_json_print(FILE *f, struct json_object *obj);
 
+/* Local wall-clock "HH:MM:SS" of a bpf_ktime_get_ns() timestamp (CLOCK_MONOTONIC, ns), e.g.
+ * the time a call returned rather than the time its row is printed. buf >= 9 bytes. */
+void il_mono_clock_str(__u64 mono_ns, char *buf, size_t len);
+
+/* A JSON number with 3 decimals (microseconds to the ns), without binary-float noise. */
+struct json_object *il_json_usecs(double usecs);
+
 #endif
