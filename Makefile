@@ -48,7 +48,7 @@ help:
 	@echo "make check-unit         unit tests only (cmocka, no root)"
 	@echo "sudo make check-integration   integration tests only (TAP, prove, root)"
 	@echo "sudo make vmtest [KERNELS='5.10 6.1 6.12'|KERNELS=/path/bzImage]  integration suite in virtme-ng guests"
-	@echo "sudo make bench         benchmarks (slowdown ratios, lost events)"
+	@echo "sudo make bench         benchmarks beside the peers (libbpf-tools, bpftrace): docs/benchmarks.md"
 	@echo "make install [PREFIX=/usr/local DESTDIR= PROGRAM_PREFIX=]   install binaries and man pages"
 	@echo "                         (PROGRAM_PREFIX=il- -> il-biolatency: keeps Debian's libbpf-tools biolatency, fsslower visible)"
 
@@ -112,7 +112,9 @@ check-integration: all
 vmtest: all
 	tools/vmtest $(KERNELS)
 
-bench: all
+bench:
+	@tools/install-deps --peers
+	@$(MAKE) --no-print-directory all
 	tools/bench $(BUILD)
 
 install: all

@@ -1,0 +1,454 @@
+#!/usr/bin/env python3
+"""The report of tools/bench: reads the records it wrote (one tab-separated record a line),
+prints the report and writes it as Markdown to OUT ("-": print only).
+
+    bench_report.py DATA OUT
+
+Statistics: per round, a value of one tracer is set against the same round's untraced run
+(or floor, or peer); the report gives the median of those per-round ratios, so load that
+other users of the machine put on one round weighs on every column of that round alike.
+"""
+import collections
+import re
+import statistics
+import sys
+
+# ---- reading -----------------------------------------------------------------------------
+
+
+def read(path):
+    recs = collections.defaultdict(list)
+    with open(path) as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if fields and fields[0]:
+                recs[fields[0]].append(fields[1:])
+    return recs
+
+
+# The tracepoint a program runs on: from its perf event (bpftrace), else from its name.
+HOOK_BY_NAME = [
+    (r"^fs_sys_(enter|exit)_(\w+)$", r"sys_\1_\2"),
+    (r"^fs_tp_(ext4_sync_file_(enter|exit))$", r"\1"),
+    (r"^(?:btf|raw)_rq_(insert|issue|complete)$", r"block_rq_\1"),
+    (r"^iw_switch_(?:btf|raw)$", "sched_switch"),
+    (r"^wb_ext4_wpr_(?:btf|raw)$", "ext4_writepages_result"),
+    (r"^wb_ext4_wp_(?:btf|raw)$", "ext4_writepages"),
+    (r"^wb_wsi_start_(?:btf|raw)$", "writeback_single_inode_start"),
+    (r"^wb_wsi_(?:btf|raw)$", "writeback_single_inode"),
+    (r"^who_bio_(?:btf|raw)$", "block_bio_queue"),
+    (r"^(block_rq_\w+?|sched_switch)(?:_btf|_raw)?$", r"\1"),
+]
+
+
+def hook_of(name, perf_hook):
+    if perf_hook and perf_hook != "-":
+        return perf_hook
+    for pat, rep in HOOK_BY_NAME:
+        if re.match(pat, name):
+            return re.sub(pat, rep, name)
+    return name
+
+
+METHOD_BY_TYPE = {"tracing": "tp_btf", "raw_tracepoint": "raw_tp", "tracepoint": "tracepoint",
+                  "kprobe": "kprobe"}
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ns(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def fmt_x(v):
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# ---- (a) BPF time per call ---------------------------------------------------------------
+
+# Per session and phase: the hooks of the hot path, the one that counts the unit, the unit.
+PHASES = {
+    ("fs", "pwrite-ext4"): (["sys_enter_pwrite64", "sys_exit_pwrite64"], "sys_exit_pwrite64",
+                            "call pair",
+                            "64-byte pwrite64 loop on ext4 (files fsslower reports)"),
+    ("fs", "pwrite-tmpfs"): (["sys_enter_pwrite64", "sys_exit_pwrite64"], "sys_exit_pwrite64",
+                             "call pair",
+                             "64-byte pwrite64 loop on tmpfs (a file fsslower does not report)"),
+    ("block", "direct-write"): (["block_rq_insert", "block_rq_issue", "block_rq_complete"],
+                                "block_rq_complete", "request",
+                                "4 KiB O_DIRECT writes to a loop device"),
+    ("sched", "pingpong"): (["sched_switch"], "sched_switch", "switch",
+                            "pipe ping-pong (context switches, no I/O wait: the common case)"),
+    ("sched", "direct-read"): (["sched_switch"], "sched_switch", "switch",
+                               "4 KiB O_DIRECT reads (every sleep an I/O wait)"),
+    ("sched", "mixed"): (["sched_switch"], "sched_switch", "switch",
+                         "the ping-pong and the O_DIRECT reads at once (mixed)"),
+    ("wb", "write-fdatasync"): (["sys_enter_pwrite64", "sys_exit_pwrite64", "sys_enter_fdatasync",
+                                 "sys_exit_fdatasync", "ext4_sync_file_enter", "ext4_sync_file_exit",
+                                 "ext4_writepages", "ext4_writepages_result"],
+                                "sys_exit_fdatasync", "write+fdatasync",
+                                "4 KiB pwrite + fdatasync loop on ext4"),
+}
+
+
+PLURAL = {"switch": "switches", "write+fdatasync": "write+fdatasync pairs"}
+
+
+def windows(recs):
+    """{(session, round, phase): {tracer: {hook: [ns, cnt]}}} and the program types seen per
+    tracer, from the differences between consecutive snapshots of a session round."""
+    snaps = collections.OrderedDict()
+    for s, r, ph, tr, pid, name, typ, hook, ns, cnt in recs["snap"]:
+        snaps.setdefault((s, r), collections.OrderedDict()).setdefault(ph, {})[(tr, pid)] = (
+            name, typ, hook, int(ns), int(cnt))
+    off = {tuple(x[:3]) for x in recs["stats_off"]}
+    out, types = {}, collections.defaultdict(set)
+    for (s, r), phases in snaps.items():
+        prev = None
+        for ph, progs in phases.items():
+            if prev is not None and (s, r, ph) not in off:
+                w = out.setdefault((s, r, ph), {})
+                for key, (name, typ, hook, ns, cnt) in progs.items():
+                    if key not in prev:
+                        continue
+                    _, _, _, ns0, cnt0 = prev[key]
+                    h = hook_of(name, hook)
+                    d = w.setdefault(key[0], {}).setdefault(h, [0, 0])
+                    d[0] += ns - ns0
+                    d[1] += cnt - cnt0
+                    if cnt > cnt0:
+                        types[key[0]].add(METHOD_BY_TYPE.get(typ, typ))
+            prev = progs
+    return out, types
+
+
+def section_a(recs, labels, roles, methods):
+    win, _ = windows(recs)
+    lines = ["## (a) BPF time per call",
+             "",
+             "Each program's `run_time_ns / run_cnt` (kernel.bpf_stats_enabled) while the tool, "
+             "its peers and the floor are attached at the same time to the same events, medians "
+             "of the rounds (their start order rotated from round to round, as the first program "
+             "on a hook pays for cold caches). *Per unit* is the time of all the tracer's programs "
+             "on the listed hooks divided by the number of units (call pairs, requests, switches) "
+             "the floor counted; *x floor* and *x peer* are medians of per-round ratios. The "
+             "floor is an empty bpftrace program on each hook (a perf-event tracepoint program)."]
+    summary = {}
+    for (s, ph), (hooks, primary, unit, title) in PHASES.items():
+        rounds = sorted({r for (s2, r, ph2) in win if s2 == s and ph2 == ph})
+        if not rounds:
+            continue
+        tracers = []
+        for x in recs["session"]:
+            if x[0] == s and x[1] not in tracers:
+                tracers.append(x[1])
+        per_unit = collections.defaultdict(dict)  # tracer -> round -> ns per unit
+        per_call = collections.defaultdict(lambda: collections.defaultdict(list))
+        units = []
+        for r in rounds:
+            w = win[(s, r, ph)]
+            n = None
+            for tr in tracers:
+                if roles.get(tr) == "floor" and tr in w and w[tr].get(primary, [0, 0])[1] > 0:
+                    n = w[tr][primary][1]
+            if n is None:
+                n = max((w[tr].get(primary, [0, 0])[1] for tr in w), default=0)
+            if not n:
+                continue
+            units.append(n)
+            for tr in tracers:
+                if tr not in w:
+                    continue
+                tot = 0
+                for h in hooks:
+                    ns, cnt = w[tr].get(h, [0, 0])
+                    tot += ns
+                    if cnt:
+                        per_call[tr][h].append(ns / cnt)
+                per_unit[tr][r] = tot / n
+        used = [h for h in hooks if any(per_call[tr][h] for tr in tracers)]
+        floor = [tr for tr in tracers if roles.get(tr) == "floor"]
+        rows = []
+        for tr in tracers:
+            if tr in recs_unavailable(recs):
+                rows.append([labels[tr], roles[tr], "cannot run here: " + recs_unavailable(recs)[tr]]
+                            + [""] * (len(used) + 2))
+                continue
+            if tr not in per_unit:
+                continue
+            vf = med([per_unit[tr][r] / per_unit[floor[0]][r] for r in per_unit[tr]
+                      if floor and per_unit[floor[0]].get(r)]) if floor and tr not in floor else None
+            rows.append([labels[tr], roles[tr], methods.get(tr, "-")]
+                        + [fmt_ns(med(per_call[tr][h])) for h in used]
+                        + [fmt_ns(med(per_unit[tr].values())), fmt_x(vf)])
+            summary[(s, ph, tr)] = per_unit[tr]
+        lines += ["", f"### {title}", "",
+                  f"{fmt_ns(med(units))} {PLURAL.get(unit, unit + 's')} a round, {len(rounds)} rounds; "
+                  "ns per call of each hook.",
+                  "",
+                  table(["tracer", "role", "attach"] + [f"{h} ns" for h in used]
+                        + [f"per {unit} ns", "x floor"], rows)]
+        # the tool against each peer, per round
+        for tr in tracers:
+            if roles.get(tr) != "tool" or tr not in per_unit:
+                continue
+            for p in tracers:
+                if roles.get(p) != "peer" or p not in per_unit:
+                    continue
+                v = med([per_unit[tr][r] / per_unit[p][r] for r in per_unit[tr] if per_unit[p].get(r)])
+                summary[(s, ph, tr, p)] = v
+        pairs = [f"{labels[tr]} / {labels[p]}: {fmt_x(summary[(s, ph, tr, p)])}"
+                 for tr in tracers for p in tracers if (s, ph, tr, p) in summary]
+        if pairs:
+            lines += ["", "Per " + unit + ", tool against peer (median of per-round ratios): "
+                      + "; ".join(pairs) + "."]
+    return lines, summary
+
+
+_unavail = None
+
+
+def recs_unavailable(recs):
+    global _unavail
+    if _unavail is None:
+        _unavail = {x[0]: x[2] for x in recs["unavailable"]}
+    return _unavail
+
+
+# ---- (b) slowdown --------------------------------------------------------------------------
+
+B_TITLES = {
+    "pwrite64": "64-byte pwrite64 loop on ext4",
+    "pwrite64-tmpfs": "64-byte pwrite64 loop on tmpfs (not reported by fsslower)",
+    "fdatasync": "4 KiB pwrite + fdatasync loop on ext4",
+    "direct": "4 KiB O_DIRECT writes to a loop device",
+    "pingpong": "pipe ping-pong, two processes on one CPU (per round: 2 switches)",
+}
+
+
+def section_b(recs, labels, roles, methods):
+    walls = collections.defaultdict(dict)  # (w, conf) -> round -> ns per op
+    cpus = collections.defaultdict(dict)  # (w, conf) -> round -> CPU ns per op
+    for w, r, c, ops, wall, nsop, cpu in recs["wall"]:
+        try:
+            walls[(w, c)][r] = float(nsop)
+            cpus[(w, c)][r] = float(cpu)
+        except ValueError:
+            pass
+    lines = ["## (b) Wall-clock slowdown",
+             "",
+             "Each workload under each tracer, right after an untraced run of its own, in "
+             "interleaved rounds (the order of the tracers rotated each round); *slowdown* is the "
+             "median of the ratios of the traced run's time per operation to its untraced run's, "
+             "with their range. *CPU*: the same for the user+system time the workload's processes "
+             "took per operation, which the load of other users of the machine moves much less "
+             "than the wall-clock time (but which leaves out what the tracer costs kernel threads, "
+             "e.g. jbd2 and the loop worker, and time spent waiting). *ns per op*: medians; "
+             "untraced: of all untraced runs."]
+    confs = collections.OrderedDict()
+    for w, c, role, label in recs["bconf"]:
+        confs.setdefault(w, []).append(c)
+    summary = {}
+    for w, cs in confs.items():
+        base_all = [v for c in cs for v in walls.get((w, "none:" + c), {}).values()]
+        cpu_all = [v for c in cs for v in cpus.get((w, "none:" + c), {}).values()]
+        if not base_all:
+            continue
+        rows = [["untraced", "-", "-", fmt_ns(med(base_all)), "1.00x", "", fmt_ns(med(cpu_all)), "1.00x"]]
+        nrounds = 0
+        for c in cs:
+            if c in recs_unavailable(recs):
+                rows.append([labels[c], roles[c], "cannot run here: " + recs_unavailable(recs)[c],
+                             "", "", "", "", ""])
+                continue
+            vals, base = walls.get((w, c), {}), walls.get((w, "none:" + c), {})
+            cv, cb = cpus.get((w, c), {}), cpus.get((w, "none:" + c), {})
+            cratios = [cv[r] / cb[r] for r in cv if cb.get(r)]
+            ratios = [vals[r] / base[r] for r in vals if base.get(r)]
+            if not ratios:
+                continue
+            nrounds = max(nrounds, len(ratios))
+            summary[(w, c)] = med(ratios)
+            summary[(w, c, "cpu")] = med(cratios)
+            rows.append([labels[c], roles[c], methods.get(c, "-"), fmt_ns(med(vals.values())),
+                         fmt_x(med(ratios)), f"{min(ratios):.2f}-{max(ratios):.2f}",
+                         fmt_ns(med(cv.values())), fmt_x(med(cratios))])
+        lines += ["", f"### {B_TITLES.get(w, w)}", "",
+                  f"{nrounds} rounds.", "",
+                  table(["tracer", "role", "attach", "ns per op", "slowdown", "range", "CPU ns per op",
+                         "CPU slowdown"], rows)]
+    return lines, summary
+
+
+# ---- (c) start-up and memory ----------------------------------------------------------------
+
+def section_c(recs, labels):
+    by = collections.OrderedDict()
+    for t, r, ready, rss, status, exit_ns in recs["startup"]:
+        by.setdefault(t, []).append((int(ready), int(rss), status, int(exit_ns)))
+    rows, summary = [], {}
+    for t, xs in by.items():
+        ok = [x for x in xs if x[0] >= 0]
+        ready = med([x[0] / 1e6 for x in ok])
+        rss = med([x[1] / 1024 for x in ok if x[1] >= 0])
+        ex = med([x[3] / 1e6 for x in ok if x[3] >= 0])
+        summary[t] = (ready, rss)
+        name = "libbpf-tools biolatency" if t == "lt-biolatency" else t
+        rows.append([name, "-" if ready is None else f"{ready:.0f}",
+                     "-" if not ok else f"{min(x[0] for x in ok) / 1e6:.0f}-{max(x[0] for x in ok) / 1e6:.0f}",
+                     "-" if rss is None else f"{rss:.1f}",
+                     "-" if ex is None else f"{ex:.0f}",
+                     f"{len(ok)}/{len(xs)}"])
+    lines = ["## (c) Start-up and memory at rest",
+             "",
+             "From just before exec until the tool prints its \"Hit Ctrl-C\" line (read on a "
+             "pseudo-terminal), VmRSS 2 s later, and the time from Ctrl-C to its exit (final "
+             "summary and detaching), default options; medians of the rounds.",
+             "",
+             table(["tool", "start-up ms", "range ms", "RSS MB", "exit ms", "ready"], rows)]
+    return lines, summary
+
+
+# ---- (d) events per second until loss -------------------------------------------------------
+
+def section_d(recs):
+    win, _ = windows({"snap": [x for x in recs["snap"] if x[0].startswith("loss-")],
+                      "stats_off": recs["stats_off"]})
+    rows, first_loss, best, best_step = [], None, 0, "-"
+    for th, rate, ops, wall, rows_n, lost, cpu in recs["loss"]:
+        ops, wall, rows_n, lost, cpu = int(ops), int(wall), int(rows_n), int(lost), int(cpu)
+        secs = wall / 1e9
+        w = win.get((f"loss-{th}-{rate}", "0", "run"), {}).get("fsslower-m0", {})
+        pair = None
+        ex = w.get("sys_exit_pwrite64", [0, 0])
+        if ex[1]:
+            pair = (w.get("sys_enter_pwrite64", [0, 0])[0] + ex[0]) / ex[1]
+        got = rows_n / secs
+        step = f"{th} thread{'s' if th != '1' else ''}, " + ("unpaced" if rate == "0" else f"paced at {int(rate):,}/s")
+        if lost == 0:
+            if got > best:
+                best, best_step = got, step
+        elif first_loss is None:
+            first_loss = f"{step} ({ops / secs:,.0f} calls/s)"
+        rows.append([th, "unpaced" if rate == "0" else f"{int(rate):,}/s", f"{ops / secs:,.0f}",
+                     f"{got:,.0f}", f"{lost:,}", f"{100 * lost / max(ops, 1):.1f} %",
+                     f"{max(ops - rows_n - lost, 0):,}", fmt_ns(pair), f"{100 * cpu / wall:.0f} %"])
+    lines = ["## (d) Events per second until loss",
+             "",
+             "`fsslower -m 0 --csv` (every call an event, rows written to a file in tmpfs) while "
+             "the 64-byte pwrite64 loop runs paced at rising rates, then unpaced with more threads. "
+             "*Received*: rows of the workload in the output; *lost*: fsslower's own counter "
+             "(events lost: ring buffer full); *unaccounted*: calls neither received nor counted as "
+             "lost; *CPU*: fsslower's user+system time over the run.",
+             "",
+             table(["threads", "pace", "calls/s", "received rows/s", "lost", "lost share",
+                    "unaccounted", "BPF ns per pair", "fsslower CPU"], rows),
+             "",
+             f"Highest rate with nothing lost: {best:,.0f} events/s ({best_step}); "
+             + (f"first loss: {first_loss}." if first_loss else "no loss at any rate tried.")]
+    return lines, {"best": best, "first_loss": first_loss}
+
+
+# ---- the targets ---------------------------------------------------------------------------
+
+def targets(a, b, c):
+    def ok(v, lim):
+        return "-" if v is None else ("met" if v <= lim else "not met")
+
+    def unit(s, ph, tr):
+        return med(a.get((s, ph, tr), {}).values()) if (s, ph, tr) in a else None
+
+    rows = []
+    v = unit("fs", "pwrite-ext4", "fsslower")
+    rows.append(["fs tracepoint path, BPF ns per pwrite64 call pair (fsslower)", "<= 300 ns",
+                 fmt_ns(v), ok(v, 300)])
+    fl = unit("fs", "pwrite-ext4", "bt-fs-floor")
+    for ph, tr, what in (("pwrite-tmpfs", "fsslower", "a file it does not report (tmpfs)"),
+                         ("pwrite-ext4", "fsslower-p1", "a process outside -p")):
+        v, f = unit("fs", ph, tr), unit("fs", ph, "bt-fs-floor")
+        rows.append([f"fs path, call pair on {what}", "close to the floor",
+                     f"{fmt_ns(v)} (floor {fmt_ns(f)})", "-" if v is None or not f else f"{v / f:.1f}x floor"])
+    v, vc = b.get(("pwrite64", "fsslower")), b.get(("pwrite64", "fsslower", "cpu"))
+    rows.append(["64-byte pwrite64 loop under fsslower -m 10 (wall clock; CPU time)", "<= 1.3x",
+                 f"{fmt_x(v)}; {fmt_x(vc)}", ok(v, 1.3)])
+    v = unit("sched", "mixed", "iowaitstack")
+    rows.append(["sched_switch, BPF ns per switch, mixed load (iowaitstack)", "<= 300 ns",
+                 fmt_ns(v), ok(v, 300)])
+    v, f = unit("sched", "pingpong", "iowaitstack"), unit("sched", "pingpong", "bt-sched-floor")
+    rows.append(["sched_switch, common case (ping-pong, no I/O wait)", "near the floor",
+                 f"{fmt_ns(v)} (floor {fmt_ns(f)})", "-" if v is None or not f else f"{v / f:.1f}x floor"])
+    v = a.get(("block", "direct-write", "biolatency", "lt-biolatency"))
+    rows.append(["block, BPF ns per request: biolatency / libbpf-tools biolatency", "<= 0.6x",
+                 fmt_x(v), ok(v, 0.6)])
+    for t in ("biolatency", "fsslower", "iowaitstack", "writeback-ret", "iolayer"):
+        ready, rss = c.get(t, (None, None))
+        rows.append([f"{t} start-up", "<= 50 ms", "-" if ready is None else f"{ready:.0f} ms",
+                     ok(ready, 50)])
+        rows.append([f"{t} RSS at rest", "<= 10 MB", "-" if rss is None else f"{rss:.1f} MB",
+                     ok(rss, 10)])
+    return ["## Targets (issue 14)", "",
+            "Measured in this run against the targets; a benchmark never fails on them.", "",
+            table(["what", "target", "measured", ""], rows)]
+
+
+def main():
+    recs = read(sys.argv[1])
+    meta = {k: v for k, v in recs["meta"]}
+    labels, roles = {}, {}
+    for x in recs["session"] + recs["bconf"]:
+        labels[x[1]], roles[x[1]] = x[3], x[2]
+    for t, label, why in recs["unavailable"]:
+        labels.setdefault(t, label)
+        roles.setdefault(t, "peer")
+    labels.setdefault("fsslower-m0", "fsslower -m 0")
+    _, types = windows(recs)
+    methods = {t: ", ".join(sorted(ts)) for t, ts in types.items()}
+    for t, m in recs["method"]:
+        # "ext4 file operations: tracepoint;block request lifetime: tp_btf" -> methods named
+        methods[t] = "; ".join(sorted({p.split(": ")[-1] for p in m.split(";")}))
+    a_lines, a = section_a(recs, labels, roles, methods) if recs["snap"] else ([], {})
+    b_lines, b = section_b(recs, labels, roles, methods) if recs["wall"] else ([], {})
+    c_lines, c = section_c(recs, labels) if recs["startup"] else ([], {})
+    d_lines, _ = section_d(recs) if recs["loss"] else ([], {})
+    ra, rb, rc = (meta.get("rounds_" + x, "-") for x in "abc")
+    head = ["# Benchmarks",
+            "",
+            "Written by `sudo make bench` (tools/bench); do not edit by hand. iolayer's tools beside "
+            "their peers on the same events; the machine is shared, so absolute times are noisy and "
+            "the ratios taken within one round are what to compare.",
+            "",
+            f"- date: {meta.get('date', '?')}, iolayer {meta.get('version', '?')}",
+            f"- kernel: {meta.get('kernel', '?')}; kprobes: {meta.get('kprobes', '?')} "
+            "(fentry/fexit is refused on this machine)",
+            f"- CPU: {meta.get('cpu', '?')}",
+            f"- peers: {meta.get('peers', '?')}",
+            f"- disks: {meta.get('disks', '?')}",
+            f"- load average at start / end: {meta.get('load_begin', '?')} / {meta.get('load_end', '?')}; "
+            f"rounds: (a) {ra}, (b) {rb}, (c) {rc}; workload scale {meta.get('scale', '1')}; "
+            f"run took {meta.get('elapsed', '?')} s",
+            ""]
+    if recs["unavailable"]:
+        head += ["Peers that cannot run on this kernel:", ""]
+        head += [f"- {label}: {why}" + (" (the kernel has neither kprobes nor fentry)"
+                                        if "kprobe" in why and meta.get("kprobes") == "no" else "")
+                 for t, label, why in recs["unavailable"]]
+        head.append("")
+    body = head + targets(a, b, c) + [""] + a_lines + [""] + b_lines + [""] + c_lines + [""] + d_lines
+    text = "\n".join(body).rstrip() + "\n"
+    sys.stdout.write(text)
+    if len(sys.argv) > 2 and sys.argv[2] != "-":
+        with open(sys.argv[2], "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
