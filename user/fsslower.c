@@ -257,7 +257,6 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 
 	if (il_opts.format == IL_FMT_JSON) {
 		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
-		struct json_object *arr = json_object_new_array();
 
 		for (int i = 0; i < FS_OP__MAX; i++) {
 			struct json_object *x = stats_json(&st[i], json_object_new_object());
@@ -277,23 +276,7 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			json_object_object_add(ops, op_key[i], x);
 		}
 		json_object_object_add(o, "summary", ops);
-		for (int i = 0; i < naio; i++) {
-			struct json_object *a = json_object_new_object();
-
-			json_object_object_add(a, "pid", json_object_new_int(aio[i].tgid));
-			il_json_add_name(a, "comm", aio[i].st.comm, sizeof(aio[i].st.comm));
-			json_object_object_add(a, "requests", json_object_new_uint64(aio[i].st.requests));
-			json_object_object_add(a, "io_submit_calls", json_object_new_uint64(aio[i].st.submit_calls));
-			json_object_object_add(a, "io_submit_failed", json_object_new_uint64(aio[i].st.submit_failed));
-			json_object_object_add(a, "io_submit_usecs", il_json_usecs(aio[i].st.submit_ns / 1e3));
-			json_object_object_add(a, "io_getevents_calls", json_object_new_uint64(aio[i].st.getevents_calls));
-			json_object_object_add(a, "events", json_object_new_uint64(aio[i].st.events));
-			json_object_object_add(a, "io_getevents_usecs", il_json_usecs(aio[i].st.getevents_ns / 1e3));
-			json_object_object_add(a, "notice", json_object_new_string(
-						       il_fs_aio_notice(&aio[i], line, sizeof(line))));
-			json_object_array_add(arr, a);
-		}
-		json_object_object_add(o, "aio", arr);
+		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
 		json_object_object_add(o, "lost", il_drops_json(drops));
 		il_json_print(stdout, o);

@@ -93,7 +93,8 @@ static void print_row(const char *layer, const char *what, const struct il_lat *
 
 
 static void report(const struct il_layers *m, char frames[][128], int nframes,
-		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who)
+		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who,
+		   const struct il_fs_aio_row *aio, int naio)
 {
 	char why[1024], what[64], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
@@ -150,6 +151,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		json_object_object_add(v, "disk", m->disk[0] ? json_object_new_string(m->disk) : NULL);
 		json_object_object_add(o, "verdict", v);
 		il_who_view_json(o, who, m->elapsed_s, top_n);
+		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		for (int i = 0; i < nframes; i++)
 			json_object_array_add(st, json_object_new_string(frames[i]));
 		json_object_object_add(o, "top_iowait_stack", st);
@@ -188,6 +190,11 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 			printf("    %s\n", frames[i]);
 	}
 	il_who_view_print(stdout, who, m->elapsed_s, top_n);
+	for (int i = 0; i < naio; i++) { /* what the file-operation rows cannot show */
+		char line[512];
+
+		printf("%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
+	}
 	if (c.found) {
 		char esc[4 * sizeof(names) + 1];
 
@@ -220,6 +227,8 @@ int main(int argc, char **argv)
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
 	struct il_plan plans[FS_TYPE__MAX + 4] = { 0 }, *block, *fs, *wb, *iw, *who;
 	struct il_who_view view = { 0 };
+	struct il_fs_aio_row *aio = NULL;
+	int naio;
 	__u32 pref[16], disk_dev = 0;
 	int npref = 0;
 	bool who_seen;
@@ -337,7 +346,10 @@ int main(int argc, char **argv)
 	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
 	if (m.fs_seen)
 		drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
-	report(&m, frames, nframes, drops, &view);
+	naio = m.fs_seen ? il_fs_aio_read(skel->obj, &aio) : 0;
+	report(&m, frames, nframes, drops, &view, aio, naio > 0 ? naio : 0);
+	if (naio > 0)
+		free(aio);
 	rc = il_tool_output_status();
 out:
 	il_who_view_free(&view);

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
 command -v fio >/dev/null || skip_all "fio is not installed (tools/install-deps installs it)"
-plan 10
+plan 12
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -25,10 +25,12 @@ check "fsslower -v (text) starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS -v 
 PT=$TOOL_PID
 check "fsslower --json starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
 PJ=$TOOL_PID
+check "iolayer --json starts" tool_start "$TMPD/i.out" "$TMPD/i.err" $(tool iolayer) --json -p "$WL_PID" -d 600
+PI=$TOOL_PID
 wl_go
 rcs=
-for p in $PT $PJ; do TOOL_PID=$p; tool_stop; rcs+="$TOOL_RC "; done
-is "$WL_RC $rcs" "0 0 0 " "fio and both tracers exit 0"
+for p in $PT $PJ $PI; do TOOL_PID=$p; tool_stop; rcs+="$TOOL_RC "; done
+is "$WL_RC $rcs" "0 0 0 0 " "fio and the three tracers exit 0"
 SYNCS=$(jq '.jobs[0].sync.total_ios' "$TMPD/fio.json")
 is "$(jq '.jobs[0].write.total_ios' "$TMPD/fio.json")" "$N" "fio wrote $N times (its JSON)"
 is "$(jq -r 'select(.op == "F") | .file' "$TMPD/j.out" | grep -cxF -- "$F")" "$SYNCS" \
@@ -48,9 +50,11 @@ if grep -q 'attaching with tracepoint' "$TMPD/t.err"; then
 		true "JSON: io_submit and io_getevents calls counted"
 	is "$(jq -r --arg f "$F" 'select(.op == "W" and .file == $f) | .interface' "$TMPD/j.out" | sort -u | tr '\n' ' ')" "" \
 		"no W row for the AIO writes (the syscall layer cannot time them)"
-	diag "answer: AIO requests text $got json $jgot (N=$N)"
+	igot=$(jq -r --argjson p "$WL_PID" '.aio[] | select(.pid == $p) | .requests' "$TMPD/i.out")
+	check "iolayer: aio[].requests $igot is $N within 1 % (its notice: never a silent zero)" within1 "$igot" "$N"
+	diag "answer: AIO requests text $got json $jgot iolayer $igot (N=$N)"
 else
-	for i in 1 2 3 4 5; do skip "AIO is counted where the syscall tracepoints are used (the file operations time its writes)"; done
+	for i in 1 2 3 4 5 6; do skip "AIO is counted where the syscall tracepoints are used (the file operations time its writes)"; done
 fi
 
 done_testing

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
+#include "escape.h"
 #include "layers.h"
 #include "log.h"
 #include "mounts.h"
@@ -277,6 +278,31 @@ const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t le
 		 grouped(r->st.getevents_calls, gc, sizeof(gc)), grouped(r->st.events, ev, sizeof(ev)),
 		 r->st.getevents_ns / 1e6);
 	return buf;
+}
+
+struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n)
+{
+	struct json_object *arr = json_object_new_array();
+	char line[512];
+
+	for (int i = 0; i < n; i++) {
+		const struct fs_aio_stats *st = &aio[i].st;
+		struct json_object *a = json_object_new_object();
+
+		json_object_object_add(a, "pid", json_object_new_int(aio[i].tgid));
+		il_json_add_name(a, "comm", st->comm, sizeof(st->comm));
+		json_object_object_add(a, "requests", json_object_new_uint64(st->requests));
+		json_object_object_add(a, "io_submit_calls", json_object_new_uint64(st->submit_calls));
+		json_object_object_add(a, "io_submit_failed", json_object_new_uint64(st->submit_failed));
+		json_object_object_add(a, "io_submit_usecs", il_json_usecs(st->submit_ns / 1e3));
+		json_object_object_add(a, "io_getevents_calls", json_object_new_uint64(st->getevents_calls));
+		json_object_object_add(a, "events", json_object_new_uint64(st->events));
+		json_object_object_add(a, "io_getevents_usecs", il_json_usecs(st->getevents_ns / 1e3));
+		json_object_object_add(a, "notice", json_object_new_string(
+					       il_fs_aio_notice(&aio[i], line, sizeof(line))));
+		json_object_array_add(arr, a);
+	}
+	return arr;
 }
 
 __u64 il_fs_orphan_starts(struct bpf_object *obj)

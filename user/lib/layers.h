@@ -131,6 +131,10 @@ int il_fs_aio_read(struct bpf_object *obj, struct il_fs_aio_row **rows);
  * AIO: not timed per call here (io_submit: ...; io_getevents: ...)". Returns buf. */
 const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t len);
 
+/* The rows as a JSON array of {pid, comm, requests, io_submit_calls, io_submit_failed,
+ * io_submit_usecs, io_getevents_calls, events, io_getevents_usecs, notice}. */
+struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n);
+
 /* Calls whose start is still recorded though their thread has exited: their return was
  * missed. Add to the drops' IL_DROP_MISSED_RETURN. */
 __u64 il_fs_orphan_starts(struct bpf_object *obj);
