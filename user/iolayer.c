@@ -39,7 +39,7 @@ static const char doc[] =
 enum { OPT_TOP = 0x100, OPT_SERVE };
 
 static const struct argp_option opts[] = {
-	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files (default 5; 0: all)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files (default 5; 0: all; --serve: 1 to 100)", 0 },
 	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Run until stopped, serving Prometheus metrics on /metrics "
 	  "and the verdict on /verdict (ADDR default 127.0.0.1; an ADDR alone: PORT 19435)", 0 },
 	{ 0 },
@@ -246,6 +246,8 @@ int main(int argc, char **argv)
 	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
+	if (serve && (top_n < 1 || top_n > IL_SERVE_MAX_TOP))
+		il_die("--serve takes --top from 1 to %d, got %d", IL_SERVE_MAX_TOP, top_n);
 	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
@@ -302,7 +304,7 @@ int main(int argc, char **argv)
 	if (serve) {
 		struct il_serve_src src = { skel->obj, bpf_map__fd(skel->maps.il_drops), m.blk_seen ? block : NULL,
 					    fs, fs_type, m.fs_seen ? nfs : 0, m.wb_seen ? wb : NULL,
-					    m.iw_seen ? iw : NULL, il_opts.pid };
+					    m.iw_seen ? iw : NULL, il_opts.pid, top_n };
 
 		rc = il_serve(&serve_addr, &src, il_opts.duration_s) ? IL_EXIT_ERR : IL_EXIT_OK;
 		goto out;

@@ -2,14 +2,15 @@
 # iolayer --serve scraped by Debian's own prometheus (1 s interval): a write+fsync workload of
 # known count on a loop ext4, then Prometheus's HTTP API must give back that count exactly and
 # a p99 in the log2 bucket of fsslower's p99 of the same run (fsslower -m 0 traces the same
-# calls at the same time). Meanwhile: malformed requests, 200 connections at once, a client
+# calls at the same time); the workload's process and file in the top series with that count
+# too, and /verdict names that process and file. Meanwhile: malformed requests, 200 connections at once, a client
 # that reads one byte a second and one that sends one byte a second; tracing stays exact.
 source "$(dirname "$0")/lib.sh"
 require_root
 for t in prometheus promtool curl jq python3; do
 	command -v $t >/dev/null || skip_all "$t is not installed (tools/install-deps installs it)"
 done
-plan 29
+plan 34
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -173,6 +174,19 @@ is "$(curl -s "$URL/metrics" | awk '$1 == "iolayer_fs_op_duration_seconds_count{
 is "$(q 'sum(iolayer_lost_events_total{job="iolayer",kind!="missed_end"})')" 0 \
 	"Prometheus: nothing lost (ring buffer, maps, starts, stacks, returns)"
 
+# The top processes and files (--top 5): the workload's process has a series of its own, under
+# its pid, and its file's syncs are the workload's count.
+is "$(q "iolayer_process_fs_ops_total{job=\"iolayer\",pid=\"$WL_PID\",comm=\"fsync_loop\",op=\"fsync\"}")" "$N" \
+	"Prometheus: the workload's process (pid $WL_PID, fsync_loop) has its own series: $N fsyncs"
+is "$(q "iolayer_file_fsyncs_total{job=\"iolayer\",path=\"$MNT/data\"}")" "$N" \
+	"Prometheus: its file $MNT/data: $N fsyncs"
+curl -s "$URL/metrics" >"$TMPD/top.txt"
+diag "process series: $(awk -F'"' '/^iolayer_process_fs_ops_total\{/ && /op="fsync"/ {v = $NF; sub(/^} /, "", v); printf "%s(%s)=%s ", $4, $2, v}' "$TMPD/top.txt")"
+check "at most 5 processes and 5 files of their own, then \"other\" last" awk '
+	/^iolayer_process_iowait_seconds_total\{/ {np++; lp = $0}
+	/^iolayer_file_fsyncs_total\{/ {nf++; lf = $0}
+	END {exit !(np >= 2 && np <= 6 && nf >= 2 && nf <= 6 && lp ~ /pid="other"/ && lf ~ /path="other"/)}' "$TMPD/top.txt"
+
 kill -INT "$FS_PID"; wait "$FS_PID"
 FS_RC=$?
 is "$FS_RC" 0 "fsslower exits 0"
@@ -195,10 +209,14 @@ check "iolayer_info names the version, kernel and each layer's method" \
 	grep -qE '^iolayer_info\{version="[^"]+",kernel="'"$(uname -r)"'",pid="'"$WL_PID"'",block="[a-z_]+",fs="ext4:[a-z_]+.*",writeback="[a-z_]+",iowait="[a-z_]+"\} 1$' "$TMPD/m.txt"
 is "$(curl -s "$URL/verdict" | jq -r '.layers.syscall.fsync.count')" "$N" "/verdict: $N fsyncs in its window"
 check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|none)$\")' >/dev/null"
+V=$(curl -s "$URL/verdict" | jq -r '"\(.verdict.process.pid) \(.verdict.process.comm) \(.verdict.file)"')
+diag "/verdict: $(curl -s "$URL/verdict" | jq -c '.verdict | del(.reason)')"
+is "$V" "$WL_PID fsync_loop $MNT/data" "/verdict names the workload's process (pid $WL_PID) and its file"
 
 # Bad --serve arguments, and an address already taken (prometheus's): one line, exit 1.
 bad "--serve with port 70000: one line, exit 1" "port must be a number from 1 to 65535" $IL --serve 70000
 bad "--serve with a host name: one line, exit 1" "is not an IPv4 or IPv6 address" $IL --serve example.com:80
+bad "--serve with --top 0: one line, exit 1" "serve takes --top from 1 to 100, got 0" $IL --serve 19435 --top 0
 bad "--serve on a port in use: one line, exit 1" "cannot listen on 127.0.0.1:$PPORT: Address already in use" \
 	$IL --serve "127.0.0.1:$PPORT"
 

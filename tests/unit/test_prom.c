@@ -226,6 +226,286 @@ static void test_label_cut(void **state)
 		assert_memory_equal(buf + i, "\\\"", 2);
 }
 
+/* ---- the top processes and files ----------------------------------------------------- */
+
+#define S 1000000000ULL
+
+/* Three processes, in the view's order (time since start): fsync_loop (4 s of file operations
+ * and I/O wait), jbd2 (0.25 s of I/O wait), cat (1 us). */
+static void three_procs(struct il_who_sum p[3])
+{
+	memset(p, 0, 3 * sizeof(*p));
+	p[0].pid = 4242;
+	strcpy(p[0].comm, "fsync_loop");
+	strcpy(p[0].cgroup, "/user.slice");
+	p[0].op_ns[FS_OP_WRITE] = S / 2;
+	p[0].op_ns[FS_OP_FSYNC] = 2 * S;
+	p[0].op_count[FS_OP_WRITE] = 500;
+	p[0].op_count[FS_OP_FSYNC] = 500;
+	p[0].iowait_ns = 3 * S / 2;
+	p[0].write_bytes = 2048000;
+	p[0].bio_bytes = p[0].bio_write_bytes = 4096000;
+	p[1].pid = 17;
+	strcpy(p[1].comm, "jbd2/loop0-8");
+	strcpy(p[1].cgroup, "/");
+	p[1].kthread = true;
+	p[1].iowait_ns = S / 4;
+	p[1].bio_bytes = p[1].bio_write_bytes = 65536;
+	p[2].pid = 99;
+	strcpy(p[2].comm, "cat");
+	strcpy(p[2].cgroup, "/");
+	p[2].op_ns[FS_OP_READ] = 1000;
+	p[2].op_count[FS_OP_READ] = 1;
+	p[2].read_bytes = 10;
+	p[2].bio_bytes = 8192;
+}
+
+/* A path with a quote, backslashes, a newline and two 0xff bytes. Its text form is
+ * /mnt/a"b\\c\nd\xff\xff.log (a backslash doubled; \n and \xff with one backslash each), then
+ * every \ and " is escaped for the format. */
+#define HOSTILE_PATH "/mnt/a\"b\\c\nd\xff\xff.log"
+#define HOSTILE_LABEL "/mnt/a\\\"b\\\\\\\\c\\\\nd\\\\xff\\\\xff.log"
+
+/* Three files: the hostile one (2.5 s), a path of 511 bytes (the longest the view keeps),
+ * /x (10 ns). */
+static void three_files(struct il_who_file_sum f[3])
+{
+	memset(f, 0, 3 * sizeof(*f));
+	f[0].k.dev = 7 << 20;
+	f[0].k.ino = 12;
+	strcpy(f[0].path, HOSTILE_PATH);
+	f[0].op_ns = 5 * S / 2;
+	f[0].fsyncs = 500;
+	f[0].write_bytes = 2048000;
+	f[0].bio_write_bytes = 4096000;
+	f[1].k.dev = 7 << 20;
+	f[1].k.ino = 13;
+	f[1].path[0] = '/';
+	memset(f[1].path + 1, 'd', sizeof(f[1].path) - 2);
+	f[1].op_ns = S;
+	f[1].read_bytes = 4096;
+	f[1].bio_read_bytes = 4096;
+	f[2].k.dev = 8 << 20 | 1;
+	f[2].k.ino = 2;
+	strcpy(f[2].path, "/x");
+	f[2].op_ns = 10;
+	f[2].fsyncs = 1;
+}
+
+static struct il_who_sum procs[3];
+static struct il_who_file_sum files[3];
+static struct il_who_view view;
+static struct il_prom_top top;
+static unsigned long long now_ns;
+
+static int top_setup(void **state)
+{
+	three_procs(procs);
+	three_files(files);
+	view = (struct il_who_view){ procs, 3, files, 3, { 0 } };
+	il_prom_top_init(&top, 2);
+	now_ns = 1000 * S;
+	return 0;
+}
+
+static int top_teardown(void **state)
+{
+	il_prom_top_free(&top);
+	return 0;
+}
+
+static void who(struct il_prom *p)
+{
+	il_prom_who(p, &top, &view, now_ns);
+}
+
+#define P0 "pid=\"4242\",comm=\"fsync_loop\",cgroup=\"/user.slice\""
+#define P1 "pid=\"17\",comm=\"jbd2/loop0-8\",cgroup=\"/\""
+#define P2 "pid=\"99\",comm=\"cat\",cgroup=\"/\""
+#define PO "pid=\"other\",comm=\"other\",cgroup=\"other\""
+#define OPS(fam, who, r, w, o, f, s) \
+	fam "{" who ",op=\"read\"} " r "\n" fam "{" who ",op=\"write\"} " w "\n" \
+	fam "{" who ",op=\"open\"} " o "\n" fam "{" who ",op=\"fsync\"} " f "\n" \
+	fam "{" who ",op=\"sync_range\"} " s "\n"
+#define DIRS(fam, who, r, w) fam "{" who ",dir=\"read\"} " r "\n" fam "{" who ",dir=\"write\"} " w "\n"
+/* the 511-byte path cut at 256 bytes: "/", 252 d, "..." */
+#define D4 "dddd"
+#define D16 D4 D4 D4 D4
+#define D64 D16 D16 D16 D16
+#define LONG "/" D64 D64 D64 D16 D16 D16 D4 D4 D4 "..."
+#define F0 "path=\"" HOSTILE_LABEL "\""
+#define F1 "path=\"" LONG "\""
+
+/* The first exposition, --top 2: in each family fsync_loop then jbd2 then the rest (cat) in
+ * "other"; the hostile file, then the long one cut at 256 bytes, then the rest (/x). */
+static const char top_text[] =
+	"# HELP iolayer_process_fs_seconds_total Time the top processes spent in file operations "
+	"(syscall/VFS, entry to return), by operation; the others add up in pid=\"other\".\n"
+	"# TYPE iolayer_process_fs_seconds_total counter\n"
+	OPS("iolayer_process_fs_seconds_total", P0, "0", "0.5", "0", "2", "0")
+	OPS("iolayer_process_fs_seconds_total", P1, "0", "0", "0", "0", "0")
+	OPS("iolayer_process_fs_seconds_total", PO, "0.000001", "0", "0", "0", "0")
+	"# HELP iolayer_process_fs_ops_total File operations the top processes completed, by "
+	"operation; the others add up in pid=\"other\".\n"
+	"# TYPE iolayer_process_fs_ops_total counter\n"
+	OPS("iolayer_process_fs_ops_total", P0, "0", "500", "0", "500", "0")
+	OPS("iolayer_process_fs_ops_total", P1, "0", "0", "0", "0", "0")
+	OPS("iolayer_process_fs_ops_total", PO, "1", "0", "0", "0", "0")
+	"# HELP iolayer_process_iowait_seconds_total Time the top processes slept in I/O wait "
+	"(io_schedule); the others add up in pid=\"other\".\n"
+	"# TYPE iolayer_process_iowait_seconds_total counter\n"
+	"iolayer_process_iowait_seconds_total{" P0 "} 1.5\n"
+	"iolayer_process_iowait_seconds_total{" P1 "} 0.25\n"
+	"iolayer_process_iowait_seconds_total{" PO "} 0\n"
+	"# HELP iolayer_process_fs_bytes_total Bytes the top processes read and wrote through file "
+	"operations; the others add up in pid=\"other\".\n"
+	"# TYPE iolayer_process_fs_bytes_total counter\n"
+	DIRS("iolayer_process_fs_bytes_total", P0, "0", "2048000")
+	DIRS("iolayer_process_fs_bytes_total", P1, "0", "0")
+	DIRS("iolayer_process_fs_bytes_total", PO, "10", "0")
+	"# HELP iolayer_process_disk_bytes_total Bytes of the block I/O the top processes submitted, "
+	"to every disk; the others add up in pid=\"other\".\n"
+	"# TYPE iolayer_process_disk_bytes_total counter\n"
+	DIRS("iolayer_process_disk_bytes_total", P0, "0", "4096000")
+	DIRS("iolayer_process_disk_bytes_total", P1, "0", "65536")
+	DIRS("iolayer_process_disk_bytes_total", PO, "8192", "0")
+	"# HELP iolayer_file_fs_seconds_total Time spent in file operations on the top files; the "
+	"others add up in path=\"other\".\n"
+	"# TYPE iolayer_file_fs_seconds_total counter\n"
+	"iolayer_file_fs_seconds_total{" F0 "} 2.5\n"
+	"iolayer_file_fs_seconds_total{" F1 "} 1\n"
+	"iolayer_file_fs_seconds_total{path=\"other\"} 0.00000001\n"
+	"# HELP iolayer_file_fsyncs_total Syncs of the top files (fsync, fdatasync, the syncs of "
+	"O_SYNC writes, sync_file_range); the others add up in path=\"other\".\n"
+	"# TYPE iolayer_file_fsyncs_total counter\n"
+	"iolayer_file_fsyncs_total{" F0 "} 500\n"
+	"iolayer_file_fsyncs_total{" F1 "} 0\n"
+	"iolayer_file_fsyncs_total{path=\"other\"} 1\n"
+	"# HELP iolayer_file_fs_bytes_total Bytes read from and written to the top files through "
+	"file operations; the others add up in path=\"other\".\n"
+	"# TYPE iolayer_file_fs_bytes_total counter\n"
+	DIRS("iolayer_file_fs_bytes_total", F0, "0", "2048000")
+	DIRS("iolayer_file_fs_bytes_total", F1, "4096", "0")
+	DIRS("iolayer_file_fs_bytes_total", "path=\"other\"", "0", "0")
+	"# HELP iolayer_file_disk_bytes_total Bytes of the top files' pages read from and written "
+	"to disk, by any process or kernel thread (writeback included); the others add up in "
+	"path=\"other\".\n"
+	"# TYPE iolayer_file_disk_bytes_total counter\n"
+	DIRS("iolayer_file_disk_bytes_total", F0, "0", "4096000")
+	DIRS("iolayer_file_disk_bytes_total", F1, "4096", "0")
+	DIRS("iolayer_file_disk_bytes_total", "path=\"other\"", "0", "0");
+
+static void test_top_text(void **state)
+{
+	char *got = expose(false, who);
+
+	assert_string_equal(got, top_text);
+	/* nothing a path holds breaks a line or leaves a byte outside printable ASCII */
+	for (const unsigned char *c = (const unsigned char *)got; *c; c++)
+		assert_true(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
+	assert_int_equal(strlen(LONG), IL_PROM_PATH_LABEL_MAX);
+	free(got);
+}
+
+/* OpenMetrics: the family without _total in HELP, TYPE and UNIT; the samples with it. */
+static void test_top_openmetrics(void **state)
+{
+	char *got = expose(true, who);
+
+	assert_non_null(strstr(got, "\n# TYPE iolayer_process_fs_seconds counter\n"
+				    "# UNIT iolayer_process_fs_seconds seconds\n"
+				    "iolayer_process_fs_seconds_total{" P0 ",op=\"read\"} 0\n"));
+	assert_non_null(strstr(got, "\n# TYPE iolayer_file_fsyncs counter\n"
+				    "iolayer_file_fsyncs_total{" F0 "} 500\n"));
+	assert_non_null(strstr(got, "\n# UNIT iolayer_file_disk_bytes bytes\n"));
+	assert_null(strstr(got, "# UNIT iolayer_process_fs_ops "));
+	assert_string_equal(got + strlen(got) - 6, "# EOF\n");
+	free(got);
+}
+
+/* The value of the sample that begins with line (family{labels}), as text; "" when absent. */
+static const char *value_of(const char *text, const char *line)
+{
+	static char v[64];
+	const char *at = text;
+	size_t n = strlen(line);
+
+	v[0] = '\0';
+	while ((at = strstr(at, line)) && at != text && at[-1] != '\n')
+		at++;
+	if (at && at[n] == ' ')
+		sscanf(at + n + 1, "%63s", v);
+	return v;
+}
+
+/* Ranks follow recent time; "other" never goes down; an entry that began again (evicted)
+ * counts from 0. */
+static void test_top_over_time(void **state)
+{
+	char *got;
+
+	free(expose(false, who));
+	/* a minute later (each ns of before counts half): cat read for 8 s, the others did
+	 * nothing: cat 8 s, fsync_loop 2 s, jbd2 0.125 s. cat and fsync_loop, jbd2 in "other". */
+	now_ns += 60 * S;
+	procs[2].op_ns[FS_OP_READ] += 8 * S;
+	procs[2].op_count[FS_OP_READ] += 1000;
+	got = expose(false, who);
+	assert_non_null(strstr(got, "# TYPE iolayer_process_fs_seconds_total counter\n"
+				    "iolayer_process_fs_seconds_total{" P2 ",op=\"read\"} 8.000001\n"));
+	assert_non_null(strstr(got, "iolayer_process_fs_seconds_total{" P2 ",op=\"sync_range\"} 0\n"
+				    "iolayer_process_fs_seconds_total{" P0 ",op=\"read\"} 0\n"));
+	assert_null(strstr(got, P1));
+	/* "other" had cat's 1 us; it takes cat's 8 s too (cat had no series at the last
+	 * exposition), and keeps nothing of jbd2's past: 8.000001 s, 1001 reads */
+	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
+	assert_string_equal(value_of(got, "iolayer_process_fs_ops_total{" PO ",op=\"read\"}"), "1001");
+	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0");
+	free(got);
+	/* at once: cat reads 1 s more, in its own series only; jbd2, in "other", sleeps 0.1 s
+	 * after its entry began again (0.25 s -> 0.1 s): "other" takes 0.1 s */
+	procs[2].op_ns[FS_OP_READ] += S;
+	procs[1].iowait_ns = S / 10;
+	got = expose(false, who);
+	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" P2 ",op=\"read\"}"), "9.000001");
+	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
+	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0.1");
+	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" P0 "}"), "1.5");
+	free(got);
+}
+
+/* Two files whose paths differ only after 256 bytes would share a label: the second is
+ * passed over (in "other") and the next one has the second place. */
+static void test_top_same_label(void **state)
+{
+	char *got;
+
+	memcpy(files[0].path, files[1].path, sizeof(files[0].path));
+	files[0].path[300] = 'e';
+	got = expose(false, who);
+	assert_non_null(strstr(got, "# TYPE iolayer_file_fs_seconds_total counter\n"
+				    "iolayer_file_fs_seconds_total{" F1 "} 2.5\n"
+				    "iolayer_file_fs_seconds_total{path=\"/x\"} 0.00000001\n"
+				    "iolayer_file_fs_seconds_total{path=\"other\"} 1\n"));
+	free(got);
+}
+
+/* A path of 0xff bytes: each is \xff in text form, cut before the escape that would pass
+ * 256 bytes (63 of them and "...", 255 bytes), never inside one. */
+static void test_top_cut_escapes(void **state)
+{
+	char want[1024] = "iolayer_file_fs_seconds_total{path=\"", *got;
+	size_t n = strlen(want);
+
+	memset(files[0].path, 0xff, sizeof(files[0].path) - 1);
+	for (int i = 0; i < 63; i++)
+		n += snprintf(want + n, sizeof(want) - n, "\\\\xff");
+	snprintf(want + n, sizeof(want) - n, "...\"} 2.5\n");
+	got = expose(false, who);
+	assert_non_null(strstr(got, want));
+	free(got);
+}
+
 static void test_accept(void **state)
 {
 	static const struct { const char *accept; bool om; } t[] = {
@@ -263,6 +543,11 @@ int main(void)
 		cmocka_unit_test(test_hostile_sample_line),
 		cmocka_unit_test(test_label_cut),
 		cmocka_unit_test(test_accept),
+		cmocka_unit_test_setup_teardown(test_top_text, top_setup, top_teardown),
+		cmocka_unit_test_setup_teardown(test_top_openmetrics, top_setup, top_teardown),
+		cmocka_unit_test_setup_teardown(test_top_over_time, top_setup, top_teardown),
+		cmocka_unit_test_setup_teardown(test_top_same_label, top_setup, top_teardown),
+		cmocka_unit_test_setup_teardown(test_top_cut_escapes, top_setup, top_teardown),
 	};
 
 	return cmocka_run_group_tests_name("prom", tests, NULL, NULL);

@@ -17,7 +17,8 @@
  *
  * Label values pass through il_text_escape() first (control bytes and invalid UTF-8 as \xhh,
  * a backslash doubled: the names the text output prints), are cut at IL_PROM_LABEL_MAX bytes
- * (ending "..."), then escaped for the format (\\, \", \n).
+ * (IL_PROM_PATH_LABEL_MAX for the labels named "path" and "cgroup"), ending "...", then
+ * escaped for the format (\\, \", \n).
  */
 #ifndef IOLAYER_PROM_H
 #define IOLAYER_PROM_H
@@ -26,12 +27,15 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "whoview.h"
 
 #define IL_PROM_CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define IL_PROM_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 /* Bytes of a label value after il_text_escape(), before the format's own escaping. */
 #define IL_PROM_LABEL_MAX 64
+/* The same for the labels "path" and "cgroup": a path of 4 KiB is cut here. */
+#define IL_PROM_PATH_LABEL_MAX 256
 
 /* Histogram buckets: one per log2 slot of ns (bpf/lib/shared.h), from slot IL_PROM_FIRST_SLOT
  * (values up to 255 ns) to IL_PROM_LAST_SLOT (up to 68.72 s), then +Inf. Slot i holds the
@@ -84,5 +88,52 @@ const char *il_prom_seconds(__u64 ns, char *buf, size_t len);
 /* Label value of the name s (NUL-terminated) as written between the quotes (see the top).
  * buf needs 2 * IL_PROM_LABEL_MAX + 1 bytes; returns buf. */
 const char *il_prom_label_value(const char *s, char *buf, size_t len);
+
+/* ---- the top processes and files (iolayer --serve) ------------------------------------- */
+
+/* The time that ranks processes and files counts half after this many seconds. */
+#define IL_PROM_TOP_HALF_LIFE_S 60
+
+#define IL_PROM_TOP_VALS 16     /* values per process (file): the most a table has */
+
+struct il_prom_top_row;
+
+struct il_prom_top_table {
+	struct il_prom_top_row *rows;    /* every process (file) of the last exposition, by id */
+	int nrows;
+	__u64 other[IL_PROM_TOP_VALS];   /* the values of the "other" series */
+};
+
+/* What il_prom_who() keeps from one exposition to the next. */
+struct il_prom_top {
+	int n;                           /* processes (and files) with series of their own */
+	bool started;                    /* an exposition was made, at t_ns */
+	unsigned long long t_ns;
+	struct il_prom_top_table procs, files;
+};
+
+void il_prom_top_init(struct il_prom_top *t, int n);
+void il_prom_top_free(struct il_prom_top *t);
+
+/* The families of the top processes and files of attribution v, as of now_ns (ns on a
+ * monotonic clock), as counters:
+ *   iolayer_process_fs_seconds_total{pid,comm,cgroup,op}   iolayer_process_fs_ops_total{...,op}
+ *   iolayer_process_iowait_seconds_total{pid,comm,cgroup}   iolayer_process_fs_bytes_total{...,dir}
+ *   iolayer_process_disk_bytes_total{pid,comm,cgroup,dir}   (dir: read, write)
+ *   iolayer_file_fs_seconds_total{path}   iolayer_file_fsyncs_total{path}
+ *   iolayer_file_fs_bytes_total{path,dir}   iolayer_file_disk_bytes_total{path,dir}
+ * Each process (file) in a series of its own shows its counts since start, as in v. Which
+ * ones: the t->n with the most time (file operations and I/O wait for a process, file
+ * operations for a file), each nanosecond counting half after IL_PROM_TOP_HALF_LIFE_S, so
+ * one that stopped gives its place to those at work; ties, and the first exposition, in v's
+ * order (time since start). A file whose label would repeat a higher one's (two paths that
+ * are the same once cut) is passed over. Every other process (file) is summed into one series
+ * of label values "other", always written: from one exposition to the next it adds what
+ * happened outside the series that were there, with the same labels, at both, so it never
+ * goes down, and what leaves or enters a series of its own is not lost between the two. In
+ * each family, the series of their own in rank order, then "other". At most 15 * (n + 1)
+ * process series and 6 * (n + 1) file series. */
+void il_prom_who(struct il_prom *p, struct il_prom_top *t, const struct il_who_view *v,
+		 unsigned long long now_ns);
 
 #endif

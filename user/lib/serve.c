@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <microhttpd.h>
 #include "drops.h"
+#include "escape.h"
 #include "hist.h"
 #include "layers.h"
 #include "log.h"
@@ -20,6 +21,7 @@
 #include "serve.h"
 #include "util.h"
 #include "verdict.h"
+#include "whoview.h"
 
 #ifndef IL_VERSION
 #define IL_VERSION "unknown"
@@ -93,6 +95,21 @@ const char *il_serve_addr_parse(const char *arg, struct il_serve_addr *a)
 
 /* ---- what the layers say, read at one moment -------------------------------------------- */
 
+/* A process's attribution at one moment, as far as il_verdict_culprit() weighs it: the
+ * verdict's window takes it away from the sums of now. */
+struct who_base {
+	__u32 pid;
+	__u64 op_ns[FS_OP__MAX], iowait_ns, read_bytes, write_bytes;
+};
+
+/* The bytes that count for a process on a disk (dev: the whole disk) at one moment: those it
+ * submitted there and those of its files there that kernel threads wrote back (the view's
+ * disk_bytes + wb_bytes for that disk). */
+struct who_disk_base {
+	__u32 pid, dev;
+	__u64 bytes;
+};
+
 struct snap {
 	unsigned long long t;               /* il_now_ns() */
 	struct fs_op_stats fs[FS_OP__MAX];
@@ -102,6 +119,10 @@ struct snap {
 	struct il_disk_row *disk;
 	int ndisk;
 	__u64 lost[IL_DROP__MAX];
+	struct who_base *who;               /* the verdict's bases only (who_base_read), by pid */
+	int nwho;
+	struct who_disk_base *whod;         /* by pid, dev */
+	int nwhod;
 };
 
 static int iw_add(const struct iw_key *k, const struct iw_val *v, void *ctx)
@@ -138,8 +159,96 @@ static void snap_free(struct snap *s)
 {
 	free(s->wb);
 	free(s->disk);
+	free(s->who);
+	free(s->whod);
 	s->wb = NULL;
 	s->disk = NULL;
+	s->who = NULL;
+	s->whod = NULL;
+}
+
+static int cmp_who_base(const void *a, const void *b)
+{
+	const struct who_base *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_who_disk(const void *a, const void *b)
+{
+	const struct who_disk_base *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+/* The whole disk of dev, through a small cache (devs[i][0] -> devs[i][1], n of 16). */
+static __u32 whole_disk(__u32 devs[16][2], int *n, __u32 dev)
+{
+	for (int i = 0; i < *n; i++)
+		if (devs[i][0] == dev)
+			return devs[i][1];
+	if (*n == 16)
+		return il_whole_disk(dev);
+	devs[*n][0] = dev;
+	return devs[(*n)++][1] = il_whole_disk(dev);
+}
+
+/* Attribution into s, as a base of the verdict's window; left empty when it cannot be read
+ * (the window then weighs processes since start). */
+static void who_base_read(const struct il_serve_src *src, struct snap *s)
+{
+	__u32 devs[16][2];
+	struct il_who w;
+	int err, ndevs = 0, n = 0;
+
+	if ((err = il_who_read(src->obj, &w))) {
+		il_debug("reading attribution: %s", il_errno_name(err));
+		return;
+	}
+	s->who = calloc(w.nprocs + 1, sizeof(*s->who));
+	s->whod = calloc(w.npd + (size_t)w.nfiles * WHO_FILE_PIDS + 1, sizeof(*s->whod));
+	if (!s->who || !s->whod) {
+		free(s->who);
+		free(s->whod);
+		s->who = NULL;
+		s->whod = NULL;
+		il_who_free(&w);
+		return;
+	}
+	for (int i = 0; i < w.nprocs; i++) {
+		struct who_base *b = &s->who[s->nwho++];
+		const struct who_proc *p = &w.procs[i].v;
+
+		b->pid = w.procs[i].tgid;
+		memcpy(b->op_ns, p->op_ns, sizeof(b->op_ns));
+		b->iowait_ns = p->iowait_ns;
+		b->read_bytes = p->read_bytes;
+		b->write_bytes = p->write_bytes;
+	}
+	for (int i = 0; i < w.npd; i++)
+		s->whod[n++] = (struct who_disk_base){ w.pd[i].k.tgid, w.pd[i].k.dev, w.pd[i].v.bytes };
+	for (int i = 0; i < w.nfiles; i++) {
+		const struct who_file *f = &w.files[i].v;
+		__u32 dev;
+
+		if (!f->kthread_write_bytes)
+			continue;
+		dev = whole_disk(devs, &ndevs, w.files[i].k.dev);
+		for (int j = 0; j < WHO_FILE_PIDS; j++)
+			if (f->pids[j])
+				s->whod[n++] = (struct who_disk_base){ f->pids[j], dev, f->kthread_write_bytes };
+	}
+	qsort(s->who, s->nwho, sizeof(*s->who), cmp_who_base);
+	qsort(s->whod, n, sizeof(*s->whod), cmp_who_disk);
+	for (int i = 0; i < n; i++) { /* one row per (pid, dev) */
+		if (s->nwhod && !cmp_who_disk(&s->whod[s->nwhod - 1], &s->whod[i]))
+			s->whod[s->nwhod - 1].bytes += s->whod[i].bytes;
+		else
+			s->whod[s->nwhod++] = s->whod[i];
+	}
+	il_who_free(&w);
 }
 
 /* ---- the server's state ------------------------------------------------------------------ */
@@ -155,8 +264,8 @@ struct server {
 	pthread_mutex_t lock;
 	struct snap ring[RING];
 	int head, n;
-	/* Used by the HTTP thread only: label values given out so far, and the lost counters as
-	 * last served (kept from going down). */
+	/* Used by the HTTP thread only: label values given out so far, the lost counters as
+	 * last served (kept from going down), the top processes and files. */
 	__u32 disks[IL_SERVE_MAX_DISKS];
 	char disk_names[IL_SERVE_MAX_DISKS][32];
 	int ndisks;
@@ -165,6 +274,7 @@ struct server {
 	int nwbk;
 	bool wb_other;
 	__u64 lost[IL_DROP__MAX];
+	struct il_prom_top top;
 };
 
 static const char *method_of(const struct il_plan *p)
@@ -191,6 +301,7 @@ static void server_init(struct server *sv, const struct il_serve_src *src)
 		snprintf(sv->methods[1], sizeof(sv->methods[1]), "none");
 	snprintf(sv->methods[2], sizeof(sv->methods[2]), "%s", method_of(src->wb));
 	snprintf(sv->methods[3], sizeof(sv->methods[3]), "%s", method_of(src->iw));
+	il_prom_top_init(&sv->top, src->top);
 	/* the first base: nothing counted yet, now */
 	sv->ring[0].t = il_now_ns();
 	sv->n = 1;
@@ -318,10 +429,11 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 {
 	const struct il_serve_src *src = sv->src;
 	char *buf = NULL, pid[16];
+	struct il_who_view view;
 	struct il_prom p;
 	struct snap s;
 	FILE *f;
-	int bad;
+	int bad, err;
 
 	f = open_memstream(&buf, len);
 	if (!f)
@@ -352,6 +464,11 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 	}
 	if (src->block)
 		metrics_block(sv, &p, &s);
+	if ((err = il_who_view_make(src->obj, 0, &view)))
+		il_debug("reading attribution: %s", il_errno_name(err));
+	else
+		il_prom_who(&p, &sv->top, &view, il_now_ns());
+	il_who_view_free(&view);
 	il_prom_family(&p, "iolayer_lost_events", IL_PROM_COUNTER, NULL,
 		       "What the kernel side could not count, by kind.");
 	for (int i = 0; i < IL_DROP__MAX; i++) {
@@ -386,15 +503,18 @@ static const struct il_disk_stats *disk_in(const struct snap *s, __u32 dev)
 }
 
 /* What the layers measured between base and now; maxima are since start (a maximum cannot be
- * taken apart). */
+ * taken apart). The block layer's disk: pref (the disk of -p's process) when not 0, even
+ * when no request completed there yet, else the one with the most device time; *dev: it, 0
+ * when none. */
 static void layers_between(const struct il_serve_src *src, const struct snap *now,
-			   const struct snap *base, struct il_layers *m)
+			   const struct snap *base, struct il_layers *m, __u32 pref, __u32 *dev)
 {
 	static const struct il_disk_stats zero;
 	__u64 d[IL_HIST_SLOTS], top = 0, best_ns = 0;
 	int best = -1;
 
 	memset(m, 0, sizeof(*m));
+	*dev = 0;
 	m->elapsed_s = (now->t - base->t) / 1e9;
 	m->fs_seen = src->nfs > 0;
 	m->wb_seen = src->wb;
@@ -433,14 +553,20 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 		const struct il_disk_stats *b = disk_in(base, now->disk[i].dev);
 		__u64 ns = now->disk[i].st.device_ns - (b ? b->device_ns : 0);
 
-		if (best < 0 || ns > best_ns)
+		/* dev 0: requests with no disk (the flush machinery) */
+		if (pref ? now->disk[i].dev == pref : now->disk[i].dev && (best < 0 || ns > best_ns))
 			best = i, best_ns = ns;
+	}
+	if (best < 0 && pref) {
+		*dev = pref;
+		il_disk_name(pref, m->disk, sizeof(m->disk));
 	}
 	if (best >= 0) {
 		const struct il_disk_stats *a = &now->disk[best].st, *b = disk_in(base, now->disk[best].dev);
 
 		if (!b)
 			b = &zero;
+		*dev = now->disk[best].dev;
 		il_disk_name(now->disk[best].dev, m->disk, sizeof(m->disk));
 		slots_sub(d, a->device_slots, b->device_slots);
 		il_lat_from_hist(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
@@ -449,20 +575,65 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 	}
 }
 
+static __u64 since(__u64 now, __u64 base)
+{
+	return now >= base ? now - base : now; /* below: evicted, and counting again */
+}
+
+/* The process sums of v (made for disk dev) less those at base: what il_verdict_culprit()
+ * weighs, over the verdict's window. */
+static void who_window(struct il_who_view *v, const struct snap *base, __u32 dev)
+{
+	for (int i = 0; i < v->nprocs; i++) {
+		struct il_who_sum *p = &v->procs[i];
+		struct who_base kb = { .pid = p->pid }, *b = NULL;
+		struct who_disk_base kd = { p->pid, dev, 0 }, *bd = NULL;
+
+		if (base->nwho)
+			b = bsearch(&kb, base->who, base->nwho, sizeof(kb), cmp_who_base);
+		if (base->nwhod)
+			bd = bsearch(&kd, base->whod, base->nwhod, sizeof(kd), cmp_who_disk);
+		if (b) {
+			for (int o = 0; o < FS_OP__MAX; o++)
+				p->op_ns[o] = since(p->op_ns[o], b->op_ns[o]);
+			p->iowait_ns = since(p->iowait_ns, b->iowait_ns);
+			p->read_bytes = since(p->read_bytes, b->read_bytes);
+			p->write_bytes = since(p->write_bytes, b->write_bytes);
+		}
+		p->disk_bytes = since(p->disk_bytes + p->wb_bytes, bd ? bd->bytes : 0);
+		p->wb_bytes = 0;
+	}
+}
+
 /* The body of /verdict, malloc'ed, or NULL. */
 static char *verdict(struct server *sv, size_t *len)
 {
 	struct json_object *o = json_object_new_object(), *ly = json_object_new_object(), *v, *ops;
+	struct il_culprit c = { 0 };
+	struct il_who_view view;
 	struct il_layers m;
 	struct snap now;
-	char why[1024], *body;
+	char why[1024], names[1024], *body;
+	__u32 dev, pref = 0;
 	enum il_layer_id l;
+	int err;
 
 	snap_read(sv->src, &now);
+	/* -p: the block layer of the disk that process uses most, as iolayer does */
+	if (sv->src->pid && il_who_view_disks(sv->src->obj, sv->src->pid, &pref, 1) < 1)
+		pref = 0;
 	pthread_mutex_lock(&sv->lock);
-	layers_between(sv->src, &now, &sv->ring[sv->head], &m);
-	pthread_mutex_unlock(&sv->lock);
+	layers_between(sv->src, &now, &sv->ring[sv->head], &m, pref, &dev);
 	l = il_verdict(&m, why, sizeof(why));
+	/* the process behind the layer, over the same window */
+	if ((err = il_who_view_make(sv->src->obj, dev, &view))) {
+		il_debug("reading attribution: %s", il_errno_name(err));
+	} else {
+		who_window(&view, &sv->ring[sv->head], dev);
+		il_verdict_culprit(l, view.procs, view.nprocs, m.elapsed_s, m.disk, &c);
+	}
+	pthread_mutex_unlock(&sv->lock);
+	il_who_view_free(&view);
 	json_object_object_add(o, "duration_s", json_object_new_double(m.elapsed_s));
 	json_object_object_add(o, "pid", json_object_new_int64(sv->src->pid));
 	if (m.fs_seen) {
@@ -487,6 +658,17 @@ static char *verdict(struct server *sv, size_t *len)
 	v = json_object_new_object();
 	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
 	json_object_object_add(v, "reason", json_object_new_string(why));
+	if (c.found) {
+		struct json_object *pr = json_object_new_object();
+
+		json_object_object_add(pr, "pid", json_object_new_uint64(c.pid));
+		il_json_add_name(pr, "comm", c.comm, sizeof(c.comm));
+		il_json_add_name(pr, "cgroup", c.cgroup, sizeof(c.cgroup));
+		json_object_object_add(v, "process", pr);
+		il_json_add_name(v, "file", c.file, sizeof(c.file));
+		il_culprit_sentence(&c, names, sizeof(names));
+		json_object_object_add(v, "who", il_json_utf8(names, sizeof(names)));
+	}
 	json_object_object_add(v, "disk", m.disk[0] ? json_object_new_string(m.disk) : NULL);
 	json_object_object_add(o, "verdict", v);
 	json_object_object_add(o, "lost", il_drops_json(now.lost));
@@ -639,6 +821,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 			struct snap s;
 
 			snap_read(src, &s);
+			who_base_read(src, &s);
 			ring_push(sv, &s);
 			next += step;
 		}
@@ -646,6 +829,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	MHD_stop_daemon(d);
 	for (int i = 0; i < sv->n; i++)
 		snap_free(&sv->ring[(sv->head + i) % RING]);
+	il_prom_top_free(&sv->top);
 	pthread_mutex_destroy(&sv->lock);
 	free(sv);
 	return 0;

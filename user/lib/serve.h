@@ -34,6 +34,8 @@
  * so a series never moves between its own label and "other"). */
 #define IL_SERVE_MAX_DISKS 16
 #define IL_SERVE_MAX_WB_ROWS 16
+/* Processes and files with series of their own (--top): at most this many of each. */
+#define IL_SERVE_MAX_TOP 100
 
 /* The verdict's window: the last IL_SERVE_WINDOW_S seconds (since start at first), in steps
  * of IL_SERVE_STEP_S. */
@@ -63,11 +65,13 @@ struct il_serve_src {
 	const struct il_plan *wb;        /* ext4_writepages */
 	const struct il_plan *iw;
 	unsigned pid;                    /* -p, 0: all processes */
+	int top;                         /* processes and files with series of their own, 1 to
+					  * IL_SERVE_MAX_TOP (user/lib/prom.h: il_prom_who) */
 };
 
 /* Serve until il_exiting (signals: il_signals_init()) or duration_s (0: no limit). Prints the
  * "Serving ... Hit Ctrl-C to end." line on stderr when listening. 0, or -1 after one line
- * (the address cannot be bound). */
+ * (the address cannot be bound). Attribution must be on in src->obj (il_who_enable()). */
 int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsigned duration_s);
 
 #endif
