@@ -106,7 +106,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 
 	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
-		struct json_object *v = json_object_new_object(), *st = json_object_new_array();
+		struct json_object *st = json_object_new_array();
 
 		json_object_object_add(o, "duration_s", json_object_new_double(m->elapsed_s));
 		json_object_object_add(o, "pid", json_object_new_int(il_opts.pid));
@@ -136,20 +136,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 			json_object_object_add(ly, "device", dv);
 		}
 		json_object_object_add(o, "layers", ly);
-		json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
-		json_object_object_add(v, "reason", json_object_new_string(why));
-		if (c.found) {
-			struct json_object *pr = json_object_new_object();
-
-			json_object_object_add(pr, "pid", json_object_new_uint64(c.pid));
-			il_json_add_name(pr, "comm", c.comm, sizeof(c.comm));
-			il_json_add_name(pr, "cgroup", c.cgroup, sizeof(c.cgroup));
-			json_object_object_add(v, "process", pr);
-			il_json_add_name(v, "file", c.file, sizeof(c.file));
-			json_object_object_add(v, "who", json_object_new_string(names));
-		}
-		json_object_object_add(v, "disk", m->disk[0] ? json_object_new_string(m->disk) : NULL);
-		json_object_object_add(o, "verdict", v);
+		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
 		il_who_view_json(o, who, m->elapsed_s, top_n);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		for (int i = 0; i < nframes; i++)

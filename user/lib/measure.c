@@ -2,6 +2,7 @@
 /* What the layers measured, read into the verdict's struct il_layers (see measure.h). */
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "hist.h"
 #include "layers.h"
 #include "measure.h"
@@ -136,4 +137,27 @@ int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m
 	il_iw_report_free(&r);
 	il_iw_table_free(&t);
 	return nframes;
+}
+
+struct json_object *il_verdict_json(enum il_layer_id l, const char *why, const struct il_culprit *c,
+				    const char *disk)
+{
+	struct json_object *v = json_object_new_object();
+	char names[1024];
+
+	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
+	json_object_object_add(v, "reason", json_object_new_string(why));
+	if (c && c->found) {
+		struct json_object *pr = json_object_new_object();
+
+		json_object_object_add(pr, "pid", json_object_new_uint64(c->pid));
+		il_json_add_name(pr, "comm", c->comm, sizeof(c->comm));
+		il_json_add_name(pr, "cgroup", c->cgroup, sizeof(c->cgroup));
+		json_object_object_add(v, "process", pr);
+		il_json_add_name(v, "file", c->file, sizeof(c->file));
+		il_culprit_sentence(c, names, sizeof(names));
+		json_object_object_add(v, "who", il_json_utf8(names, sizeof(names)));
+	}
+	json_object_object_add(v, "disk", disk && disk[0] ? json_object_new_string(disk) : NULL);
+	return v;
 }

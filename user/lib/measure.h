@@ -35,4 +35,9 @@ void il_measure_wb(struct bpf_object *obj, struct il_layers *m);
 int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m, char top[][128],
 		      int maxf);
 
+/* The verdict as JSON: {layer, reason, process{pid, comm, cgroup}, file, who, disk} (process,
+ * file and who only when c found one; disk null when none). */
+struct json_object *il_verdict_json(enum il_layer_id l, const char *why, const struct il_culprit *c,
+				    const char *disk);
+
 #endif

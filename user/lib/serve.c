@@ -613,7 +613,7 @@ static char *verdict(struct server *sv, size_t *len)
 	struct il_who_view view;
 	struct il_layers m;
 	struct snap now;
-	char why[1024], names[1024], *body;
+	char why[1024], *body;
 	__u32 dev, pref = 0;
 	enum il_layer_id l;
 	int err;
@@ -655,22 +655,7 @@ static char *verdict(struct server *sv, size_t *len)
 		json_object_object_add(ly, "device", il_lat_json(&m.device));
 	}
 	json_object_object_add(o, "layers", ly);
-	v = json_object_new_object();
-	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
-	json_object_object_add(v, "reason", json_object_new_string(why));
-	if (c.found) {
-		struct json_object *pr = json_object_new_object();
-
-		json_object_object_add(pr, "pid", json_object_new_uint64(c.pid));
-		il_json_add_name(pr, "comm", c.comm, sizeof(c.comm));
-		il_json_add_name(pr, "cgroup", c.cgroup, sizeof(c.cgroup));
-		json_object_object_add(v, "process", pr);
-		il_json_add_name(v, "file", c.file, sizeof(c.file));
-		il_culprit_sentence(&c, names, sizeof(names));
-		json_object_object_add(v, "who", il_json_utf8(names, sizeof(names)));
-	}
-	json_object_object_add(v, "disk", m.disk[0] ? json_object_new_string(m.disk) : NULL);
-	json_object_object_add(o, "verdict", v);
+	json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m.disk));
 	json_object_object_add(o, "lost", il_drops_json(now.lost));
 	if (asprintf(&body, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
 		body = NULL;
