@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* biolatency: block request latency as log2 histograms, per disk and/or operation. */
+/* biolatency: block I/O latency as log2 histograms, per disk, operation and/or cgroup; and
+ * the btt-like breakdown of the time into phases (--breakdown). */
 #include "lib/block.bpf.h"
 #include "biolatency.h"
 
-const volatile bool targ_queued = false;   /* -Q: from insert (queued in the OS), not issue */
+const volatile __u32 targ_from = IL_MK_D;  /* --from: the mark latency starts at (enum il_blk_mark) */
 const volatile bool targ_ms = false;       /* -m: histogram in msecs */
 const volatile bool targ_per_disk = false; /* -D */
 const volatile bool targ_per_op = false;   /* -F */
+const volatile bool targ_per_cgroup = false; /* -C */
+const volatile bool targ_breakdown = false; /* --breakdown */
 const volatile __u32 targ_dev = 0;         /* -d: only this disk (major << 20 | minor); 0 all */
 const volatile bool targ_dev_part = false; /* -d names a partition: targ_dev is the request's partition */
 
@@ -17,14 +20,72 @@ struct {
 	__type(value, struct bio_hist);
 } hists SEC(".maps");
 
+/* --breakdown: the phases per disk (and cgroup with -C). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bio_hist_key);
+	__type(value, struct il_blk_phases);
+} breakdown SEC(".maps");
+
 static struct bio_hist zero_hist;
+static struct il_blk_phases zero_phases;
+
+/* Where io's latency starts: the --from mark, else the first later mark seen (a request never
+ * inserted: its issue), else the last earlier one (a bio-based device's bio has no issue: Q). */
+static __always_inline __u64 start_of(const struct il_blk_io *io)
+{
+	if (targ_from <= IL_MK_SUBMIT && io->ts[IL_MK_SUBMIT])
+		return io->ts[IL_MK_SUBMIT];
+	if (targ_from <= IL_MK_Q && io->ts[IL_MK_Q])
+		return io->ts[IL_MK_Q];
+	if (targ_from <= IL_MK_G && io->ts[IL_MK_G])
+		return io->ts[IL_MK_G];
+	if (targ_from <= IL_MK_I && io->ts[IL_MK_I])
+		return io->ts[IL_MK_I];
+	if (io->ts[IL_MK_D])
+		return io->ts[IL_MK_D];
+	return io->ts[IL_MK_Q] ? io->ts[IL_MK_Q] : io->ts[IL_MK_SUBMIT];
+}
+
+static __always_inline int count(const struct il_blk_io *io)
+{
+	struct bio_hist_key key = {};
+	struct il_blk_phases *p;
+	struct bio_hist *h;
+	__u64 start = start_of(io), delta;
+
+	if (!start || io->ts[IL_MK_C] < start) {
+		il_drop(IL_DROP_BACKWARDS);
+		return 0;
+	}
+	delta = io->ts[IL_MK_C] - start;
+	if (targ_per_cgroup)
+		key.cgroup = io->cgroup;
+	if (targ_breakdown) {
+		key.dev = io->dev;
+		p = il_lookup_or_init(&breakdown, &key, &zero_phases);
+		if (p)
+			il_block_phases_add(p, io);
+	}
+	key.dev = targ_per_disk ? io->dev : 0;
+	if (targ_per_op)
+		key.op = io->op;
+	h = il_lookup_or_init(&hists, &key, &zero_hist);
+	if (!h)
+		return 0;
+	delta /= targ_ms ? 1000000 : 1000;
+	__sync_fetch_and_add(&h->slots[il_slot_idx(delta)], 1);
+	if (io->tgid)
+		h->tgid = io->tgid;
+	return 0;
+}
 
 static __always_inline int on_complete(unsigned long long *ctx)
 {
 	struct request *rq = (struct request *)ctx[0];
-	struct bio_hist_key key = {};
-	struct bio_hist *h;
-	__u64 queue, delta;
+	struct il_blk_io io = {};
 	__u32 dev;
 
 	dev = il_disk_dev(il_rq_disk(rq));
@@ -32,22 +93,21 @@ static __always_inline int on_complete(unsigned long long *ctx)
 		il_block_forget(rq);
 		return 0;
 	}
-	if (il_block_complete(ctx, &queue, &delta))
+	if (il_block_done(ctx, &io))
 		return 0;
-	if (targ_queued)
-		delta += queue;
-	if (targ_per_disk)
-		key.dev = dev;
-	if (targ_per_op)
-		key.op = il_rq_op(rq);
-	h = il_lookup_or_init(&hists, &key, &zero_hist);
-	if (!h)
+	return count(&io);
+}
+
+/* A bio of a bio-based device (dm, md) finished. */
+static __always_inline int on_bio_done(struct il_blk_io *io)
+{
+	if (targ_dev && (targ_dev_part ? io->part != targ_dev && io->from != targ_dev
+				       : io->dev != targ_dev))
 		return 0;
-	delta /= targ_ms ? 1000000 : 1000;
-	__sync_fetch_and_add(&h->slots[il_slot_idx(delta)], 1);
-	return 0;
+	return count(io);
 }
 
 IL_BLOCK_PROGS(on_complete)
+IL_BLOCK_BIO_PROGS(on_bio_done)
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * iolayer: every layer at once, aggregated in the kernel, for a verdict on which is slow.
- * Everything comes from the layers' headers: the block layer in its per-disk aggregate mode,
+ * Everything comes from the layers' headers: the block layer in its per-disk aggregate mode
+ * (requests, and bios from submission: the phases before and after the queue),
  * the fs and writeback layers with their event streams turned off by user space
  * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps, and attribution
  * (lib/who.bpf.h) fed by all of them and by its own block_bio_queue programs.
@@ -13,6 +14,7 @@
 #include "lib/iowait.bpf.h"
 
 IL_BLOCK_PROGS(il_block_disk_complete)
+IL_BLOCK_BIO_PROGS(il_block_disk_bio_done)
 WHO_PROGS
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * biolatency: summarize block device I/O latency as log2 histograms.
- * Kernel side: bpf/biolatency.bpf.c on block_rq_insert/issue/complete (tp_btf, else raw_tp).
+ * biolatency: summarize block device I/O latency as log2 histograms, and break the time down
+ * into the block layer's phases (--breakdown).
+ * Kernel side: bpf/biolatency.bpf.c on the block layer module: block_rq_insert/issue/complete
+ * (tp_btf, else raw_tp) and, when latency starts before the request or per-cgroup numbers or
+ * a bio-based disk are asked for, the bio tracepoints and submit_bio.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,26 +18,39 @@
 
 static struct env {
 	unsigned interval, count;
-	bool ms, timestamp, per_disk, per_op, queued;
+	bool ms, timestamp, per_disk, per_op, per_cgroup, breakdown;
+	enum il_blk_mark from;   /* --from (-Q: insert) */
 	const char *disk;
 	__u32 dev;
 	bool dev_part; /* -d names a partition */
-} env;
+} env = { .from = IL_MK_D };
+
+enum { OPT_FROM = 0x100, OPT_BREAKDOWN };
 
 static const char doc[] =
 "Summarize block device I/O latency as a histogram.\n"
 "\n"
 "USAGE: biolatency [OPTION...] [INTERVAL [COUNT]]\n"
 "\n"
-"Latency is measured from the issue of a request to the device driver to its completion\n"
-"(with -Q, from its insertion into the OS queue). Without INTERVAL, one histogram is printed\n"
-"at Ctrl-C. Requests completed with an error are counted under the histograms.\n"
+"Latency is measured from the issue of a request to the device driver to\n"
+"its completion; --from moves the start earlier: insert (into the OS\n"
+"queue; -Q), queue (block_bio_queue, Q) or submit (submit_bio, or the start\n"
+"of the direct I/O or writeback). A bio-based disk (dm, md) has no request:\n"
+"its bios are measured from Q. Without INTERVAL, one histogram is printed\n"
+"at Ctrl-C. Requests completed with an error are counted under the\n"
+"histograms.\n"
+"\n"
+"--breakdown adds, per disk (and cgroup with -C), btt's phases: before Q\n"
+"(submit -> Q: the cgroup throttle), Q2G (rq-qos, tags), G2I (plug), I2D\n"
+"(I/O scheduler), D2C (device) and Q2C, with average, p99 and share.\n"
 "\n"
 "EXAMPLES:\n"
 "  biolatency              # summarize block I/O latency until Ctrl-C\n"
 "  biolatency 1 10         # print 1 second summaries, 10 times\n"
 "  biolatency -mT 1        # 1s summaries, milliseconds, with timestamps\n"
 "  biolatency -Q           # include OS queued time in I/O time\n"
+"  biolatency --from=submit -C   # from submission, one histogram per cgroup\n"
+"  biolatency --breakdown -d sda # where the time goes on sda, phase by phase\n"
 "  biolatency -D           # one histogram per disk\n"
 "  biolatency -F           # one histogram per I/O operation (read, write, flush, discard)\n"
 "  biolatency -d sdc       # trace sdc only\n"
@@ -48,10 +64,16 @@ static const struct argp_option opts[] = {
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each histogram", 0 },
 	{ "disk", 'D', NULL, 0, "One histogram per disk", 0 },
 	{ "flag", 'F', NULL, 0, "One histogram per I/O operation", 0 },
-	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time", 0 },
+	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time (--from=insert)", 0 },
+	{ "from", OPT_FROM, "POINT", 0, "Where latency starts: submit, queue, insert or issue (default)", 0 },
+	{ "cgroup", 'C', NULL, 0, "One histogram per cgroup (of the submitter, taken at Q)", 0 },
+	{ "breakdown", OPT_BREAKDOWN, NULL, 0, "Per-disk table of the phases (btt): average, p99, share", 0 },
 	{ "disk-name", 'd', "DISK", 0, "Trace this disk or partition only (sda, nvme0n1, loop0, sda1)", 0 },
 	{ 0 },
 };
+
+/* --from's names of the points (enum il_blk_mark); G is not offered */
+static const char *const from_names[IL_MK_C] = { "submit", "queue", "-", "insert", "issue" };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -62,7 +84,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'T': env.timestamp = true; break;
 	case 'D': env.per_disk = true; break;
 	case 'F': env.per_op = true; break;
-	case 'Q': env.queued = true; break;
+	case 'Q': env.from = IL_MK_I; break;
+	case 'C': env.per_cgroup = true; break;
+	case OPT_BREAKDOWN: env.breakdown = true; break;
+	case OPT_FROM:
+		for (env.from = IL_MK_SUBMIT; env.from < IL_MK_C && strcmp(arg, from_names[env.from]); env.from++)
+			;
+		if (env.from == IL_MK_C || env.from == IL_MK_G)
+			il_argp_fail(state, "--from must be submit, queue, insert or issue, got '%s'", arg);
+		break;
 	case 'd': env.disk = arg; break;
 	case ARGP_KEY_ARG:
 		if (pos == 0) {
@@ -115,6 +145,8 @@ static int key_cmp(const void *a, const void *b)
 
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
+	if (x->cgroup != y->cgroup)
+		return x->cgroup < y->cgroup ? -1 : 1;
 	return x->op < y->op ? -1 : x->op > y->op;
 }
 
@@ -137,6 +169,114 @@ static __u64 errors_read(struct biolatency_bpf *skel)
 	return sum;
 }
 
+/* ---- --breakdown ------------------------------------------------------------------------ */
+
+/* A disk's event counts (struct il_disk_stats): merges, splits, requeues, wbt steps, iocost
+ * activations. */
+#define NEV 5
+
+/* What was printed of each breakdown key: its phases and its disk's event counts. */
+struct bd_snap {
+	struct bio_hist_key key;
+	struct il_blk_phases p;
+	__u64 ev[NEV];
+};
+static struct bd_snap *bd_snaps;
+static size_t nbd_snaps;
+
+static struct bd_snap *bd_snap_get(const struct bio_hist_key *k)
+{
+	for (size_t i = 0; i < nbd_snaps; i++)
+		if (!memcmp(&bd_snaps[i].key, k, sizeof(*k)))
+			return &bd_snaps[i];
+	struct bd_snap *n = realloc(bd_snaps, (nbd_snaps + 1) * sizeof(*bd_snaps));
+	if (!n)
+		il_die("out of memory");
+	bd_snaps = n;
+	memset(&bd_snaps[nbd_snaps], 0, sizeof(*bd_snaps));
+	bd_snaps[nbd_snaps].key = *k;
+	return &bd_snaps[nbd_snaps++];
+}
+
+/* The disk's event counts (blk_disks) since s was printed last. */
+static void disk_events(struct biolatency_bpf *skel, struct bd_snap *s, __u64 out[NEV])
+{
+	struct il_disk_stats st;
+
+	memset(out, 0, NEV * sizeof(out[0]));
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.blk_disks), &s->key.dev, &st))
+		return;
+	__u64 now[NEV] = { st.merges, st.splits, st.requeues, st.wbt_steps, st.iocost_activations };
+
+	for (int i = 0; i < NEV; i++) {
+		out[i] = now[i] - s->ev[i];
+		s->ev[i] = now[i];
+	}
+}
+
+static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jout)
+{
+	int fd = bpf_map__fd(skel->maps.breakdown);
+	struct bio_hist_key keys[1024], k, *prev = NULL;
+	struct json_object *jarr = jout ? json_object_new_array() : NULL;
+	static const char *const ev_keys[NEV] = { "merges", "splits", "requeues", "wbt_steps",
+						  "iocost_activations" };
+	char name[64], cg[512], ecg[4 * sizeof(cg) + 1];
+	size_t n = 0;
+
+	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
+		keys[n] = k;
+		prev = &keys[n++];
+	}
+	qsort(keys, n, sizeof(keys[0]), key_cmp);
+	for (size_t i = 0; i < n; i++) {
+		struct il_blk_phases now, d;
+		struct bd_snap *s;
+		__u64 ev[NEV];
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &now))
+			continue;
+		s = bd_snap_get(&keys[i]);
+		il_blk_phases_sub(&d, &now, &s->p);
+		s->p = now;
+		if (!d.ios)
+			continue;
+		disk_events(skel, s, ev);
+		il_disk_name(keys[i].dev, name, sizeof(name));
+		if (env.per_cgroup)
+			il_block_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
+		if (jarr) {
+			struct json_object *o = il_blk_phases_json(&d);
+
+			json_object_object_add(o, "disk", json_object_new_string(name));
+			if (env.per_cgroup) {
+				il_json_add_name(o, "cgroup", cg, sizeof(cg));
+				json_object_object_add(o, "cgroup_id", json_object_new_uint64(keys[i].cgroup));
+			}
+			for (int e = 0; e < NEV; e++)
+				json_object_object_add(o, ev_keys[e], json_object_new_uint64(ev[e]));
+			json_object_array_add(jarr, o);
+			continue;
+		}
+		printf("\nbreakdown: disk = %s", name);
+		if (env.per_cgroup)
+			printf("  cgroup = %s", il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
+		printf("\n  %llu I/Os, %llu bios, %llu bytes, %llu errors; disk: %llu merges, %llu splits, "
+		       "%llu requeues\n", (unsigned long long)d.ios, (unsigned long long)d.bios,
+		       (unsigned long long)d.bytes, (unsigned long long)d.errors,
+		       (unsigned long long)ev[0], (unsigned long long)ev[1], (unsigned long long)ev[2]);
+		if (ev[3] || ev[4])
+			printf("  rq-qos (waits in Q2G): wbt changed its depth %llu times, iocost activated "
+			       "%llu cgroups\n", (unsigned long long)ev[3], (unsigned long long)ev[4]);
+		il_blk_phases_print(stdout, "  ", &d);
+	}
+	if (jarr)
+		json_object_object_add(jout, "breakdown", jarr);
+	else if (n)
+		printf("  (before Q: submit -> Q, the cgroup throttle; Q2G: rq-qos and tags; G2I: plug; "
+		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of before Q + Q2C)\n");
+}
+
 /* Print what the histograms gained since the last call. */
 static int print_hists(struct biolatency_bpf *skel)
 {
@@ -145,7 +285,7 @@ static int print_hists(struct biolatency_bpf *skel)
 	struct bio_hist_key keys[4096], k, *prev = NULL;
 	struct json_object *jarr = NULL, *jout = NULL;
 	size_t n = 0;
-	char ts[16], name[64];
+	char ts[16], name[64], cg[512], ecg[4 * sizeof(cg) + 1];
 	__u64 errors = errors_read(skel), new_errors = errors - errors_printed;
 
 	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
@@ -175,6 +315,8 @@ static int print_hists(struct biolatency_bpf *skel)
 		}
 		if (!il_hist_total(delta, IL_HIST_SLOTS))
 			continue;
+		if (env.per_cgroup)
+			il_block_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
 		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 
@@ -183,20 +325,28 @@ static int print_hists(struct biolatency_bpf *skel)
 					il_disk_name(keys[i].dev, name, sizeof(name))));
 			if (env.per_op)
 				json_object_object_add(o, "op", json_object_new_string(op_name(keys[i].op)));
+			if (env.per_cgroup) {
+				il_json_add_name(o, "cgroup", cg, sizeof(cg));
+				json_object_object_add(o, "cgroup_id", json_object_new_uint64(keys[i].cgroup));
+			}
 			json_object_array_add(jarr, o);
 			continue;
 		}
-		if (env.per_disk && env.per_op)
-			printf("\ndisk = %s  op = %s\n", il_disk_name(keys[i].dev, name, sizeof(name)),
-			       op_name(keys[i].op));
-		else if (env.per_disk)
-			printf("\ndisk = %s\n", il_disk_name(keys[i].dev, name, sizeof(name)));
-		else if (env.per_op)
-			printf("\nop = %s\n", op_name(keys[i].op));
+		putchar('\n');
+		if (env.per_disk)
+			printf("disk = %s  ", il_disk_name(keys[i].dev, name, sizeof(name)));
+		if (env.per_op)
+			printf("op = %s  ", op_name(keys[i].op));
+		if (env.per_cgroup)
+			printf("cgroup = %s", il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
+		if (env.per_disk || env.per_op || env.per_cgroup)
+			putchar('\n');
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);
 		il_hist_print_percentiles(stdout, delta, IL_HIST_SLOTS, unit);
 	}
 	errors_printed = errors;
+	if (env.breakdown)
+		print_breakdown(skel, jout);
 	if (il_opts.format == IL_FMT_JSON) {
 		json_object_object_add(jout, "histograms", jarr);
 		json_object_object_add(jout, "errors", json_object_new_uint64(new_errors));
@@ -219,10 +369,9 @@ static int tick(void *ctx)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[INTERVAL [COUNT]]", doc, il_argp_children, NULL, NULL };
-	struct il_plan plan = { 0 };
+	struct il_plan plans[3] = { 0 };
 	struct biolatency_bpf *skel;
-	__u64 drops[IL_DROP__MAX];
-	int done, rc = IL_EXIT_ERR;
+	int done, rc = IL_EXIT_ERR, nplans = 0;
 
 	il_tool_start("biolatency", &argp, IL_OPT_JSON, argc, argv);
 	if (env.count && !env.interval)
@@ -231,23 +380,36 @@ int main(int argc, char **argv)
 		il_die("no block device named '%s' (see lsblk)", env.disk);
 	if (env.disk)
 		env.dev_part = il_disk_is_partition(env.disk);
+	/* Bios are followed when latency starts before the request, per cgroup, for the
+	 * breakdown, or for a bio-based disk (no requests at all); the time before Q when it
+	 * is asked for. */
+	bool bios = env.from < IL_MK_I || env.per_cgroup || env.breakdown ||
+		    (env.disk ? il_block_bio_based(env.dev) : il_block_any_bio_based());
+	bool submit = env.from == IL_MK_SUBMIT || env.breakdown;
 
 	skel = biolatency_bpf__open();
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_block_cfg(skel->obj);
-	skel->rodata->targ_queued = env.queued;
+	if (bios)
+		il_block_track_bios(skel->obj, false);
+	skel->rodata->targ_from = env.from;
 	skel->rodata->targ_ms = env.ms;
 	skel->rodata->targ_per_disk = env.per_disk;
 	skel->rodata->targ_per_op = env.per_op;
+	skel->rodata->targ_per_cgroup = env.per_cgroup;
+	skel->rodata->targ_breakdown = env.breakdown;
 	skel->rodata->targ_dev = env.dev;
 	skel->rodata->targ_dev_part = env.dev_part;
 
 	il_autoload_none(skel->obj);
-	il_block_plan(skel->obj, env.queued, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)))
+	il_block_plan(skel->obj, env.from <= IL_MK_I || env.breakdown, &plans[0]);
+	il_block_bio_plan(skel->obj, &plans[1]);
+	il_block_submit_plan(skel->obj, &plans[2]);
+	nplans = bios ? (submit ? 3 : 2) : 1;
+	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)))
 		goto out;
-	if (il_plans_attach(&plan, 1))
+	if (il_plans_attach(plans, nplans))
 		goto out;
 
 	il_signals_init();
@@ -259,20 +421,12 @@ int main(int argc, char **argv)
 		goto out;
 	if (!done)
 		print_hists(skel);
-	if (!il_drops_read(bpf_map__fd(skel->maps.il_drops), drops)) {
-		if (il_opts.format == IL_FMT_JSON) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "lost", il_drops_json(drops));
-			il_json_print(stdout, o);
-		} else {
-			il_drops_print(stderr, drops);
-		}
-	}
+	il_drops_report(bpf_map__fd(skel->maps.il_drops), il_opts.format == IL_FMT_JSON);
 	rc = il_tool_output_status();
 out:
-	il_plans_detach(&plan, 1);
+	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	biolatency_bpf__destroy(skel);
 	free(snaps);
+	free(bd_snaps);
 	return rc;
 }

@@ -91,12 +91,76 @@ static void print_row(const char *layer, const char *what, const struct il_lat *
 	       (unsigned long long)l->count, p50, p99, mx, tot, extra ? "  " : "", extra ? extra : "");
 }
 
+/* The block rows, phase by phase (lib/block.h): before Q, Q2G, G2I, I2D, D2C; each one's share
+ * of their sum. Without bios followed (no Q2C), only I2D and D2C, as they always were. */
+#define BLK_ROWS 5
+
+static void blk_shares(const struct il_layers *m, double shares[BLK_ROWS])
+{
+	const struct il_lat *lats[BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
+	__u64 sum = 0;
+
+	for (int i = 0; i < BLK_ROWS; i++)
+		sum += lats[i]->total_ns;
+	for (int i = 0; i < BLK_ROWS; i++)
+		shares[i] = sum ? (double)lats[i]->total_ns / sum : 0;
+}
+
+static void blk_rows(const struct il_layers *m)
+{
+	static const char *layer[BLK_ROWS] = { "block layer", "block queue", "block queue",
+						 "block queue", "device" };
+	static const char *phase[BLK_ROWS] = { "submit -> queue", "queue -> getrq", "getrq -> insert",
+						 "insert -> issue", "issue -> complete" };
+	const struct il_lat *lats[BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
+	char what[64], extra[160];
+	double shares[BLK_ROWS];
+	int most = 0, n;
+
+	blk_shares(m, shares);
+	for (int i = 1; i < BLK_ROWS; i++)
+		if (shares[i] > shares[most])
+			most = i;
+	for (int i = m->q2c.count ? 0 : 3; i < BLK_ROWS; i++) {
+		snprintf(what, sizeof(what), "%s %s", m->disk, phase[i]);
+		n = m->q2c.count ? snprintf(extra, sizeof(extra), "%3.0f%% of block time%s", shares[i] * 100,
+					    i == most && shares[i] > 0 ? " (most)" : "") : 0;
+		if (i == BLK_ROWS - 1)
+			snprintf(extra + n, sizeof(extra) - n, "%s%llu reads, %llu writes, %llu flushes",
+				 n ? "; " : "", (unsigned long long)m->reqs[IL_OP_READ],
+				 (unsigned long long)m->reqs[IL_OP_WRITE], (unsigned long long)m->reqs[IL_OP_FLUSH]);
+		print_row(layer[i], what, lats[i], true, n || i == BLK_ROWS - 1 ? extra : NULL);
+	}
+}
+
+/* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_cgroup,
+ * block_throttle. */
+static void blk_json(struct json_object *ly, const struct il_layers *m)
+{
+	static const char *keys[] = { "before_q", "q2g", "g2i", "i2d", "d2c", "q2c" };
+	const struct il_lat *lats[] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device, &m->q2c };
+	struct json_object *ph = json_object_new_object();
+	double shares[BLK_ROWS];
+
+	blk_shares(m, shares);
+	for (size_t i = 0; i < IL_ARRAY_SIZE(keys); i++) {
+		struct json_object *x = il_lat_json(lats[i]);
+
+		if (i < BLK_ROWS)
+			json_object_object_add(x, "share", json_object_new_double(shares[i]));
+		json_object_object_add(ph, keys[i], x);
+	}
+	json_object_object_add(ly, "block_phases", ph);
+	il_json_add_name(ly, "block_cgroup", m->blk_cgroup, sizeof(m->blk_cgroup));
+	il_json_add_name(ly, "block_throttle", m->blk_throttle, sizeof(m->blk_throttle));
+}
+
 
 static void report(const struct il_layers *m, char frames[][128], int nframes,
 		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who,
 		   const struct il_fs_aio_row *aio, int naio)
 {
-	char why[1024], what[64], extra[96], names[1024] = "";
+	char why[1024], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
 	struct il_culprit c;
 
@@ -134,6 +198,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 				json_object_object_add(rq, req_names[i], json_object_new_uint64(m->reqs[i]));
 			json_object_object_add(dv, "requests", rq);
 			json_object_object_add(ly, "device", dv);
+			blk_json(ly, m);
 		}
 		json_object_object_add(o, "layers", ly);
 		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
@@ -161,15 +226,8 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	}
 	if (m->iw_seen)
 		print_row("I/O wait", "sleeps in io_schedule", &m->iowait, false, NULL);
-	if (m->blk_seen && m->disk[0]) {
-		snprintf(what, sizeof(what), "%s insert -> issue", m->disk);
-		print_row("block queue", what, &m->queue, true, NULL);
-		snprintf(what, sizeof(what), "%s issue -> complete", m->disk);
-		snprintf(extra, sizeof(extra), "%llu reads, %llu writes, %llu flushes",
-			 (unsigned long long)m->reqs[IL_OP_READ], (unsigned long long)m->reqs[IL_OP_WRITE],
-			 (unsigned long long)m->reqs[IL_OP_FLUSH]);
-		print_row("device", what, &m->device, true, extra);
-	}
+	if (m->blk_seen && m->disk[0])
+		blk_rows(m);
 	printf("(P50/P99: upper bound of the log2 bucket that holds them)\n");
 	if (nframes) {
 		printf("\ntop I/O-wait stack:\n");
@@ -212,7 +270,7 @@ static bool choose(struct il_plan *plans, int n, const char *layer)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 4] = { 0 }, *block, *fs, *wb, *iw, *who;
+	struct il_plan plans[FS_TYPE__MAX + 6] = { 0 }, *block, *fs, *wb, *iw, *who;
 	struct il_who_view view = { 0 };
 	struct il_fs_aio_row *aio = NULL;
 	int naio;
@@ -247,6 +305,7 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.fs_events, getpagesize());
 	bpf_map__set_max_entries(skel->maps.wb_events, getpagesize());
 	il_block_cfg(skel->obj);
+	il_block_track_bios(skel->obj, false);
 	fsc = il_fs_cfg(skel->obj);
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
@@ -255,10 +314,14 @@ int main(int argc, char **argv)
 	wbc->want_rows = 0;
 	il_iowait_cfg(skel->obj)->targ_tgid = il_opts.pid;
 
-	block = &plans[0];
+	block = &plans[0]; /* requests, bios, and the bios' submission (the time before Q) */
 	il_block_plan(skel->obj, true, block);
-	m.blk_seen = choose(block, 1, "block");
-	fs = &plans[1];
+	il_block_bio_plan(skel->obj, block + 1);
+	il_block_submit_plan(skel->obj, block + 2);
+	m.blk_seen = choose(block, 2, "block");
+	if (m.blk_seen && !choose(block + 2, 1, "bio submission (time before Q)"))
+		block[2].chosen = -1;
+	fs = &plans[3];
 	for (int t = 0; t < FS_TYPE__MAX; t++)
 		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
 	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
@@ -280,7 +343,7 @@ int main(int argc, char **argv)
 
 	if (il_tool_loaded(iolayer_bpf__load(skel)))
 		goto out;
-	if ((m.blk_seen && il_plans_attach(block, 1)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
+	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
 	    (who_seen && il_plans_attach(who, 1)))
 		goto out;

@@ -17,6 +17,30 @@
  *        It fires at the start of blk_update_request() (block/blk-core.c before 5.16,
  *        block/blk-mq.c after), before request.__data_len drops by nr_bytes, and from
  *        blk_complete_request() for batched completions with all the bytes.
+ *
+ * With bio tracking on (blk_cfg.bios, user/lib/block.c: il_block_track_bios()), the layer
+ * follows every bio from its submission to its request, in blktrace's terms (Q, G, I, D, C;
+ * the phases in lib/block.h):
+ *   block_bio_queue (Q), block_getrq (G), block_bio_backmerge/frontmerge (a bio merged into a
+ *   request), block_rq_merge (a request merged into another), block_split (the split bio
+ *   inherits its parent's times), block_bio_remap/block_rq_remap (a partition's or a stacked
+ *   device's bio), block_rq_requeue, block_bio_complete (bio-based devices: dm, md);
+ *   and the time before Q: submit_bio (fentry, kprobe) when the kernel allows, else the
+ *   tracepoints that mark a submission's start (iomap:iomap_dio_rw_begin/iomap_dio_complete,
+ *   writeback:writeback_single_inode_start, ext4:ext4_writepages).
+ * Each bio is kept by address in a bounded LRU hash (il_bio_start) with its Q time and its
+ * submitter; a request is linked to its first bio (request.bio, the one that got G) when it is
+ * inserted or issued, so its completion yields every phase (il_block_done()).
+ * The bio tracepoints lost their leading request_queue argument in 5.11 (commit e8a676d61c07
+ * and its series); blk_cfg.tp_old says, per tracepoint, which shape this kernel has.
+ *
+ * Where blk-throttle holds bios: submit_bio_noacct() calls blk_throtl_bio() before
+ * submit_bio_noacct_nocheck(), which fires block_bio_queue (5.10 to 6.18: the throttle sits
+ * in submit_bio_checks() before the tracepoint on 5.10, in submit_bio_noacct() on 6.x); a
+ * held bio is queued later by the throttle's dispatch work, from a kworker. So the throttle's
+ * wait is BEFORE_Q, and Q's task is not the submitter: identity comes from submit_bio, the
+ * direct I/O's record, or the waiter of a synchronous direct I/O, and the cgroup from the
+ * bio's own blkcg.
  */
 #ifndef IOLAYER_BLOCK_BPF_H
 #define IOLAYER_BLOCK_BPF_H
@@ -55,6 +79,551 @@ struct {
 	__type(value, __u64);
 } il_blk_errors SEC(".maps");
 
+/* Per-disk totals of the aggregate mode (struct il_disk_stats, key: disk dev_t); no
+ * preallocation, so objects that never count into it pay nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct il_disk_stats);
+} blk_disks SEC(".maps");
+
+static const struct il_disk_stats il_zero_disk;
+
+/* ---- bio tracking (blk_cfg.bios) ----------------------------------------------------- */
+
+#define IL_BLOCK_MAX_BIOS 16384
+#define IL_LINK_WALK 4          /* bios of a request looked at for its first one */
+#define IL_BIO_COUNT_MAX 32     /* bios of a request counted at completion */
+
+/* What is known of a bio before it joins a request (times: bpf_ktime_get_ns(), 0 unseen). */
+struct il_bio_info {
+	__u64 submit_ns, queue_ns, getrq_ns;
+	__u64 cgroup;            /* il_bio_cgroup(), else the submitter's v2 cgroup */
+	__u64 ino;               /* its file, 0 unknown (with blk_cfg.files) */
+	__u64 sector;            /* at Q */
+	__u32 ino_dev, tgid, pid;
+	__u32 part;              /* il_bio_part_dev() at Q */
+	__u32 from;              /* block_bio_remap's device */
+	__u32 bytes, opf;        /* at Q: bi_iter.bi_size, bi_opf */
+	__u32 pad;
+	char comm[IL_TASK_COMM_LEN];
+};
+
+/* struct bio * -> what is known of it, from submit_bio or Q until it joins a request (or,
+ * on a bio-based device, completes). LRU: a bio whose end was never seen ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, IL_BLOCK_MAX_BIOS);
+	__type(key, __u64);
+	__type(value, struct il_bio_info);
+} il_bio_start SEC(".maps");
+
+/* A request's first bio, linked at its insert or issue, and its extent then. */
+struct il_rq_bio {
+	struct il_bio_info b;
+	__u64 sector;
+	__u32 bytes;
+	__u8 requeued;
+	__u8 pad[3];
+};
+
+/* struct request * -> its first bio's record, until the request completes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct il_rq_bio);
+} il_rq_bio SEC(".maps");
+
+/* A direct I/O in progress (iomap:iomap_dio_rw_begin .. iomap_dio_complete), by its
+ * struct kiocb *: when it began, and who began it. */
+struct il_dio_info {
+	__u64 ns;
+	__u32 tgid, pid;
+	char comm[IL_TASK_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct il_dio_info);
+} il_dio_start SEC(".maps");
+
+/* struct inode * -> when its last writeback began (writeback_single_inode_start,
+ * ext4_writepages): the start of its page-cache write bios in tracepoint mode. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} il_wb_start SEC(".maps");
+
+/* Per (disk, cgroup) totals of the aggregate mode (struct il_blk_cg). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct il_blk_cg_key);
+	__type(value, struct il_blk_cg);
+} blk_cgroups SEC(".maps");
+
+static const struct il_bio_info il_zero_bio;
+
+/* The end_io of iomap's direct-I/O bios, from /proc/kallsyms (0 when the kernel has none):
+ * such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c), whose iocb names the
+ * file and, for a synchronous direct I/O, whose submit.waiter is the submitter. */
+extern const void iomap_dio_bio_end_io __ksym __weak;
+
+static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
+{
+	if (!bpf_core_type_exists(struct iomap_dio) || !&iomap_dio_bio_end_io)
+		return NULL;
+	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != (unsigned long)&iomap_dio_bio_end_io)
+		return NULL;
+	return BPF_CORE_READ(bio, bi_private);
+}
+
+/* The submitter of bio into b (and b->submit_ns when a start is known) when block_bio_queue
+ * runs and submit_bio did not already say: the direct I/O's record, else the waiter of a
+ * synchronous direct I/O, else the current task (the bio's submitter unless a worker queues
+ * it: blk-throttle's dispatch, dm's deferred bios). A page-cache write bio starts when its
+ * inode's writeback did. */
+static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
+{
+	__u64 id = bpf_get_current_pid_tgid(), key;
+
+	if (dio && bpf_core_type_exists(struct iomap_dio)) {
+		struct kiocb *iocb = BPF_CORE_READ(dio, iocb);
+		struct il_dio_info *d;
+		struct task_struct *w;
+
+		key = (__u64)iocb;
+		d = bpf_map_lookup_elem(&il_dio_start, &key);
+		if (d) {
+			if (!b->submit_ns)
+				b->submit_ns = d->ns;
+			b->tgid = d->tgid;
+			b->pid = d->pid;
+			__builtin_memcpy(b->comm, d->comm, sizeof(b->comm));
+			return;
+		}
+		/* is_sync_kiocb(): no ki_complete; the submitter waits in iomap_dio_rw() */
+		w = BPF_CORE_READ(iocb, ki_complete) ? NULL : BPF_CORE_READ(dio, submit.waiter);
+		if (w) {
+			b->tgid = BPF_CORE_READ(w, tgid);
+			b->pid = BPF_CORE_READ(w, pid);
+			BPF_CORE_READ_STR_INTO(&b->comm, w, comm);
+			return;
+		}
+	}
+	if (!b->submit_ns && il_opf_op(b->opf) == IL_OP_WRITE) {
+		__u64 *wb;
+
+		key = (__u64)who_bio_inode(bio);
+		wb = key ? bpf_map_lookup_elem(&il_wb_start, &key) : NULL;
+		if (wb)
+			b->submit_ns = *wb;
+	}
+	b->tgid = id >> 32;
+	b->pid = (__u32)id;
+	bpf_get_current_comm(b->comm, sizeof(b->comm));
+}
+
+/* The file bio belongs to into b (ino_dev, ino), its names into who_files: a direct I/O's
+ * file (iocb->ki_filp), else the inode whose page cache holds the bio's first page (a block
+ * device's own, for metadata and journals: who_files records its device). */
+static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
+{
+	struct dentry *d = NULL;
+	struct inode *inode;
+
+	if (dio && bpf_core_type_exists(struct iomap_dio)) {
+		struct file *f = BPF_CORE_READ(dio, iocb, ki_filp);
+
+		inode = BPF_CORE_READ(f, f_inode);
+		d = BPF_CORE_READ(f, f_path.dentry);
+	} else {
+		inode = who_bio_inode(bio);
+	}
+	if (!inode)
+		return;
+	who_file_get(inode, d);
+	b->ino_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	b->ino = BPF_CORE_READ(inode, i_ino);
+}
+
+/* Count one event of a disk (bios_queued, merges, splits, requeues of struct il_disk_stats)
+ * in blk_disks. */
+#define IL_DISK_COUNT(dev, field)                                                              \
+	do {                                                                                   \
+		__u32 dev_ = (dev);                                                            \
+		struct il_disk_stats *d_ = il_lookup_or_init(&blk_disks, &dev_, &il_zero_disk); \
+		if (d_)                                                                        \
+			__sync_fetch_and_add(&d_->field, 1);                                   \
+	} while (0)
+
+/* submit_bio (fentry/kprobe): the submission starts, in the submitter's context. */
+static __always_inline void il_block_submit(struct bio *bio)
+{
+	__u64 key = (__u64)bio, id = bpf_get_current_pid_tgid();
+	struct il_bio_info n = {};
+
+	if (!blk_cfg.bios)
+		return;
+	n.submit_ns = bpf_ktime_get_ns();
+	n.tgid = id >> 32;
+	n.pid = (__u32)id;
+	bpf_get_current_comm(n.comm, sizeof(n.comm));
+	if (bpf_map_update_elem(&il_bio_start, &key, &n, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+}
+
+/* iomap:iomap_dio_rw_begin / iomap_dio_complete: a direct I/O starts and ends. */
+static __always_inline void il_block_dio_begin(struct kiocb *iocb)
+{
+	__u64 key = (__u64)iocb, id = bpf_get_current_pid_tgid();
+	struct il_dio_info d = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
+
+	if (!blk_cfg.bios)
+		return;
+	bpf_get_current_comm(d.comm, sizeof(d.comm));
+	bpf_map_update_elem(&il_dio_start, &key, &d, BPF_ANY);
+}
+
+static __always_inline void il_block_dio_end(struct kiocb *iocb)
+{
+	__u64 key = (__u64)iocb;
+
+	if (blk_cfg.bios)
+		bpf_map_delete_elem(&il_dio_start, &key);
+}
+
+/* writeback_single_inode_start / ext4_writepages: the writeback of inode's pages starts. */
+static __always_inline void il_block_wb_start(struct inode *inode)
+{
+	__u64 key = (__u64)inode, now = bpf_ktime_get_ns();
+
+	if (blk_cfg.bios)
+		bpf_map_update_elem(&il_wb_start, &key, &now, BPF_ANY);
+}
+
+/* The record of bio, made (zeroed) when absent; NULL when the map refuses. */
+static __always_inline struct il_bio_info *il_bio_get(struct bio *bio)
+{
+	__u64 key = (__u64)bio;
+	struct il_bio_info *b = bpf_map_lookup_elem(&il_bio_start, &key);
+
+	if (b)
+		return b;
+	if (bpf_map_update_elem(&il_bio_start, &key, &il_zero_bio, BPF_ANY)) {
+		il_drop(IL_DROP_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&il_bio_start, &key);
+}
+
+/* block_bio_queue (Q). */
+static __always_inline void il_block_bio_queue(struct bio *bio)
+{
+	struct il_bio_info *b;
+	struct iomap_dio *dio;
+
+	if (!blk_cfg.bios)
+		return;
+	b = il_bio_get(bio);
+	if (!b)
+		return;
+	if (b->queue_ns) /* an earlier bio at this address whose end was not seen */
+		__builtin_memset(b, 0, sizeof(*b));
+	b->queue_ns = bpf_ktime_get_ns();
+	b->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	b->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+	b->opf = BPF_CORE_READ(bio, bi_opf);
+	b->part = il_bio_part_dev(bio);
+	b->cgroup = il_bio_cgroup(bio);
+	dio = il_bio_iomap_dio(bio);
+	if (!b->tgid)
+		il_bio_who(bio, dio, b);
+	if (!b->cgroup) /* no blk-cgroup: the submitter's, when it is the current task */
+		b->cgroup = b->tgid == bpf_get_current_pid_tgid() >> 32 ? bpf_get_current_cgroup_id() : 0;
+	if (blk_cfg.files && !b->ino)
+		il_bio_file(bio, dio, b);
+	IL_DISK_COUNT(who_bio_dev(bio), bios_queued);
+}
+
+/* block_getrq (G): a request was allocated for bio. */
+static __always_inline void il_block_getrq(struct bio *bio)
+{
+	__u64 key = (__u64)bio;
+	struct il_bio_info *b;
+
+	if (!blk_cfg.bios)
+		return;
+	b = bpf_map_lookup_elem(&il_bio_start, &key);
+	if (b && !b->getrq_ns)
+		b->getrq_ns = bpf_ktime_get_ns();
+}
+
+/* block_bio_backmerge/frontmerge: bio joins an existing request. A back-merged bio is never
+ * its request's first: forgotten. A front-merged one becomes it (found when linking). */
+static __always_inline void il_block_bio_merge(struct bio *bio, bool back)
+{
+	__u64 key = (__u64)bio;
+
+	if (!blk_cfg.bios)
+		return;
+	IL_DISK_COUNT(who_bio_dev(bio), merges);
+	if (back)
+		bpf_map_delete_elem(&il_bio_start, &key);
+}
+
+/* block_split: split, the front part of its parent (split->bi_private, bio_chain()), goes on
+ * as a bio of its own with its parent's times; the parent keeps the rest. */
+static __always_inline void il_block_split(struct bio *split)
+{
+	struct bio *parent = BPF_CORE_READ(split, bi_private);
+	__u64 pk = (__u64)parent, sk = (__u64)split;
+	struct il_bio_info *p, n;
+
+	if (!blk_cfg.bios)
+		return;
+	IL_DISK_COUNT(who_bio_dev(split), splits);
+	p = bpf_map_lookup_elem(&il_bio_start, &pk);
+	if (!p)
+		return;
+	n = *p;
+	n.getrq_ns = 0;
+	n.sector = BPF_CORE_READ(split, bi_iter.bi_sector);
+	n.bytes = BPF_CORE_READ(split, bi_iter.bi_size);
+	p->sector = BPF_CORE_READ(parent, bi_iter.bi_sector);
+	p->bytes = BPF_CORE_READ(parent, bi_iter.bi_size);
+	if (bpf_map_update_elem(&il_bio_start, &sk, &n, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+}
+
+/* block_bio_remap: bio was sent to device dev (a partition; a dm device whose clone this is). */
+static __always_inline void il_block_bio_remap(struct bio *bio, __u32 dev)
+{
+	struct il_bio_info *b;
+
+	if (!blk_cfg.bios)
+		return;
+	b = il_bio_get(bio);
+	if (b && !b->from)
+		b->from = dev;
+}
+
+/* The dev of a "MAJ:MIN" name (a backing_dev_info's dev_name), 0 when it is not one. */
+static __always_inline __u32 il_parse_dev_name(const char *name)
+{
+	char buf[16] = {};
+	__u32 ma = 0, mi = 0;
+	bool minor = false;
+
+	bpf_probe_read_kernel_str(buf, sizeof(buf), name);
+	for (int i = 0; i < (int)sizeof(buf); i++) {
+		char c = buf[i];
+
+		if (!c)
+			break;
+		if (c == ':' && !minor) {
+			minor = true;
+			continue;
+		}
+		if (c < '0' || c > '9')
+			return 0;
+		if (minor)
+			mi = mi * 10 + (c - '0');
+		else
+			ma = ma * 10 + (c - '0');
+	}
+	return minor ? ma << 20 | mi : 0;
+}
+
+/* wbt:wbt_step(bdi, ...): writeback throttling stepped its depth on the bdi's disk (its
+ * dev_name is "MAJ:MIN"; the field exists since 5.x, else nothing is counted). */
+static __always_inline void il_block_wbt_step(struct backing_dev_info *bdi)
+{
+	__u32 dev;
+
+	if (!blk_cfg.bios || !bpf_core_field_exists(bdi->dev_name))
+		return;
+	dev = il_parse_dev_name((const char *)__builtin_preserve_access_index(&bdi->dev_name));
+	if (dev)
+		IL_DISK_COUNT(dev, wbt_steps);
+}
+
+/* iocost:iocost_iocg_activate(iocg, ...): a cgroup became active under iocost on a disk:
+ * iocg->ioc->rqos.disk (6.3 and later), else its queue's disk (5.13 and later), else not
+ * counted. */
+struct rq_qos___q {
+	struct request_queue *q;
+} __attribute__((preserve_access_index));
+
+static __always_inline void il_block_iocost(struct ioc_gq *iocg)
+{
+	struct request_queue *q = NULL;
+	struct rq_qos *rqos;
+	struct gendisk *disk;
+	struct ioc *ioc;
+
+	if (!blk_cfg.bios || !bpf_core_type_exists(struct ioc_gq))
+		return;
+	ioc = BPF_CORE_READ(iocg, ioc);
+	rqos = (struct rq_qos *)__builtin_preserve_access_index(&ioc->rqos);
+	if (bpf_core_field_exists(rqos->disk))
+		disk = BPF_CORE_READ(rqos, disk);
+	else if (bpf_core_field_exists(q->disk)) /* request_queue.disk: 5.13 and later */
+		disk = BPF_CORE_READ((struct rq_qos___q *)rqos, q, disk);
+	else
+		return;
+	IL_DISK_COUNT(il_disk_dev(disk), iocost_activations);
+}
+
+/* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
+ * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
+ * bio with a record. The bios looked at are in the request now: their records go. */
+static __always_inline void il_block_link(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct il_rq_bio n = {};
+	struct bio *bio;
+	bool found = false;
+
+	if (!blk_cfg.bios || bpf_map_lookup_elem(&il_rq_bio, &key))
+		return;
+	bio = BPF_CORE_READ(rq, bio);
+	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
+		__u64 bk = (__u64)bio;
+		struct il_bio_info *b = bpf_map_lookup_elem(&il_bio_start, &bk);
+
+		if (b) {
+			if (!found || (b->getrq_ns && !n.b.getrq_ns))
+				n.b = *b;
+			found = true;
+			bpf_map_delete_elem(&il_bio_start, &bk);
+		}
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+	n.sector = BPF_CORE_READ(rq, __sector);
+	n.bytes = BPF_CORE_READ(rq, __data_len);
+	if (bpf_map_update_elem(&il_rq_bio, &key, &n, BPF_ANY))
+		il_drop(IL_DROP_MAP_FULL);
+}
+
+/* block_rq_requeue: rq goes back to be issued again (its issue time restarts at the next D). */
+static __always_inline void il_block_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct il_rq_bio *l;
+
+	if (!blk_cfg.bios)
+		return;
+	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), requeues);
+	l = bpf_map_lookup_elem(&il_rq_bio, &key);
+	if (l)
+		l->requeued = 1;
+}
+
+/* block_rq_remap: request-based dm sent rq on from device dev. */
+static __always_inline void il_block_rq_remap(struct request *rq, __u32 dev)
+{
+	__u64 key = (__u64)rq;
+	struct il_rq_bio *l;
+
+	if (!blk_cfg.bios)
+		return;
+	l = bpf_map_lookup_elem(&il_rq_bio, &key);
+	if (l && !l->b.from)
+		l->b.from = dev;
+}
+
+/* block_rq_merge: rq was merged into another request and is freed; its bios go with it. */
+static __always_inline void il_block_rq_merge(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	if (!blk_cfg.bios)
+		return;
+	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), merges);
+	bpf_map_delete_elem(&il_rq_start, &key);
+	bpf_map_delete_elem(&il_rq_bio, &key);
+}
+
+/* Copy a bio's record into io. */
+static __always_inline void il_io_from_bio(struct il_blk_io *io, const struct il_bio_info *b)
+{
+	io->ts[IL_MK_SUBMIT] = b->submit_ns;
+	io->ts[IL_MK_Q] = b->queue_ns;
+	io->ts[IL_MK_G] = b->getrq_ns;
+	io->cgroup = b->cgroup;
+	io->ino = b->ino;
+	io->ino_dev = b->ino_dev;
+	io->tgid = b->tgid;
+	io->pid = b->pid;
+	io->part = b->part;
+	io->from = b->from;
+	__builtin_memcpy(io->comm, b->comm, sizeof(io->comm));
+}
+
+/* block_bio_complete (ctx: its raw arguments, (q, bio) on every kernel): a bio of a bio-based
+ * device (no mq_ops: dm, md) completes. Returns 0 with io filled, or -1 when the bio is not
+ * one to measure (a request-based device's bio ended without a request, or no Q was seen). */
+static __always_inline int il_block_bio_done(unsigned long long *ctx, struct il_blk_io *io)
+{
+	struct request_queue *q = (struct request_queue *)ctx[0];
+	struct bio *bio = (struct bio *)ctx[1];
+	__u64 key = (__u64)bio;
+	struct il_bio_info *b;
+	int err = -1;
+
+	if (!blk_cfg.bios)
+		return -1;
+	b = bpf_map_lookup_elem(&il_bio_start, &key);
+	if (!b)
+		return -1;
+	if (!BPF_CORE_READ(q, mq_ops) && b->queue_ns) {
+		il_io_from_bio(io, b);
+		io->ts[IL_MK_C] = bpf_ktime_get_ns();
+		io->dev = who_bio_dev(bio);
+		io->sector = b->sector;
+		io->bytes = b->bytes;
+		io->op = il_opf_op(b->opf);
+		io->flags = il_opf_flags(b->opf);
+		io->bios = 1;
+		io->bio_based = 1;
+		io->error = BPF_CORE_READ(bio, bi_status) != 0;
+		err = 0;
+	}
+	bpf_map_delete_elem(&il_bio_start, &key);
+	return err;
+}
+
+/* Add io to the phase totals p (struct il_blk_phases). */
+static __always_inline void il_block_phases_add(struct il_blk_phases *p, const struct il_blk_io *io)
+{
+	__sync_fetch_and_add(&p->ios, 1);
+	__sync_fetch_and_add(&p->bios, io->bios);
+	__sync_fetch_and_add(&p->bytes, io->bytes);
+	if (io->error)
+		__sync_fetch_and_add(&p->errors, 1);
+	for (int i = 0; i < IL_PH__MAX; i++) {
+		struct il_phase_stat *s = &p->ph[i];
+		__u64 ns;
+
+		if (!il_blk_phase_ns(io, i, &ns))
+			continue;
+		__sync_fetch_and_add(&s->count, 1);
+		__sync_fetch_and_add(&s->ns, ns);
+		if (ns > s->max_ns) /* racy between CPUs: at worst a slightly lower max */
+			s->max_ns = ns;
+		__sync_fetch_and_add(&s->slots[il_slot_idx(ns)], 1);
+	}
+}
+
 /* The request argument of block_rq_insert/issue from the raw argument array. */
 static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
 {
@@ -74,6 +643,7 @@ static __always_inline void il_block_insert(struct request *rq)
 		return;
 	if (bpf_map_update_elem(&il_rq_start, &key, &t, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
+	il_block_link(rq);
 }
 
 /* block_rq_issue: the request goes to the driver. An insert time already recorded is kept;
@@ -88,23 +658,23 @@ static __always_inline void il_block_issue(struct request *rq)
 	if (t) {
 		if (!t->parts)
 			t->issue_ns = now;
-		return;
-	}
-	if (bpf_map_update_elem(&il_rq_start, &key, &n, BPF_ANY))
+	} else if (bpf_map_update_elem(&il_rq_start, &key, &n, BPF_ANY)) {
 		il_drop(IL_DROP_MAP_FULL);
+	}
+	il_block_link(rq);
 }
 
-/* block_rq_complete (ctx: its raw arguments): the request's times, forgotten from the map
- * once the request is finished. Returns 0 and fills *queue_ns (insert to issue, 0 when no
- * insert was seen) and *device_ns (issue to completion), or -1 when there is nothing to
- * measure (drops counted) or the request is not finished yet.
+/* block_rq_complete (ctx: its raw arguments): the request's life, forgotten from the maps
+ * once the request is finished. Returns 0 with io filled (C, D, I when seen and, with bio
+ * tracking, everything its first bio brought: submit, Q, G, submitter, cgroup, file), or -1
+ * when there is nothing to measure (drops counted) or the request is not finished yet.
  * A driver may complete a request in parts (blk_update_request() with fewer bytes than are
  * left; the loop driver does on a short read, SCSI on a partial transfer): the request is
  * finished when nr_bytes covers what is left, request.__data_len at the tracepoint (the
  * kernel's own test in blk_update_request(): nr_bytes >= blk_rq_bytes(rq)). Until then the
  * request stays in flight, timed from its first issue; an error in any part makes it a
  * request completed with an error (il_blk_errors). */
-static __always_inline int il_block_complete(unsigned long long *ctx, __u64 *queue_ns, __u64 *device_ns)
+static __always_inline int il_block_done(unsigned long long *ctx, struct il_blk_io *io)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 error = (__u32)ctx[1], nr_bytes = (__u32)ctx[2], zero = 0;
@@ -131,48 +701,104 @@ static __always_inline int il_block_complete(unsigned long long *ctx, __u64 *que
 	} else if (now < t->issue_ns || (t->insert_ns && t->issue_ns < t->insert_ns)) {
 		il_drop(IL_DROP_BACKWARDS);
 	} else {
-		*queue_ns = t->insert_ns ? t->issue_ns - t->insert_ns : 0;
-		*device_ns = now - t->issue_ns;
+		__u32 opf = BPF_CORE_READ(rq, cmd_flags);
+		struct il_rq_bio *l = blk_cfg.bios ? bpf_map_lookup_elem(&il_rq_bio, &key) : NULL;
+		struct bio *bio = BPF_CORE_READ(rq, bio);
+
+		io->ts[IL_MK_I] = t->insert_ns;
+		io->ts[IL_MK_D] = t->issue_ns;
+		io->ts[IL_MK_C] = now;
+		io->dev = il_disk_dev(il_rq_disk(rq));
+		io->op = il_opf_op(opf);
+		io->flags = il_opf_flags(opf);
+		io->sector = BPF_CORE_READ(rq, __sector);
+		io->bytes = nr_bytes;
+		io->error = error || t->error;
+		for (int i = 0; i < IL_BIO_COUNT_MAX && bio; i++) {
+			io->bios++;
+			bio = BPF_CORE_READ(bio, bi_next);
+		}
+		if (l) {
+			il_io_from_bio(io, &l->b);
+			io->sector = l->sector;
+			io->bytes = l->bytes;
+			io->requeued = l->requeued;
+		}
 		err = 0;
-		errors = (error || t->error) ? bpf_map_lookup_elem(&il_blk_errors, &zero) : NULL;
+		errors = io->error ? bpf_map_lookup_elem(&il_blk_errors, &zero) : NULL;
 		if (errors)
 			*errors += 1; /* per-CPU: no atomics needed */
 	}
 	if (t)
 		bpf_map_delete_elem(&il_rq_start, &key);
+	if (blk_cfg.bios)
+		bpf_map_delete_elem(&il_rq_bio, &key);
 	return err;
 }
 
-/* Per-disk totals of the aggregate mode (struct il_disk_stats, key: disk dev_t); no
- * preallocation, so objects that never count into it pay nothing. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u32);
-	__type(value, struct il_disk_stats);
-} blk_disks SEC(".maps");
+/* block_rq_complete, the insert -> issue and issue -> complete times only: 0 with *queue_ns
+ * (0 when no insert was seen) and *device_ns filled, or -1 (see il_block_done()). */
+static __always_inline int il_block_complete(unsigned long long *ctx, __u64 *queue_ns, __u64 *device_ns)
+{
+	struct il_blk_io io = {};
+
+	if (il_block_done(ctx, &io))
+		return -1;
+	*queue_ns = io.ts[IL_MK_I] ? io.ts[IL_MK_D] - io.ts[IL_MK_I] : 0;
+	*device_ns = io.ts[IL_MK_C] - io.ts[IL_MK_D];
+	return 0;
+}
+
+/* Aggregate mode: io into its disk's phases (blk_disks) and its (disk, cgroup) totals. */
+static __always_inline void il_block_account(const struct il_blk_io *io)
+{
+	struct il_blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
+	struct il_disk_stats *d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
+	struct il_blk_cg *c;
+	__u64 ns, q = 0;
+
+	if (d)
+		il_block_phases_add(&d->phases, io);
+	if (!blk_cfg.bios)
+		return;
+	c = il_lookup_or_init(&blk_cgroups, &ck, &(struct il_blk_cg){});
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->ios, 1);
+	__sync_fetch_and_add(&c->bytes, io->bytes);
+	if (il_blk_phase_ns(io, IL_PH_BEFORE_Q, &ns))
+		__sync_fetch_and_add(&c->before_q_ns, ns);
+	if (il_blk_phase_ns(io, IL_PH_Q2G, &ns))
+		q += ns;
+	if (il_blk_phase_ns(io, IL_PH_G2I, &ns))
+		q += ns;
+	if (il_blk_phase_ns(io, IL_PH_I2D, &ns))
+		q += ns;
+	__sync_fetch_and_add(&c->queue_ns, q);
+	if (il_blk_phase_ns(io, io->bio_based ? IL_PH_Q2C : IL_PH_D2C, &ns))
+		__sync_fetch_and_add(&c->device_ns, ns);
+	if (io->tgid)
+		c->tgid = io->tgid;
+}
 
 /* Aggregate-mode completion handler (IL_BLOCK_PROGS(il_block_disk_complete)): count the
  * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array. */
 static __always_inline int il_block_disk_complete(unsigned long long *ctx)
 {
-	static const struct il_disk_stats zero;
-	struct request *rq = (struct request *)ctx[0];
-	__u32 dev = il_disk_dev(il_rq_disk(rq));
 	struct il_disk_stats *d;
+	struct il_blk_io io = {};
 	__u64 queue, device;
-	__u32 op;
 
-	if (il_block_complete(ctx, &queue, &device))
+	if (il_block_done(ctx, &io))
 		return 0;
-	d = il_lookup_or_init(&blk_disks, &dev, &zero);
+	queue = io.ts[IL_MK_I] ? io.ts[IL_MK_D] - io.ts[IL_MK_I] : 0;
+	device = io.ts[IL_MK_C] - io.ts[IL_MK_D];
+	d = il_lookup_or_init(&blk_disks, &io.dev, &il_zero_disk);
 	if (!d)
 		return 0;
 	__sync_fetch_and_add(&d->count, 1);
-	op = il_rq_op(rq);
-	if (op < IL_OP__MAX)
-		__sync_fetch_and_add(&d->ops[op], 1);
+	if (io.op < IL_OP__MAX)
+		__sync_fetch_and_add(&d->ops[io.op], 1);
 	__sync_fetch_and_add(&d->bytes, (__u32)ctx[2]);
 	__sync_fetch_and_add(&d->device_ns, device);
 	if (device > d->device_max_ns) /* racy between CPUs: at worst a slightly lower max */
@@ -183,6 +809,14 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx)
 		__sync_fetch_and_add(&d->queue_ns, queue);
 		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
 	}
+	il_block_account(&io);
+	return 0;
+}
+
+/* Aggregate-mode handler of a bio-based device's bio (IL_BLOCK_BIO_PROGS(il_block_disk_bio_done)). */
+static __always_inline int il_block_disk_bio_done(struct il_blk_io *io)
+{
+	il_block_account(io);
 	return 0;
 }
 
@@ -192,6 +826,8 @@ static __always_inline void il_block_forget(struct request *rq)
 	__u64 key = (__u64)rq;
 
 	bpf_map_delete_elem(&il_rq_start, &key);
+	if (blk_cfg.bios)
+		bpf_map_delete_elem(&il_rq_bio, &key);
 }
 
 /*
@@ -212,5 +848,74 @@ static __always_inline void il_block_forget(struct request *rq)
 	int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
 	SEC("raw_tp/block_rq_complete")                                                        \
 	int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+
+/* Argument i of a tracepoint that took a leading request_queue before 5.11 (bit of
+ * blk_cfg.tp_old): ctx[i + 1] then, else ctx[i]. As il_ctx_arg01() (common.bpf.h), for any
+ * two indexes: two loads at constant offsets behind two different one-instruction asm
+ * barriers (the branch not taken is pruned, blk_cfg being read-only). */
+#define IL_CTX_PICK(ctx, cond, i_then, i_else)                                                  \
+	({                                                                                      \
+		__u64 v_;                                                                       \
+		if (cond) {                                                                     \
+			v_ = (ctx)[i_then];                                                     \
+			asm volatile("%0 = %0" : "+r"(v_));                                     \
+		} else {                                                                        \
+			v_ = (ctx)[i_else];                                                     \
+			asm volatile("%0 += 0" : "+r"(v_));                                     \
+		}                                                                               \
+		v_;                                                                             \
+	})
+#define IL_TP_ARG(ctx, bit, i) IL_CTX_PICK(ctx, blk_cfg.tp_old & (bit), (i) + 1, i)
+
+/*
+ * The bio-tracking programs, tp_btf and raw_tp twins named as il_block_bio_plan() and
+ * il_block_submit_plan() expect (btf_X / raw_X), and submit_bio's fentry and kprobe. The
+ * including object passes its handler of a bio-based device's finished bio, a function
+ * (struct il_blk_io *io). Only the programs of the chosen plans load.
+ */
+#define IL_BLOCK_BIO_TP(name, tp, body)                                                         \
+	SEC("tp_btf/" tp)                                                                       \
+	int BPF_PROG(btf_##name) { body; return 0; }                                            \
+	SEC("raw_tp/" tp)                                                                       \
+	int BPF_PROG(raw_##name) { body; return 0; }
+
+#define IL_BLOCK_BIO_PROGS(on_bio_done)                                                         \
+	IL_BLOCK_BIO_TP(bio_queue, "block_bio_queue",                                           \
+		il_block_bio_queue((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_QUEUE, 0)))          \
+	IL_BLOCK_BIO_TP(getrq, "block_getrq",                                                   \
+		il_block_getrq((struct bio *)IL_TP_ARG(ctx, IL_BTP_GETRQ, 0)))                  \
+	/* (q, rq, bio) before 5.11: bio is ctx[2] */                                           \
+	IL_BLOCK_BIO_TP(bio_backmerge, "block_bio_backmerge",                                   \
+		il_block_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & IL_BTP_MERGE, 2, 0), true)) \
+	IL_BLOCK_BIO_TP(bio_frontmerge, "block_bio_frontmerge",                                 \
+		il_block_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & IL_BTP_MERGE, 2, 0), false)) \
+	IL_BLOCK_BIO_TP(split, "block_split",                                                   \
+		il_block_split((struct bio *)IL_TP_ARG(ctx, IL_BTP_SPLIT, 0)))                  \
+	IL_BLOCK_BIO_TP(bio_remap, "block_bio_remap",                                           \
+		il_block_bio_remap((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_REMAP, 0),           \
+				   (__u32)IL_TP_ARG(ctx, IL_BTP_BIO_REMAP, 1)))                 \
+	IL_BLOCK_BIO_TP(rq_remap, "block_rq_remap",                                             \
+		il_block_rq_remap((struct request *)IL_TP_ARG(ctx, IL_BTP_RQ_REMAP, 0),         \
+				  (__u32)IL_TP_ARG(ctx, IL_BTP_RQ_REMAP, 1)))                   \
+	IL_BLOCK_BIO_TP(rq_requeue, "block_rq_requeue",                                         \
+		il_block_requeue((struct request *)IL_TP_ARG(ctx, IL_BTP_REQUEUE, 0)))          \
+	IL_BLOCK_BIO_TP(rq_merge, "block_rq_merge",                                             \
+		il_block_rq_merge((struct request *)IL_TP_ARG(ctx, IL_BTP_RQ_MERGE, 0)))        \
+	IL_BLOCK_BIO_TP(wbt_step, "wbt_step", il_block_wbt_step((struct backing_dev_info *)ctx[0])) \
+	IL_BLOCK_BIO_TP(iocost_activate, "iocost_iocg_activate",                                \
+		il_block_iocost((struct ioc_gq *)ctx[0]))                                       \
+	IL_BLOCK_BIO_TP(bio_complete, "block_bio_complete",                                     \
+		struct il_blk_io io = {};                                                       \
+		if (!il_block_bio_done(ctx, &io))                                               \
+			on_bio_done(&io))                                                       \
+	IL_BLOCK_BIO_TP(dio_begin, "iomap_dio_rw_begin", il_block_dio_begin((struct kiocb *)ctx[0])) \
+	IL_BLOCK_BIO_TP(dio_complete, "iomap_dio_complete", il_block_dio_end((struct kiocb *)ctx[0])) \
+	IL_BLOCK_BIO_TP(wb_inode_start, "writeback_single_inode_start",                         \
+		il_block_wb_start((struct inode *)ctx[0]))                                      \
+	IL_BLOCK_BIO_TP(ext4_wb_start, "ext4_writepages", il_block_wb_start((struct inode *)ctx[0])) \
+	SEC("fentry/submit_bio")                                                                \
+	int BPF_PROG(blk_submit_fentry, struct bio *bio) { il_block_submit(bio); return 0; }     \
+	SEC("kprobe/submit_bio")                                                                \
+	int BPF_KPROBE(blk_submit_kprobe, struct bio *bio) { il_block_submit(bio); return 0; }
 
 #endif /* IOLAYER_BLOCK_BPF_H */

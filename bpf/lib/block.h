@@ -14,7 +14,116 @@ struct blk_cfg {
 	/* block_rq_insert/issue take (q, rq) rather than (rq): kernels before 5.11 (and 5.10
 	 * stable before 5.10.137), commit a54895fa057c; read from the tracepoint's BTF. */
 	__u8 rq_two_args;
-	__u8 pad[7];
+	__u8 bios;       /* track bios from submission to their request (il_block_track_bios) */
+	__u8 files;      /* and the file each bio belongs to (who_files) */
+	__u8 pad;
+	/* The bio and request tracepoints that still take a leading struct request_queue *
+	 * (kernels before 5.11: commit e8a676d61c07 and its series), one bit each (enum
+	 * il_blk_tp), read from their BTF prototypes by il_block_cfg(). */
+	__u32 tp_old;
+};
+
+/* Tracepoints whose argument list lost its request_queue in 5.11 (bits of blk_cfg.tp_old). */
+enum il_blk_tp {
+	IL_BTP_BIO_QUEUE = 1,     /* block_bio_queue(q, bio) -> (bio) */
+	IL_BTP_GETRQ = 2,         /* block_getrq(q, bio, rw) -> (bio) */
+	IL_BTP_MERGE = 4,         /* block_bio_backmerge/frontmerge(q, rq, bio) -> (bio) */
+	IL_BTP_SPLIT = 8,         /* block_split(q, bio, new_sector) -> (bio, new_sector) */
+	IL_BTP_BIO_REMAP = 16,    /* block_bio_remap(q, bio, dev, from) -> (bio, dev, from) */
+	IL_BTP_RQ_REMAP = 32,     /* block_rq_remap(q, rq, dev, from) -> (rq, dev, from) */
+	IL_BTP_REQUEUE = 64,      /* block_rq_requeue(q, rq) -> (rq) */
+	IL_BTP_RQ_MERGE = 128,    /* block_rq_merge(q, rq) -> (rq) */
+};
+
+/*
+ * The points of a bio's life, in blktrace's letters, and the phases between them (btt's
+ * names). Times are bpf_ktime_get_ns(), 0 when the point was not seen.
+ *   submit  the bio's submission began: submit_bio() (fentry/kprobe), else, with
+ *           tracepoints only, the start of its direct I/O (iomap:iomap_dio_rw_begin) or of
+ *           its inode's writeback (writeback:writeback_single_inode_start,
+ *           ext4:ext4_writepages)
+ *   Q       block:block_bio_queue        G  block:block_getrq (a request was allocated)
+ *   I       block:block_rq_insert        D  block:block_rq_issue (sent to the driver)
+ *   C       block:block_rq_complete, or block:block_bio_complete for bio-based devices
+ */
+enum il_blk_mark { IL_MK_SUBMIT, IL_MK_Q, IL_MK_G, IL_MK_I, IL_MK_D, IL_MK_C, IL_MK__MAX };
+
+/* BEFORE_Q: submit -> Q: the cgroup throttle (blk-throttle) and the bio checks; with
+ *           tracepoints only, also the filesystem's work between the start of the direct I/O
+ *           or writeback and the bio.
+ * Q2G: Q -> G: splitting, merge attempts, rq-qos throttling (wbt, iocost, iolatency) and
+ *      waiting for a request tag.
+ * G2I: G -> I: the request sits in the submitter's plug; for a request issued without an
+ *      insert (no I/O scheduler), G -> D.
+ * I2D: I -> D: in the I/O scheduler or dispatch queues.
+ * D2C: D -> C: the driver and the device.
+ * Q2C: Q -> C: the whole life in the block layer after Q (for bio-based devices, which
+ *      have no request, the only phase after Q). */
+enum il_blk_phase { IL_PH_BEFORE_Q, IL_PH_Q2G, IL_PH_G2I, IL_PH_I2D, IL_PH_D2C, IL_PH_Q2C, IL_PH__MAX };
+
+/* One finished I/O: a request (block_rq_complete, all of it) or a bio of a bio-based device
+ * (block_bio_complete). What completion handlers get (il_block_done(), il_block_bio_done())
+ * and biosnoop's event. Identity is the submitter's, taken at submission or Q, never at
+ * completion. */
+struct il_blk_io {
+	__u64 ts[IL_MK__MAX];   /* enum il_blk_mark; 0: not seen */
+	__u64 cgroup;           /* cgroup id of the bio's blkcg (v1 blkio or v2), else the
+				 * submitter's v2 cgroup; 0 unknown */
+	__u64 ino;              /* inode of the file the I/O belongs to, 0 unknown */
+	__u64 sector;           /* first sector on the disk */
+	__u32 ino_dev;          /* its superblock's dev (key of who_files with ino) */
+	__u32 tgid, pid;        /* submitter, 0 unknown */
+	__u32 dev;              /* the disk, major << 20 | minor */
+	__u32 part;             /* the block device the bio was sent to (a partition or the
+				 * disk; 5.12 and later), 0 unknown */
+	__u32 from;             /* block_bio_remap's device: the partition (before 5.12) or the
+				 * stacked device (dm) the bio came from, 0 none */
+	__u32 bytes;
+	__u32 flags;            /* enum il_rq_flag */
+	__u16 bios;             /* bios in the request (merged ones included) */
+	__u8 op;                /* enum il_req_op_kind */
+	__u8 error;             /* completed (in any part) with an error */
+	__u8 bio_based;         /* a bio of a bio-based device, no request */
+	__u8 requeued;          /* the request was requeued (block_rq_requeue) */
+	__u8 pad[2];
+	char comm[IL_TASK_COMM_LEN]; /* submitter's thread name */
+};
+
+/* Time in phase ph of io (ns) into *ns: 1, or 0 when io has no such phase (a point not seen,
+ * or the clock going backwards). */
+static inline int il_blk_phase_ns(const struct il_blk_io *io, int ph, __u64 *ns)
+{
+	__u64 a = 0, b = 0;
+
+	switch (ph) {
+	case IL_PH_BEFORE_Q: a = io->ts[IL_MK_SUBMIT]; b = io->ts[IL_MK_Q]; break;
+	case IL_PH_Q2G: a = io->ts[IL_MK_Q]; b = io->ts[IL_MK_G]; break;
+	case IL_PH_G2I: a = io->ts[IL_MK_G]; b = io->ts[IL_MK_I] ? io->ts[IL_MK_I] : io->ts[IL_MK_D]; break;
+	case IL_PH_I2D: a = io->ts[IL_MK_I]; b = io->ts[IL_MK_D]; break;
+	case IL_PH_D2C: a = io->ts[IL_MK_D]; b = io->ts[IL_MK_C]; break;
+	case IL_PH_Q2C: a = io->ts[IL_MK_Q]; b = io->ts[IL_MK_C]; break;
+	}
+	if (!a || !b || b < a)
+		return 0;
+	*ns = b - a;
+	return 1;
+}
+
+/* One phase summed over many I/Os: log2 histogram of ns (il_hist_slot). */
+struct il_phase_stat {
+	__u64 count;
+	__u64 ns;
+	__u64 max_ns;
+	__u64 slots[IL_HIST_SLOTS];
+};
+
+/* Phases of many I/Os (il_block_phases_add()). */
+struct il_blk_phases {
+	__u64 ios;      /* requests, and bios of bio-based devices */
+	__u64 bios;     /* bios in them */
+	__u64 bytes;
+	__u64 errors;
+	struct il_phase_stat ph[IL_PH__MAX];
 };
 
 /* Per-disk block totals (the aggregate mode of the layer, map `blk_disks`) since tracing began; key: disk dev_t (major << 20 | minor).
@@ -30,6 +139,33 @@ struct il_disk_stats {
 	__u64 device_slots[IL_HIST_SLOTS];
 	__u64 ops[IL_OP__MAX]; /* requests completed, by operation (enum il_req_op_kind): reads and
 				* writes as /proc/diskstats counts them, flushes apart */
+	/* With bio tracking (il_block_track_bios()): */
+	__u64 bios_queued;   /* block_bio_queue */
+	__u64 merges;        /* bios merged into a request (block_bio_backmerge/frontmerge) and
+			      * requests into another (block_rq_merge) */
+	__u64 splits;        /* block_split */
+	__u64 requeues;      /* block_rq_requeue */
+	/* rq-qos policies acting on the disk (their waits are in Q2G), where the kernel has
+	 * their tracepoints: */
+	__u64 wbt_steps;     /* wbt:wbt_step, writeback throttling changed its queue depth */
+	__u64 iocost_activations; /* iocost:iocost_iocg_activate, a cgroup became active under iocost */
+	struct il_blk_phases phases; /* every I/O finished on the disk, by phase */
+};
+
+/* Per (disk, cgroup) totals of the aggregate mode (map `blk_cgroups`). */
+struct il_blk_cg_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 cgroup;        /* as struct il_blk_io.cgroup */
+};
+
+struct il_blk_cg {
+	__u64 ios, bytes;
+	__u64 before_q_ns;   /* sum of BEFORE_Q */
+	__u64 queue_ns;      /* Q2G + G2I + I2D */
+	__u64 device_ns;     /* D2C (Q2C for bio-based devices) */
+	__u32 tgid;          /* the last submitter seen (for its /proc/PID/cgroup) */
+	__u32 pad;
 };
 
 #endif

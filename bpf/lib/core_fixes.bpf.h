@@ -86,9 +86,9 @@ enum req_opf___o {
 	REQ_OP_DISCARD___o = 3,
 };
 
-static __always_inline __u32 il_rq_op(struct request *rq)
+static __always_inline __u32 il_opf_op(__u32 opf)
 {
-	__u32 op = BPF_CORE_READ(rq, cmd_flags) & IL_REQ_OP_MASK;
+	__u32 op = opf & IL_REQ_OP_MASK;
 
 	if (bpf_core_type_exists(enum req_op)) {
 		if (op == bpf_core_enum_value(enum req_op, REQ_OP_READ))
@@ -110,6 +110,60 @@ static __always_inline __u32 il_rq_op(struct request *rq)
 	if (op == bpf_core_enum_value(enum req_opf___o, REQ_OP_DISCARD___o))
 		return IL_OP_DISCARD;
 	return IL_OP_OTHER;
+}
+
+static __always_inline __u32 il_rq_op(struct request *rq)
+{
+	return il_opf_op(BPF_CORE_READ(rq, cmd_flags));
+}
+
+/* The flags of cmd_flags / bio.bi_opf above the operation (enum il_rq_flag). Their bit
+ * numbers (enum req_flag_bits) moved between kernels as flags were added and removed: they
+ * are read from the kernel's enum through CO-RE. */
+static __always_inline __u32 il_opf_flags(__u32 opf)
+{
+	__u32 f = 0;
+
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		f |= IL_RQF_SYNC;
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		f |= IL_RQF_META;
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		f |= IL_RQF_FUA;
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		f |= IL_RQF_PREFLUSH;
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_RAHEAD)))
+		f |= IL_RQF_RAHEAD;
+	if (opf & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_BACKGROUND)))
+		f |= IL_RQF_BACKGROUND;
+	return f;
+}
+
+/* The block device a bio was sent to: bio.bi_bdev (5.12 and later: commit 309dca309fc3),
+ * a partition's own device when it was sent to one (blk_partition_remap() moves the sector
+ * but keeps bi_bdev). Before 5.12 the bio held the disk and a partition number that the remap
+ * resets before block_bio_queue: 0 then (block_bio_remap's device says it). */
+static __always_inline __u32 il_bio_part_dev(struct bio *bio)
+{
+	if (bpf_core_field_exists(bio->bi_bdev))
+		return BPF_CORE_READ(bio, bi_bdev, bd_dev);
+	return 0;
+}
+
+/* The cgroup the block layer charges a bio to: its blkcg (bio.bi_blkg, set from the
+ * submitter when the bio was made, so still right when a worker queues it later), as the
+ * cgroup's kernfs id -- the inode number of its directory in the hierarchy blkio belongs to
+ * (v1 blkio, or v2). 0 when the kernel has no blk-cgroup or the bio none. */
+static __always_inline __u64 il_bio_cgroup(struct bio *bio)
+{
+	struct blkcg_gq *g;
+
+	if (!bpf_core_field_exists(bio->bi_blkg))
+		return 0;
+	g = BPF_CORE_READ(bio, bi_blkg);
+	if (!g)
+		return 0;
+	return BPF_CORE_READ(g, blkcg, css.cgroup, kn, id);
 }
 
 /* task_struct.in_iowait: set by io_schedule_prepare() (io_schedule, io_schedule_timeout and

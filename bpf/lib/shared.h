@@ -16,6 +16,13 @@
 /* Block I/O operation kinds, decoded from request.cmd_flags by il_rq_op() (core_fixes.bpf.h). */
 enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP_OTHER, IL_OP__MAX };
 
+/* Request flags, decoded from cmd_flags / bi_opf with the kernel's own enum req_flag_bits by
+ * il_opf_flags() (core_fixes.bpf.h). */
+enum il_rq_flag {
+	IL_RQF_SYNC = 1, IL_RQF_META = 2, IL_RQF_FUA = 4, IL_RQF_PREFLUSH = 8,
+	IL_RQF_RAHEAD = 16, IL_RQF_BACKGROUND = 32,
+};
+
 /* What the kernel side could not count, one per-CPU counter each (map `il_drops`). */
 enum il_drop {
 	IL_DROP_RINGBUF_FULL, /* bpf_ringbuf_reserve() failed: an event was lost */

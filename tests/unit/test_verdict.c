@@ -125,6 +125,36 @@ static void test_throttled(void **state)
 	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_WRITEBACK);
 }
 
+/* Case (issue 11): a cgroup throttle holds dd's direct writes before block_bio_queue; the
+ * device is fast. The block layer, before the queue, with the disk, the cgroup and its rule. */
+static void test_before_queue(void **state)
+{
+	struct il_layers m = base();
+	char why[1024];
+
+	strcpy(m.disk, "loop3");
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 60, 2900 * MS, 110 * MS, 64 * MS, 134 * MS };
+	m.device = (struct il_lat){ 60, 4 * MS, 500 * US, 64 * US, 131 * US };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_SYSCALL); /* without bios */
+	m.before_q = (struct il_lat){ 60, 2890 * MS, 105 * MS, 64 * MS, 134 * MS };
+	m.q2g = (struct il_lat){ 60, 1 * MS, 20 * US, 8 * US, 16 * US };
+	m.q2c = (struct il_lat){ 60, 5 * MS, 600 * US, 128 * US, 262 * US };
+	strcpy(m.blk_cgroup, "/slow");
+	strcpy(m.blk_throttle, "blkio.throttle.write_iops_device 7:3 20");
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_BLOCK);
+	assert_string_equal(il_layer_name(IL_LAYER_BLOCK), "block layer");
+	assert_non_null(strstr(why, "bios on loop3 wait p99 < 134.00 ms before the queue"));
+	assert_non_null(strstr(why, "cgroup throttle (blk-throttle) of cgroup /slow"));
+	assert_non_null(strstr(why, "write_iops_device 7:3 20"));
+	/* the same wait without a rule: the cgroup is still named */
+	m.blk_throttle[0] = 0;
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_BLOCK);
+	assert_non_null(strstr(why, "most in cgroup /slow"));
+	/* the device slower than the wait before Q: the device */
+	m.device.total_ns = 3000 * MS;
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_DEVICE);
+}
+
 static void test_fmt(void **state)
 {
 	char b[32];
@@ -354,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_culprit_each_layer), cmocka_unit_test(test_culprit_writeback_bytes),
 		cmocka_unit_test(test_culprit_ties),      cmocka_unit_test(test_culprit_nobody),
 		cmocka_unit_test(test_culprit_kthread_only), cmocka_unit_test(test_culprit_sentence_parts),
+		cmocka_unit_test(test_before_queue),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

@@ -1,13 +1,46 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The block layer's user side (see layers.h; kernel side bpf/lib/block.bpf.h). */
+#include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "btf.h"
+#include "hist.h"
 #include "bpfobj.h"
 #include "layers.h"
 #include "log.h"
+#include "mounts.h"
+#include "util.h"
+#include "verdict.h"
+
+/* The bio-tracking maps and their sizes when tracking is on (1 entry when off). */
+static const struct { const char *name; __u32 size; } bio_maps[] = {
+	{ "il_bio_start", 16384 }, { "il_rq_bio", 16384 }, { "il_dio_start", 4096 },
+	{ "il_wb_start", 4096 },
+};
+
+/* The tracepoints that lost their leading request_queue in 5.11, and how many arguments the
+ * old shape had (blk_cfg.tp_old). */
+static const struct { const char *tp; int old_nargs; __u32 bit; } tp_shapes[] = {
+	{ "block_bio_queue", 2, IL_BTP_BIO_QUEUE }, { "block_getrq", 3, IL_BTP_GETRQ },
+	{ "block_bio_backmerge", 3, IL_BTP_MERGE }, { "block_split", 3, IL_BTP_SPLIT },
+	{ "block_bio_remap", 4, IL_BTP_BIO_REMAP }, { "block_rq_remap", 4, IL_BTP_RQ_REMAP },
+	{ "block_rq_requeue", 2, IL_BTP_REQUEUE }, { "block_rq_merge", 2, IL_BTP_RQ_MERGE },
+};
+
+static void set_map_size(struct bpf_object *obj, const char *name, __u32 n)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	if (m)
+		bpf_map__set_max_entries(m, n);
+}
 
 struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 {
@@ -15,8 +48,87 @@ struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 
 	c->rq_two_args = il_btf_tp_nargs("block_rq_issue") == 2;
 	il_debug("block_rq_issue takes %s", c->rq_two_args ? "(q, rq)" : "(rq)");
+	c->tp_old = 0;
+	for (size_t i = 0; i < IL_ARRAY_SIZE(tp_shapes); i++)
+		if (il_btf_tp_nargs(tp_shapes[i].tp) == tp_shapes[i].old_nargs)
+			c->tp_old |= tp_shapes[i].bit;
+	il_debug("block bio tracepoints with a leading request_queue: 0x%x", c->tp_old);
+	if (!c->bios)
+		for (size_t i = 0; i < IL_ARRAY_SIZE(bio_maps); i++)
+			set_map_size(obj, bio_maps[i].name, 1);
 	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
+}
+
+void il_block_track_bios(struct bpf_object *obj, bool files)
+{
+	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
+
+	c->bios = 1;
+	c->files = files;
+	for (size_t i = 0; i < IL_ARRAY_SIZE(bio_maps); i++)
+		set_map_size(obj, bio_maps[i].name, bio_maps[i].size);
+	if (files)
+		set_map_size(obj, "who_files", WHO_MAX_FILES);
+}
+
+void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
+{
+	static const struct { const char *name, *tp; bool optional; } progs[] = {
+		{ "bio_queue", "block:block_bio_queue", false },
+		{ "getrq", "block:block_getrq", true },
+		{ "bio_backmerge", "block:block_bio_backmerge", true },
+		{ "bio_frontmerge", "block:block_bio_frontmerge", true },
+		{ "rq_merge", "block:block_rq_merge", true },
+		{ "split", "block:block_split", true },
+		{ "bio_remap", "block:block_bio_remap", true },
+		{ "rq_remap", "block:block_rq_remap", true },
+		{ "rq_requeue", "block:block_rq_requeue", true },
+		{ "bio_complete", "block:block_bio_complete", true },
+		{ "wbt_step", "wbt:wbt_step", true },
+		{ "iocost_activate", "iocost:iocost_iocg_activate", true },
+	};
+	static const char *prefix[2] = { "btf", "raw" };
+
+	il_plan_init(p, "block bio lifetime");
+	for (int m = 0; m < 2; m++) {
+		char name[32];
+
+		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, NULL);
+		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
+			snprintf(name, sizeof(name), "%s_%s", prefix[m], progs[i].name);
+			il_plan_add(p, obj, name, progs[i].tp, progs[i].optional);
+		}
+	}
+}
+
+void il_block_submit_plan(struct bpf_object *obj, struct il_plan *p)
+{
+	static const struct { const char *name, *tp; } progs[] = {
+		{ "dio_begin", "iomap:iomap_dio_rw_begin" },
+		{ "dio_complete", "iomap:iomap_dio_complete" },
+		{ "wb_inode_start", "writeback:writeback_single_inode_start" },
+		{ "ext4_wb_start", "ext4:ext4_writepages" },
+	};
+	static const char *prefix[2] = { "btf", "raw" };
+	static const char tp_limits[] =
+		"the time before Q starts at the direct I/O (iomap) or the inode's writeback, "
+		"where the kernel has those tracepoints";
+
+	il_plan_init(p, "bio submission (time before Q)");
+	il_plan_option(p, IL_M_FENTRY, NULL);
+	il_plan_add(p, obj, "blk_submit_fentry", "submit_bio", false);
+	il_plan_option(p, IL_M_KPROBE, NULL);
+	il_plan_add(p, obj, "blk_submit_kprobe", "submit_bio", false);
+	for (int m = 0; m < 2; m++) {
+		char name[32];
+
+		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, tp_limits);
+		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
+			snprintf(name, sizeof(name), "%s_%s", prefix[m], progs[i].name);
+			il_plan_add(p, obj, name, progs[i].tp, true);
+		}
+	}
 }
 
 void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
@@ -39,28 +151,347 @@ void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 	}
 }
 
-int il_block_disks_read(struct bpf_object *obj, struct il_disk_row **rows)
+/* Every entry of map `name` of obj (key ksz bytes, value after it at voff in rows of rsz
+ * bytes) into a malloc'ed array (*rows). Returns the count, or -errno. */
+static int read_rows(struct bpf_object *obj, const char *name, size_t ksz, size_t voff, size_t rsz,
+		     void **rows)
 {
-	int fd = il_obj_map_fd(obj, "blk_disks"), n = 0;
-	__u32 k, *prev = NULL;
-	struct il_disk_row *r = NULL;
+	int fd = il_obj_map_fd(obj, name), n = 0;
+	char key[32], cur[32], *r = NULL;
+	void *prev = NULL;
 
 	*rows = NULL;
-	if (fd < 0)
+	if (fd < 0 || ksz > sizeof(key))
 		return -ENOENT;
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		struct il_disk_row *nr = realloc(r, (n + 1) * sizeof(*r));
+	while (!bpf_map_get_next_key(fd, prev, key)) {
+		char *nr = realloc(r, (n + 1) * rsz);
 
 		if (!nr) {
 			free(r);
 			return -ENOMEM;
 		}
 		r = nr;
-		prev = &k;
-		r[n].dev = k;
-		if (!bpf_map_lookup_elem(fd, &k, &r[n].st))
+		memcpy(cur, key, ksz);
+		prev = cur;
+		memcpy(r + n * rsz, key, ksz);
+		if (!bpf_map_lookup_elem(fd, key, r + n * rsz + voff))
 			n++;
 	}
 	*rows = r;
 	return n;
+}
+
+int il_block_disks_read(struct bpf_object *obj, struct il_disk_row **rows)
+{
+	return read_rows(obj, "blk_disks", sizeof(__u32), offsetof(struct il_disk_row, st),
+			 sizeof(**rows), (void **)rows);
+}
+
+int il_block_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
+{
+	return read_rows(obj, "blk_cgroups", sizeof(struct il_blk_cg_key),
+			 offsetof(struct il_blk_cg_row, v), sizeof(**rows), (void **)rows);
+}
+
+const char *const il_blk_phase_names[IL_PH__MAX] = {
+	[IL_PH_BEFORE_Q] = "before Q", [IL_PH_Q2G] = "Q2G", [IL_PH_G2I] = "G2I",
+	[IL_PH_I2D] = "I2D", [IL_PH_D2C] = "D2C", [IL_PH_Q2C] = "Q2C",
+};
+const char *const il_blk_phase_keys[IL_PH__MAX] = {
+	[IL_PH_BEFORE_Q] = "before_q", [IL_PH_Q2G] = "q2g", [IL_PH_G2I] = "g2i",
+	[IL_PH_I2D] = "i2d", [IL_PH_D2C] = "d2c", [IL_PH_Q2C] = "q2c",
+};
+
+void il_blk_phases_sub(struct il_blk_phases *d, const struct il_blk_phases *now,
+		       const struct il_blk_phases *before)
+{
+	d->ios = now->ios - before->ios;
+	d->bios = now->bios - before->bios;
+	d->bytes = now->bytes - before->bytes;
+	d->errors = now->errors - before->errors;
+	for (int i = 0; i < IL_PH__MAX; i++) {
+		d->ph[i].count = now->ph[i].count - before->ph[i].count;
+		d->ph[i].ns = now->ph[i].ns - before->ph[i].ns;
+		d->ph[i].max_ns = now->ph[i].max_ns;
+		for (int j = 0; j < IL_HIST_SLOTS; j++)
+			d->ph[i].slots[j] = now->ph[i].slots[j] - before->ph[i].slots[j];
+	}
+}
+
+__u64 il_blk_phase_p99_lt(const struct il_phase_stat *s)
+{
+	int slot = il_hist_percentile_slot(s->slots, IL_HIST_SLOTS, 99);
+	__u64 lo, hi;
+
+	if (slot < 0)
+		return 0;
+	il_slot_bounds(slot, &lo, &hi);
+	return hi + 1;
+}
+
+__u64 il_blk_phases_life(const struct il_blk_phases *p)
+{
+	__u64 after = p->ph[IL_PH_Q2C].count ? p->ph[IL_PH_Q2C].ns : p->ph[IL_PH_D2C].ns;
+
+	return p->ph[IL_PH_BEFORE_Q].ns + after;
+}
+
+void il_blk_phases_print(FILE *f, const char *indent, const struct il_blk_phases *p)
+{
+	__u64 life = il_blk_phases_life(p);
+	char a[32], b[32];
+
+	fprintf(f, "%s%-9s %9s %11s %12s %7s\n", indent, "PHASE", "COUNT", "AVG", "P99", "SHARE");
+	for (int i = 0; i < IL_PH__MAX; i++) {
+		const struct il_phase_stat *st = &p->ph[i];
+
+		if (!st->count) {
+			fprintf(f, "%s%-9s %9s %11s %12s %7s\n", indent, il_blk_phase_names[i], "0", "-",
+				"-", "-");
+			continue;
+		}
+		il_fmt_ns(st->ns / st->count, a, sizeof(a));
+		b[0] = '<';
+		il_fmt_ns(il_blk_phase_p99_lt(st), b + 1, sizeof(b) - 1);
+		fprintf(f, "%s%-9s %9llu %11s %12s %6.1f%%\n", indent, il_blk_phase_names[i],
+			(unsigned long long)st->count, a, b, life ? 100.0 * st->ns / life : 0);
+	}
+}
+
+struct json_object *il_blk_phases_json(const struct il_blk_phases *p)
+{
+	struct json_object *o = json_object_new_object(), *ph = json_object_new_object();
+	__u64 life = il_blk_phases_life(p);
+
+	json_object_object_add(o, "ios", json_object_new_uint64(p->ios));
+	json_object_object_add(o, "bios", json_object_new_uint64(p->bios));
+	json_object_object_add(o, "bytes", json_object_new_uint64(p->bytes));
+	json_object_object_add(o, "errors", json_object_new_uint64(p->errors));
+	for (int i = 0; i < IL_PH__MAX; i++) {
+		const struct il_phase_stat *st = &p->ph[i];
+		struct json_object *x = json_object_new_object();
+
+		json_object_object_add(x, "count", json_object_new_uint64(st->count));
+		json_object_object_add(x, "total_ns", json_object_new_uint64(st->ns));
+		json_object_object_add(x, "avg_ns", json_object_new_uint64(st->count ? st->ns / st->count : 0));
+		json_object_object_add(x, "p99_lt_ns", json_object_new_uint64(il_blk_phase_p99_lt(st)));
+		json_object_object_add(x, "max_ns", json_object_new_uint64(st->max_ns));
+		json_object_object_add(x, "share", json_object_new_double(life ? (double)st->ns / life : 0));
+		json_object_object_add(ph, il_blk_phase_keys[i], x);
+	}
+	json_object_object_add(o, "phases", ph);
+	return o;
+}
+
+const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len)
+{
+	static const char ops[IL_OP__MAX] = { [IL_OP_READ] = 'R', [IL_OP_WRITE] = 'W',
+					      [IL_OP_FLUSH] = 'F', [IL_OP_DISCARD] = 'D',
+					      [IL_OP_OTHER] = 'N' };
+	size_t n = 0;
+
+	if (len < 8)
+		return "";
+	if ((flags & IL_RQF_PREFLUSH) && op != IL_OP_FLUSH)
+		buf[n++] = 'F';
+	buf[n++] = op < IL_OP__MAX ? ops[op] : 'N';
+	if (flags & IL_RQF_FUA)
+		buf[n++] = 'F';
+	if (flags & IL_RQF_RAHEAD)
+		buf[n++] = 'A';
+	if (flags & IL_RQF_SYNC)
+		buf[n++] = 'S';
+	if (flags & IL_RQF_META)
+		buf[n++] = 'M';
+	buf[n] = 0;
+	return buf;
+}
+
+/* ---- cgroups ------------------------------------------------------------------------- */
+
+/* The root of the hierarchy the block layer's cgroups live in: cgroup v1's blkio hierarchy
+ * when one is mounted (its ids are the ones bios carry then), else the cgroup v2 mount. */
+static const char *cg_root(void)
+{
+	static char root[PATH_MAX];
+	static int done;
+	char line[4096], v2[PATH_MAX] = "";
+	FILE *f;
+
+	if (done)
+		return root[0] ? root : NULL;
+	done = 1;
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char mp[PATH_MAX], *sep = strstr(line, " - "), fstype[64], src[256], opts[1024];
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
+		    sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3)
+			continue;
+		il_mount_unescape(mp);
+		if (!strcmp(fstype, "cgroup2") && !v2[0])
+			snprintf(v2, sizeof(v2), "%s", mp);
+		if (!strcmp(fstype, "cgroup") && (strstr(opts, ",blkio") || !strncmp(opts, "blkio", 5))) {
+			snprintf(root, sizeof(root), "%s", mp);
+			break;
+		}
+	}
+	fclose(f);
+	if (!root[0])
+		snprintf(root, sizeof(root), "%s", v2);
+	return root[0] ? root : NULL;
+}
+
+/* id -> path (relative to cg_root(), "/" for the root) of every cgroup found by the last
+ * walk of the hierarchy. */
+static struct { __u64 id; char *path; } *cg_ids;
+static size_t ncg_ids;
+
+static void cg_walk(const char *root, const char *rel, int depth)
+{
+	char dir[PATH_MAX * 2];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s%s", root, rel);
+	if (stat(dir, &st) || !(d = opendir(dir)))
+		return;
+	void *n = realloc(cg_ids, (ncg_ids + 1) * sizeof(*cg_ids));
+
+	if (!n) {
+		closedir(d);
+		return;
+	}
+	cg_ids = n;
+	cg_ids[ncg_ids].id = st.st_ino;
+	cg_ids[ncg_ids].path = strdup(rel[0] ? rel : "/");
+	if (cg_ids[ncg_ids].path)
+		ncg_ids++;
+	while (depth < 32 && (de = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= (int)sizeof(sub))
+			continue;
+		cg_walk(root, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+static const char *cg_lookup(__u64 id)
+{
+	for (size_t i = 0; i < ncg_ids; i++)
+		if (cg_ids[i].id == id)
+			return cg_ids[i].path;
+	return NULL;
+}
+
+const char *il_block_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len)
+{
+	static time_t last_walk;
+	const char *root = cg_root(), *p = cg_lookup(id);
+
+	if (!p && root && id && time(NULL) != last_walk) { /* a cgroup made since: walk again */
+		for (size_t i = 0; i < ncg_ids; i++)
+			free(cg_ids[i].path);
+		ncg_ids = 0;
+		cg_walk(root, "", 0);
+		last_walk = time(NULL);
+		p = cg_lookup(id);
+	}
+	if (p) {
+		snprintf(buf, len, "%s", p);
+		return buf;
+	}
+	if (pid && strcmp(il_who_cgroup_path(pid, buf, len), "-"))
+		return buf;
+	if (id)
+		snprintf(buf, len, "cgroup:%llu", (unsigned long long)id);
+	else
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+int il_block_cgroup_id(const char *path, __u64 *id)
+{
+	const char *root = cg_root();
+	char full[PATH_MAX * 2];
+	struct stat st;
+
+	if (!strncmp(path, "cgroup:", 7))
+		return il_parse_uint(path + 7, "cgroup id", 1, ~0ULL, (unsigned long long *)id) ? -1 : 0;
+	if (root && strncmp(path, root, strlen(root)))
+		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
+	else
+		snprintf(full, sizeof(full), "%s", path);
+	if (stat(full, &st) || !S_ISDIR(st.st_mode))
+		return -1;
+	*id = st.st_ino;
+	return 0;
+}
+
+const char *il_block_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len)
+{
+	static const char *files[] = {
+		"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
+		"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device", "io.max",
+	};
+	const char *root = cg_root();
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (!root || !cgroup || cgroup[0] != '/')
+		return buf;
+	for (size_t i = 0; i < IL_ARRAY_SIZE(files); i++) {
+		char path[PATH_MAX * 2], line[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s%s/%s", root, strcmp(cgroup, "/") ? cgroup : "", files[i]);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned ma, mi;
+
+			line[strcspn(line, "\n")] = 0;
+			if (sscanf(line, "%u:%u", &ma, &mi) != 2 || IL_MKDEV(ma, mi) != dev)
+				continue;
+			if (n < len)
+				n += snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", files[i], line);
+		}
+		fclose(f);
+	}
+	return buf;
+}
+
+bool il_block_bio_based(__u32 dev)
+{
+	char path[96];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/mq", IL_DEV_MAJOR(il_whole_disk(dev)),
+		 IL_DEV_MINOR(il_whole_disk(dev)));
+	return stat(path, &st) != 0 && errno == ENOENT;
+}
+
+bool il_block_any_bio_based(void)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *de;
+	bool any = false;
+
+	while (d && !any && (de = readdir(d))) {
+		char path[320];
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/mq", de->d_name);
+		any = stat(path, &st) != 0 && errno == ENOENT;
+	}
+	if (d)
+		closedir(d);
+	return any;
 }

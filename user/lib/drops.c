@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "drops.h"
+#include "util.h"
 
 static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost: ring buffer full" },
@@ -60,4 +61,20 @@ struct json_object *il_drops_json(const __u64 d[IL_DROP__MAX])
 	for (int i = 0; i < IL_DROP__MAX; i++)
 		json_object_object_add(o, drops[i].name, json_object_new_uint64(d[i]));
 	return o;
+}
+
+void il_drops_report(int map_fd, bool json)
+{
+	__u64 d[IL_DROP__MAX];
+
+	if (il_drops_read(map_fd, d))
+		return;
+	if (json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "lost", il_drops_json(d));
+		il_json_print(stdout, o);
+	} else {
+		il_drops_print(stderr, d);
+	}
 }

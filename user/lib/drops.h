@@ -3,6 +3,7 @@
 #ifndef IOLAYER_DROPS_H
 #define IOLAYER_DROPS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
 #include <json-c/json.h>
@@ -20,5 +21,9 @@ void il_drops_print(FILE *f, const __u64 d[IL_DROP__MAX]);
 
 /* {"ringbuf_full":N, ...} with every counter. */
 struct json_object *il_drops_json(const __u64 d[IL_DROP__MAX]);
+
+/* The end of a run: read the il_drops map (fd) and report it, as one {"lost": {...}} line on
+ * stdout when json, else as il_drops_print() lines on stderr. */
+void il_drops_report(int map_fd, bool json);
 
 #endif

@@ -7,7 +7,12 @@ static int block_all(struct bpf_object *obj, struct il_plan *plans, int max)
 	if (max < 1)
 		return 0;
 	il_block_plan(obj, true, &plans[0]);
-	return 1;
+	/* the bio-tracking plans, in objects that include IL_BLOCK_BIO_PROGS */
+	if (max < 3 || !bpf_object__find_program_by_name(obj, "btf_bio_queue"))
+		return 1;
+	il_block_bio_plan(obj, &plans[1]);
+	il_block_submit_plan(obj, &plans[2]);
+	return 3;
 }
 
 static int fs_all(struct bpf_object *obj, struct il_plan *plans, int max)

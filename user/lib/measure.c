@@ -37,10 +37,53 @@ struct json_object *il_lat_json(const struct il_lat *l)
 	return o;
 }
 
+/* A disk's time in the block layer: before Q, and after (Q2C, or the queue and device times
+ * when more: requests with no Q seen). */
+static __u64 disk_life_ns(const struct il_disk_stats *st)
+{
+	__u64 after = st->queue_ns + st->device_ns;
+
+	if (st->phases.ph[IL_PH_Q2C].ns > after)
+		after = st->phases.ph[IL_PH_Q2C].ns;
+	return st->phases.ph[IL_PH_BEFORE_Q].ns + after;
+}
+
+/* The phases of the bios followed on the disk (lib/block.h), the cgroup whose bios waited
+ * longest before Q there, and its throttle rules for the disk. */
+static void measure_bios(struct bpf_object *obj, struct il_layers *m, __u32 dev,
+			 const struct il_disk_stats *bd)
+{
+	const struct il_phase_stat *ph = bd->phases.ph;
+	struct il_blk_cg_row *rows;
+	int n = il_block_cgroups_read(obj, &rows), best = -1;
+
+	il_lat_from_hist(&m->before_q, ph[IL_PH_BEFORE_Q].count, ph[IL_PH_BEFORE_Q].ns,
+			 ph[IL_PH_BEFORE_Q].max_ns, ph[IL_PH_BEFORE_Q].slots);
+	il_lat_from_hist(&m->q2g, ph[IL_PH_Q2G].count, ph[IL_PH_Q2G].ns, ph[IL_PH_Q2G].max_ns,
+			 ph[IL_PH_Q2G].slots);
+	il_lat_from_hist(&m->g2i, ph[IL_PH_G2I].count, ph[IL_PH_G2I].ns, ph[IL_PH_G2I].max_ns,
+			 ph[IL_PH_G2I].slots);
+	il_lat_from_hist(&m->q2c, ph[IL_PH_Q2C].count, ph[IL_PH_Q2C].ns, ph[IL_PH_Q2C].max_ns,
+			 ph[IL_PH_Q2C].slots);
+	for (int i = 0; i < n; i++)
+		if (rows[i].k.dev == dev && rows[i].v.before_q_ns &&
+		    (best < 0 || rows[i].v.before_q_ns > rows[best].v.before_q_ns))
+			best = i;
+	if (best >= 0) {
+		il_block_cgroup_path(rows[best].k.cgroup, rows[best].v.tgid, m->blk_cgroup,
+				     sizeof(m->blk_cgroup));
+		if (m->blk_cgroup[0] != '/') /* not a path: gone, or unknown */
+			m->blk_cgroup[0] = 0;
+		il_block_throttle_rule(m->blk_cgroup, dev, m->blk_throttle, sizeof(m->blk_throttle));
+	}
+	if (n > 0)
+		free(rows);
+}
+
 /* Block: the disk of the process behind the I/O (pref[0], the disk with most of its bytes,
  * as il_who_view_disks() orders them), even when no request completed there yet; the disk
- * with the most device time when no process is known (npref 0). Sets *dev. An unrelated
- * busier disk is never chosen. */
+ * with the most block-layer time (before Q and after) when no process is known (npref 0).
+ * Sets *dev. An unrelated busier disk is never chosen. */
 void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
 		       __u32 *dev)
 {
@@ -50,7 +93,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 	for (int i = 0; i < n; i++) {
 		/* dev 0: requests with no disk (the flush machinery) */
 		if (npref ? rows[i].dev == pref[0] :
-			    rows[i].dev && (best < 0 || rows[i].st.device_ns > rows[best].st.device_ns))
+			    rows[i].dev && (best < 0 || disk_life_ns(&rows[i].st) > disk_life_ns(&rows[best].st)))
 			best = i;
 	}
 	*dev = best >= 0 ? rows[best].dev : npref ? pref[0] : 0;
@@ -62,6 +105,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 		il_lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
 		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
 		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
+		measure_bios(obj, m, rows[best].dev, bd);
 	}
 	if (n > 0)
 		free(rows);

@@ -20,9 +20,10 @@ struct json_object *il_lat_json(const struct il_lat *l);
 
 /* Block: the disk of the process behind the I/O (pref[0]: the disk with most of its bytes,
  * as il_who_view_disks() orders them), even when no request completed there yet; the disk
- * with the most device time when no process is known (npref 0). Its queue and device
- * latencies and requests by op go into m, its dev into *dev (0: none). An unrelated busier
- * disk is never chosen. */
+ * with the most block-layer time when no process is known (npref 0). Its queue and device
+ * latencies, requests by op and, with bio tracking, its phases (before Q, Q2G, G2I, Q2C), the
+ * cgroup whose bios waited longest before Q and that cgroup's throttle rules go into m, its
+ * dev into *dev (0: none). An unrelated busier disk is never chosen. */
 void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
 		      __u32 *dev);
 

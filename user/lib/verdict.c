@@ -8,13 +8,14 @@ static const char *layer_names[] = {
 	[IL_LAYER_NONE] = "none", [IL_LAYER_SYSCALL] = "syscall/VFS",
 	[IL_LAYER_FILESYSTEM] = "filesystem", [IL_LAYER_WRITEBACK] = "writeback",
 	[IL_LAYER_QUEUE] = "block queue", [IL_LAYER_DEVICE] = "device",
+	[IL_LAYER_BLOCK] = "block layer",
 };
 static const char *op_names[] = { "read", "write", "open", "fsync", "sync_file_range" };
 _Static_assert(IL_ARRAY_SIZE(op_names) == FS_OP__MAX, "one name per enum fs_op");
 
 const char *il_layer_name(enum il_layer_id l)
 {
-	return l <= IL_LAYER_DEVICE ? layer_names[l] : "?";
+	return l <= IL_LAYER_BLOCK ? layer_names[l] : "?";
 }
 
 const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
@@ -33,6 +34,41 @@ const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
 /* Below this p99, nothing is slow in absolute terms: say so next to the relative verdict. */
 #define IL_SLOW_NS 1000000ULL
 
+/* The block layer's time on the disk, its part before Q, and whether that part is the
+ * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device. */
+static bool before_q_rules(const struct il_layers *m, double *share)
+{
+	__u64 before = m->before_q.total_ns, queue = m->q2g.total_ns + m->g2i.total_ns + m->queue.total_ns;
+	__u64 dev = m->device.total_ns, after = m->q2c.count ? m->q2c.total_ns : queue + dev;
+
+	*share = before + after ? (double)before / (before + after) : 0;
+	return m->before_q.count && before > queue && before > dev;
+}
+
+/* The reason of an IL_LAYER_BLOCK verdict from offset n of why: how long bios wait before the
+ * queue on the disk, which cgroup, and the throttle rule that holds them. */
+static size_t why_before_q(const struct il_layers *m, const char *lead, char *why, size_t len, size_t n)
+{
+	char a[32], b[32], c[32];
+	double share;
+
+	before_q_rules(m, &share);
+	if (n < len)
+		n += snprintf(why + n, len - n, "%sbios on %s wait p99 < %s before the queue, %.0f%% of their "
+			      "time in the block layer (then p99 < %s in the OS queue and p99 < %s at the "
+			      "device): they are held between their submission and block_bio_queue",
+			      lead, m->disk, il_fmt_ns(m->before_q.p99_lt_ns, a, sizeof(a)), share * 100,
+			      il_fmt_ns(m->queue.p99_lt_ns + m->q2g.p99_lt_ns, b, sizeof(b)),
+			      il_fmt_ns(m->device.p99_lt_ns, c, sizeof(c)));
+	if (n < len && m->blk_cgroup[0] && m->blk_throttle[0])
+		n += snprintf(why + n, len - n, " by the cgroup throttle (blk-throttle) of cgroup %s: %s",
+			      m->blk_cgroup, m->blk_throttle);
+	else if (n < len && m->blk_cgroup[0])
+		n += snprintf(why + n, len - n, ", most in cgroup %s (no throttle rule of it names %s: "
+			      "look at the parent cgroups' blkio/io.max limits)", m->blk_cgroup, m->disk);
+	return n;
+}
+
 enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 {
 	char a[32], b[32], c[32];
@@ -43,7 +79,8 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
 		if (m->ops[i].count && (top < 0 || m->ops[i].total_ns > m->ops[top].total_ns))
 			top = i;
-	bool blk = m->blk_seen && m->device.count;
+	bool blk = m->blk_seen && (m->device.count || m->q2c.count);
+	double share;
 
 	if (top < 0 && !blk) {
 		snprintf(why, len, "no file operations and no block requests were seen");
@@ -60,11 +97,16 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	}
 
 	enum il_layer_id l;
-	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns : 0;
+	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns + m->before_q.p99_lt_ns +
+				     m->q2g.p99_lt_ns : 0;
 	bool queue_worse = blk && m->queue.count && m->queue.p99_lt_ns > m->device.p99_lt_ns;
+	bool before_q = blk && before_q_rules(m, &share);
 	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
 
-	if (top < 0) {
+	if (top < 0 && before_q) {
+		l = IL_LAYER_BLOCK;
+		n = why_before_q(m, "no file operations were seen; ", why, len, 0);
+	} else if (top < 0) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
 		n = snprintf(why, len, "no file operations were seen; block requests on %s take p99 < %s "
 			     "at the device", m->disk, il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)));
@@ -78,6 +120,11 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
 			     l == IL_LAYER_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
 						   : "in the filesystem");
+	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns && before_q) {
+		l = IL_LAYER_BLOCK;
+		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
+			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
+		n = why_before_q(m, "", why, len, n);
 	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
 		n = snprintf(why, len, "%s takes p99 < %s and block requests on %s take p99 < %s at the device "
@@ -124,6 +171,7 @@ static __u64 weight(enum il_layer_id l, const struct il_who_sum *p)
 		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_WRITE] + p->iowait_ns;
 	case IL_LAYER_QUEUE:
 	case IL_LAYER_DEVICE:
+	case IL_LAYER_BLOCK:
 		return p->disk_bytes + p->wb_bytes;
 	default:
 		return 0;
@@ -158,7 +206,7 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s", best->cgroup);
 	snprintf(c->file, sizeof(c->file), "%s", best->top_file);
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
-	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE;
+	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE || l == IL_LAYER_BLOCK;
 	c->writes = best->write_bytes >= best->read_bytes;
 	if (elapsed_s > 0)
 		c->mb_per_s = (c->block ? bw : c->writes ? best->write_bytes

@@ -35,10 +35,18 @@ struct il_layers {
 	struct il_lat iowait;               /* sleeps in I/O wait */
 	char iw_top_frame[128];             /* most telling frame of the top stack, "" if none */
 	bool blk_seen;
-	char disk[32];                      /* the disk with the most device time */
+	char disk[32];                      /* the disk with the most block-layer time */
 	struct il_lat queue;                /* its insert -> issue */
 	struct il_lat device;               /* its issue -> complete */
 	__u64 reqs[IL_OP__MAX];             /* its requests completed, by operation (enum il_req_op_kind) */
+	/* bios followed from submission (the phases of lib/block.h, same disk; count 0 when
+	 * not seen): */
+	struct il_lat before_q;             /* submit -> Q: held before the queue (blk-throttle) */
+	struct il_lat q2g;                  /* Q -> G: rq-qos throttling, waiting for a tag */
+	struct il_lat g2i;                  /* G -> I (or D): in the submitter's plug */
+	struct il_lat q2c;                  /* Q -> C */
+	char blk_cgroup[128];               /* the cgroup whose bios waited longest before Q, "" */
+	char blk_throttle[192];             /* that cgroup's throttle rules for the disk, "" none */
 };
 
 enum il_layer_id {
@@ -48,10 +56,12 @@ enum il_layer_id {
 	IL_LAYER_WRITEBACK,  /* writeback: writepages failing or throttling writers */
 	IL_LAYER_QUEUE,      /* block queue: requests wait in the OS before the device */
 	IL_LAYER_DEVICE,     /* the device itself */
+	IL_LAYER_BLOCK,      /* the block layer before the queue: bios held between their
+			      * submission and block_bio_queue (the cgroup throttle) */
 };
 
 /* Short lower-case name of a layer: "none", "syscall/VFS", "filesystem", "writeback",
- * "block queue", "device". */
+ * "block queue", "device", "block layer". */
 const char *il_layer_name(enum il_layer_id l);
 
 /* Judge: returns the slow layer and writes one or two sentences saying why into why. */

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * biosnoop: one row per block I/O -- a request, or a bio of a bio-based device (dm, md) --
+ * with its submitter, disk, operation, extent, file, cgroup, and where its time went:
+ * before the queue (submission to block_bio_queue), in the OS queue, at the device.
+ * Kernel side: bpf/biosnoop.bpf.c on the block layer module (bpf/lib/block.bpf.h) with bio
+ * tracking and files on; files are named by the attribution module (who_files).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "libiolayer.h"
+#include "biosnoop.skel.h"
+
+static struct env {
+	const char *disk, *cgroup;
+	__u32 dev;
+	bool dev_part;
+	__u64 cgroup_id;
+	unsigned long long min_ms;
+} env;
+
+static const char doc[] =
+"Trace block I/O: one row per request (or per bio of a bio-based device:\n"
+"dm, md) with the process that submitted it, its disk, operation, sector\n"
+"and size, the file it belongs to, its cgroup, and its time before the\n"
+"queue, in the OS queue and at the device.\n"
+"\n"
+"USAGE: biosnoop [-d DISK|PARTITION] [-p PID] [-C CGROUP] [-m MS] [--json]\n"
+"\n"
+"EXAMPLES:\n"
+"  biosnoop                  # every I/O until Ctrl-C\n"
+"  biosnoop -d sda -m 10     # I/Os on sda of 10 ms or more\n"
+"  biosnoop -d sda1          # I/Os sent to partition sda1\n"
+"  biosnoop -p 1234          # I/Os submitted by process 1234\n"
+"  biosnoop -C /slow         # I/Os of cgroup /slow (blkio or v2 hierarchy)\n"
+"  biosnoop --json > io.json\n"
+"\n"
+"T is blktrace's RWBS: R read, W write, F flush (first) or FUA (after the\n"
+"op), D discard, S sync, M metadata, A readahead. Times in ms: BEFOREQ is\n"
+"submission to block_bio_queue (the cgroup throttle holds bios there),\n"
+"QUEUE is block_bio_queue to issue (rq-qos, tags, plug, I/O scheduler),\n"
+"DEVICE is issue to completion. A bio-based device has no queue of its\n"
+"own: its DEVICE is block_bio_queue to completion. '-': the kernel did not\n"
+"show that point.\n"
+"\n"
+"OPTIONS:";
+
+static const struct argp_option opts[] = {
+	{ "disk", 'd', "DISK", 0, "Only I/O of this disk, or sent to this partition (sda, nvme0n1, dm-0, sda1)", 0 },
+	{ "cgroup", 'C', "CGROUP", 0, "Only I/O of this cgroup (a path in the blkio or v2 hierarchy)", 0 },
+	{ "min", 'm', "MS", 0, "Only I/Os that took at least MS milliseconds in all (default 0)", 0 },
+	{ 0 },
+};
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'd': env.disk = arg; break;
+	case 'C': env.cgroup = arg; break;
+	case 'm': env.min_ms = il_arg_uint(arg, "the minimum latency (-m, milliseconds)", 0, 1000000000); break;
+	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
+	default: return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int files_fd = -1;
+static unsigned long long t0_ns;
+
+/* Name of the device a row is shown under: the partition the bio was sent to, else the disk. */
+static const char *row_disk(const struct il_blk_io *e, char *buf, size_t len, __u32 *part)
+{
+	*part = 0;
+	if (e->part && e->part != e->dev)
+		*part = e->part;
+	else if (e->from && e->from != e->dev && il_whole_disk(e->from) == e->dev)
+		*part = e->from; /* before 5.12: the partition is block_bio_remap's device */
+	return il_disk_name(*part ? *part : e->dev, buf, len);
+}
+
+/* The file of a row ("" when unknown). */
+static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
+{
+	struct who_file_key k = { .dev = e->ino_dev, .ino = e->ino };
+	struct who_file f;
+
+	buf[0] = 0;
+	if (!e->ino)
+		return buf;
+	if (files_fd < 0 || bpf_map_lookup_elem(files_fd, &k, &f))
+		memset(&f, 0, sizeof(f));
+	return il_who_file_path(&k, &f, buf, len);
+}
+
+/* Time between two points (ns) or -1 when one was not seen. */
+static long long span(const struct il_blk_io *e, int a, int b)
+{
+	if (!e->ts[a] || !e->ts[b] || e->ts[b] < e->ts[a])
+		return -1;
+	return (long long)(e->ts[b] - e->ts[a]);
+}
+
+/* BEFOREQ, QUEUE and DEVICE of a row (ns, -1 unknown). */
+static void row_times(const struct il_blk_io *e, long long t[3])
+{
+	t[0] = span(e, IL_MK_SUBMIT, IL_MK_Q);
+	if (e->bio_based) {
+		t[1] = -1;
+		t[2] = span(e, IL_MK_Q, IL_MK_C);
+		return;
+	}
+	t[1] = span(e, IL_MK_Q, IL_MK_D);
+	if (t[1] < 0) /* no Q seen: from the request's allocation or insert */
+		t[1] = span(e, e->ts[IL_MK_G] ? IL_MK_G : IL_MK_I, IL_MK_D);
+	t[2] = span(e, IL_MK_D, IL_MK_C);
+}
+
+static void fmt_ms(long long ns, char *buf, size_t len)
+{
+	if (ns < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", ns / 1e6);
+}
+
+static struct json_object *json_us(long long ns)
+{
+	return ns < 0 ? NULL : il_json_usecs(ns / 1e3);
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct il_blk_io *e = data;
+	static const char *const flag_names[] = { "sync", "meta", "fua", "preflush", "rahead", "background" };
+	char disk[64], dname[64], from[64], rwbs[16], cg[512], file[WHO_PATH_DEPTH * WHO_NAME_LEN + 1024];
+	char comm[IL_TASK_COMM_LEN + 1], ecomm[4 * sizeof(comm)], ecg[4 * sizeof(cg)], efile[4 * sizeof(file)];
+	char b[3][32], pid[16], sector[24];
+	long long t[3];
+	bool no_sector = e->sector == ~0ULL || (!e->bytes && e->op == IL_OP_FLUSH);
+	__u32 part;
+	double when;
+
+	if (size < sizeof(*e))
+		return 0;
+	when = e->ts[IL_MK_C] > t0_ns ? (e->ts[IL_MK_C] - t0_ns) / 1e9 : 0;
+	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
+	comm[IL_TASK_COMM_LEN] = 0;
+	row_disk(e, disk, sizeof(disk), &part);
+	il_blk_rwbs(e->op, e->flags, rwbs, sizeof(rwbs));
+	il_block_cgroup_path(e->cgroup, e->tgid, cg, sizeof(cg));
+	row_file(e, file, sizeof(file));
+	row_times(e, t);
+
+	if (il_opts.format == IL_FMT_JSON) {
+		struct json_object *o = json_object_new_object(), *fl = json_object_new_array();
+		static const char *const keys[IL_PH__MAX] = { "before_q_us", "q2g_us", "g2i_us",
+							      "i2d_us", "d2c_us", "q2c_us" };
+
+		json_object_object_add(o, "time_s", json_object_new_double(when));
+		il_json_add_name(o, "comm", comm, sizeof(comm));
+		json_object_object_add(o, "pid", e->tgid ? json_object_new_int64(e->tgid) : NULL);
+		json_object_object_add(o, "tid", e->pid ? json_object_new_int64(e->pid) : NULL);
+		json_object_object_add(o, "disk", json_object_new_string(il_disk_name(e->dev, dname, sizeof(dname))));
+		json_object_object_add(o, "partition", part ? json_object_new_string(disk) : NULL);
+		json_object_object_add(o, "from", e->from && !part ?
+				       json_object_new_string(il_disk_name(e->from, from, sizeof(from))) : NULL);
+		json_object_object_add(o, "rwbs", json_object_new_string(rwbs));
+		for (size_t i = 0; i < IL_ARRAY_SIZE(flag_names); i++)
+			if (e->flags & (1U << i))
+				json_object_array_add(fl, json_object_new_string(flag_names[i]));
+		json_object_object_add(o, "flags", fl);
+		json_object_object_add(o, "sector", no_sector ? NULL : json_object_new_uint64(e->sector));
+		json_object_object_add(o, "bytes", json_object_new_uint64(e->bytes));
+		json_object_object_add(o, "bios", json_object_new_uint64(e->bios));
+		il_json_add_name(o, "cgroup", cg, sizeof(cg));
+		json_object_object_add(o, "cgroup_id", json_object_new_uint64(e->cgroup));
+		il_json_add_name(o, "file", file, sizeof(file));
+		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
+		json_object_object_add(o, "before_q_us", json_us(t[0]));
+		json_object_object_add(o, "queue_us", json_us(t[1]));
+		json_object_object_add(o, "device_us", json_us(t[2]));
+		for (int p = 0; p < IL_PH__MAX; p++) {
+			__u64 ns;
+
+			json_object_object_add(o, keys[p], il_blk_phase_ns(e, p, &ns) ? json_us(ns) : NULL);
+		}
+		json_object_object_add(o, "error", json_object_new_boolean(e->error));
+		json_object_object_add(o, "bio_based", json_object_new_boolean(e->bio_based));
+		json_object_object_add(o, "requeued", json_object_new_boolean(e->requeued));
+		il_json_print(stdout, o);
+		return 0;
+	}
+	for (int i = 0; i < 3; i++)
+		fmt_ms(t[i], b[i], sizeof(b[i]));
+	snprintf(pid, sizeof(pid), e->tgid ? "%u" : "-", e->tgid);
+	snprintf(sector, sizeof(sector), no_sector ? "-" : "%llu", (unsigned long long)e->sector);
+	printf("%-11.6f %-16s %-7s %-9s %-4s %-12s %-8u %9s %9s %9s %-16s %s%s\n", when,
+	       comm[0] ? il_text_escape(comm, sizeof(comm), ecomm, sizeof(ecomm)) : "-", pid, disk,
+	       rwbs, sector, e->bytes, b[0], b[1], b[2],
+	       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)),
+	       file[0] ? il_text_escape(file, sizeof(file), efile, sizeof(efile)) : "-",
+	       e->error ? "  (error)" : "");
+	return 0;
+}
+
+static int drain(void *rb)
+{
+	ring_buffer__consume(rb);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
+	struct il_plan plans[3] = { 0 };
+	struct biosnoop_bpf *skel;
+	struct ring_buffer *rb = NULL;
+	int rc = IL_EXIT_ERR;
+
+	il_tool_start("biosnoop", &argp, IL_OPT_PID | IL_OPT_JSON, argc, argv);
+	if (env.disk && il_disk_dev(env.disk, &env.dev))
+		il_die("no block device named '%s' (see lsblk)", env.disk);
+	if (env.disk)
+		env.dev_part = il_disk_is_partition(env.disk);
+	if (env.cgroup && il_block_cgroup_id(env.cgroup, &env.cgroup_id))
+		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
+
+	skel = biosnoop_bpf__open();
+	if (!skel)
+		il_die("cannot open the BPF object: %s", strerror(errno));
+	il_block_cfg(skel->obj);
+	il_block_track_bios(skel->obj, true);
+	skel->rodata->targ_dev = env.dev;
+	skel->rodata->targ_dev_part = env.dev_part;
+	skel->rodata->targ_tgid = il_opts.pid;
+	skel->rodata->targ_cgroup = env.cgroup_id;
+	skel->rodata->min_ns = env.min_ms * 1000000ULL;
+
+	il_autoload_none(skel->obj);
+	il_block_plan(skel->obj, true, &plans[0]);
+	il_block_bio_plan(skel->obj, &plans[1]);
+	il_block_submit_plan(skel->obj, &plans[2]);
+	if (il_plans_choose(plans, 3, il_opts.attach) || il_tool_loaded(biosnoop_bpf__load(skel)) ||
+	    il_plans_attach(plans, 3))
+		goto out;
+	files_fd = bpf_map__fd(skel->maps.who_files);
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.bs_events), handle_event, NULL, NULL);
+	if (!rb) {
+		il_err("cannot open the ring buffer: %s", strerror(errno));
+		goto out;
+	}
+	il_signals_init();
+	t0_ns = il_now_ns();
+	if (il_opts.format == IL_FMT_TEXT)
+		printf("%-11s %-16s %-7s %-9s %-4s %-12s %-8s %9s %9s %9s %-16s %s\n", "TIME(s)", "COMM",
+		       "PID", "DISK", "T", "SECTOR", "BYTES", "BEFOREQ", "QUEUE", "DEVICE", "CGROUP", "FILE");
+	fflush(stdout);
+	fprintf(stderr, "Tracing block I/O%s (times in ms)... Hit Ctrl-C to end.\n",
+		env.disk || il_opts.pid || env.cgroup || env.min_ms ? ", filtered" : "");
+
+	struct il_run run = { .interval_s = 1, .tick = drain, .ctx = rb, .rb = rb };
+	if (il_run(&run) < 0)
+		goto out;
+	ring_buffer__consume(rb);
+	il_drops_report(bpf_map__fd(skel->maps.il_drops), il_opts.format == IL_FMT_JSON);
+	rc = il_tool_output_status();
+out:
+	ring_buffer__free(rb);
+	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	biosnoop_bpf__destroy(skel);
+	return rc;
+}
