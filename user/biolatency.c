@@ -125,18 +125,27 @@ static struct snap *snaps;
 static size_t nsnaps;
 static __u64 errors_printed; /* il_blk_errors already printed */
 
+/* The entry of key k in a growing array (the pointer at arr, *n entries of sz bytes, each
+ * starting with its key), appended zeroed when new. */
+static void *keyed(void *arr, size_t *n, size_t sz, const struct bio_hist_key *k)
+{
+	char *a, *na;
+
+	memcpy(&a, arr, sizeof(a)); /* the array's pointer, whatever its element type */
+	for (size_t i = 0; i < *n; i++)
+		if (!memcmp(a + i * sz, k, sizeof(*k)))
+			return a + i * sz;
+	if (!(na = realloc(a, (*n + 1) * sz)))
+		il_die("out of memory");
+	memcpy(arr, &na, sizeof(na));
+	memset(na + *n * sz, 0, sz);
+	memcpy(na + *n * sz, k, sizeof(*k));
+	return na + (*n)++ * sz;
+}
+
 static struct snap *snap_get(const struct bio_hist_key *k)
 {
-	for (size_t i = 0; i < nsnaps; i++)
-		if (!memcmp(&snaps[i].key, k, sizeof(*k)))
-			return &snaps[i];
-	struct snap *n = realloc(snaps, (nsnaps + 1) * sizeof(*snaps));
-	if (!n)
-		il_die("out of memory");
-	snaps = n;
-	memset(&snaps[nsnaps], 0, sizeof(*snaps));
-	snaps[nsnaps].key = *k;
-	return &snaps[nsnaps++];
+	return keyed(&snaps, &nsnaps, sizeof(*snaps), k);
 }
 
 static int key_cmp(const void *a, const void *b)
@@ -184,20 +193,6 @@ struct bd_snap {
 static struct bd_snap *bd_snaps;
 static size_t nbd_snaps;
 
-static struct bd_snap *bd_snap_get(const struct bio_hist_key *k)
-{
-	for (size_t i = 0; i < nbd_snaps; i++)
-		if (!memcmp(&bd_snaps[i].key, k, sizeof(*k)))
-			return &bd_snaps[i];
-	struct bd_snap *n = realloc(bd_snaps, (nbd_snaps + 1) * sizeof(*bd_snaps));
-	if (!n)
-		il_die("out of memory");
-	bd_snaps = n;
-	memset(&bd_snaps[nbd_snaps], 0, sizeof(*bd_snaps));
-	bd_snaps[nbd_snaps].key = *k;
-	return &bd_snaps[nbd_snaps++];
-}
-
 /* The disk's event counts (blk_disks) since s was printed last. */
 static void disk_events(struct biolatency_bpf *skel, struct bd_snap *s, __u64 out[NEV])
 {
@@ -222,7 +217,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 	static const char *const ev_keys[NEV] = { "merges", "splits", "requeues", "wbt_steps",
 						  "iocost_activations" };
 	char name[64], cg[512], ecg[4 * sizeof(cg) + 1];
-	size_t n = 0;
+	size_t n = 0, shown = 0;
 
 	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
 		keys[n] = k;
@@ -236,7 +231,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 
 		if (bpf_map_lookup_elem(fd, &keys[i], &now))
 			continue;
-		s = bd_snap_get(&keys[i]);
+		s = keyed(&bd_snaps, &nbd_snaps, sizeof(*bd_snaps), &keys[i]);
 		il_blk_phases_sub(&d, &now, &s->p);
 		s->p = now;
 		if (!d.ios)
@@ -269,10 +264,11 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 			printf("  rq-qos (waits in Q2G): wbt changed its depth %llu times, iocost activated "
 			       "%llu cgroups\n", (unsigned long long)ev[3], (unsigned long long)ev[4]);
 		il_blk_phases_print(stdout, "  ", &d);
+		shown++;
 	}
 	if (jarr)
 		json_object_object_add(jout, "breakdown", jarr);
-	else if (n)
+	else if (shown)
 		printf("  (before Q: submit -> Q, the cgroup throttle; Q2G: rq-qos and tags; G2I: plug; "
 		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of before Q + Q2C)\n");
 }
