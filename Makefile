@@ -81,11 +81,11 @@ $(BUILD)/bin/$(subst _,-,$(1)): $(BUILD)/obj/$(1).o $(LIB) | $(BUILD)/bin
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
 
-$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
 
 # A known user stack for iowaitstack -U: frame pointers, and no inlining or tail calls.
-$(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c | $(BUILD)/workloads
+$(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) -O0 -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/tests

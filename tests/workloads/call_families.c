@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <linux/io_uring.h>
 #include <linux/openat2.h>
+#include "wl.h"
 
 #define BS 4096
 
@@ -172,12 +173,7 @@ int main(int argc, char **argv)
 	struct io_uring_sqe sqe;
 
 	ring_setup();
-	if (gofile) {
-		printf("pid %d\n", getpid());
-		fflush(stdout);
-		while (access(gofile, F_OK))
-			usleep(10000);
-	}
+	wl_wait_go(gofile);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		fail("open");

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <linux/fs.h>
+#include "wl.h"
 
 static long long ns(clockid_t c)
 {
@@ -74,12 +75,7 @@ int main(int argc, char **argv)
 	if (posix_memalign(&buf, 4096, size))
 		return 1;
 	memset(buf, 0, size); /* fault the buffer in before the loop */
-	if (gofile) {
-		printf("pid %d\n", getpid());
-		fflush(stdout);
-		while (access(gofile, F_OK))
-			usleep(10000);
-	}
+	wl_wait_go(gofile);
 	getrusage(RUSAGE_SELF, &r0);
 	w0 = ns(CLOCK_MONOTONIC);
 	c0 = ns(CLOCK_PROCESS_CPUTIME_ID);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "wl.h"
 
 __attribute__((noinline)) static int leaf_fsync(int fd)
 {
@@ -45,12 +46,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1 || count < 0)
 		goto usage;
-	if (gofile) {
-		printf("pid %d\n", getpid());
-		fflush(stdout);
-		while (access(gofile, F_OK))
-			usleep(10000);
-	}
+	wl_wait_go(gofile);
 	fd = open(argv[optind], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		perror("fsync_levels: open");

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/types.h>
+#include "wl.h"
 
 /* fs/ext4/ext4.h (not exported to user space) */
 #ifndef EXT4_IOC_SHUTDOWN
@@ -49,12 +50,7 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc - 1 || count < 0)
 		goto usage;
-	if (gofile) {
-		printf("pid %d\n", getpid());
-		fflush(stdout);
-		while (access(gofile, F_OK))
-			usleep(10000);
-	}
+	wl_wait_go(gofile);
 	memset(buf, 'x', sizeof(buf));
 	fd = open(argv[optind], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {

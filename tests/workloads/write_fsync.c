@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "wl.h"
 
 #define BS 4096
 
@@ -59,12 +60,7 @@ int main(int argc, char **argv)
 	if (optind == argc && !gone)
 		goto usage;
 	memset(buf, 'n', sizeof(buf));
-	if (gofile) {
-		printf("pid %d\n", getpid());
-		fflush(stdout);
-		while (access(gofile, F_OK))
-			usleep(10000);
-	}
+	wl_wait_go(gofile);
 	for (int i = optind; i < argc; i++)
 		write_fsync(argv[i], 0);
 	if (gone)
