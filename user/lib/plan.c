@@ -348,7 +348,9 @@ static void *destroy_link(void *link)
 /* Destroying the link of a perf-event program (tracepoint, kprobe) waits for RCU grace periods,
  * 30-40 ms, one link after the other: the fs layer's 36 syscall tracepoints took 1.3 s. One
  * thread per link lets them wait together (40 ms in all); a link gets no thread only when
- * none can be made, and is destroyed here. */
+ * none can be made, and is destroyed here. Kprobe links are destroyed one after the other:
+ * unregistering kprobes at once patches kernel text concurrently, and a 5.10 guest was seen
+ * to lock up in text_poke_bp doing so. */
 void il_plans_detach(struct il_plan *plans, int n)
 {
 	pthread_t *threads = n > 0 ? calloc((size_t)n * IL_MAX_PROGS, sizeof(*threads)) : NULL;
@@ -364,7 +366,11 @@ void il_plans_detach(struct il_plan *plans, int n)
 			plans[i].links[k] = NULL;
 			if (!link)
 				continue;
-			if (threads && !pthread_create(&threads[nthreads], &attr, destroy_link, link))
+			if (plans[i].chosen >= 0 && plans[i].opts[plans[i].chosen].method == IL_M_KPROBE &&
+			    bpf_program__type(plans[i].opts[plans[i].chosen].progs[k].prog) ==
+				    BPF_PROG_TYPE_KPROBE)
+				bpf_link__destroy(link);
+			else if (threads && !pthread_create(&threads[nthreads], &attr, destroy_link, link))
 				nthreads++;
 			else
 				bpf_link__destroy(link);
