@@ -7,6 +7,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "btf.h"
 #include "ksyms.h"
 #include "log.h"
@@ -82,7 +83,7 @@ static void trial(struct probe_cache *c, enum bpf_attach_type type, const char *
 	__u32 id;
 	int fd = 0, err;
 
-	if (!il_btf_vmlinux())
+	if (!il_btf_has_vmlinux())
 		snprintf(c->why, sizeof(c->why), "no kernel BTF (/sys/kernel/btf/vmlinux)");
 	else if (il_btf_find(btf_name, kind, &id, &fd))
 		snprintf(c->why, sizeof(c->why), "%s", missing);
@@ -147,6 +148,17 @@ bool il_can_kprobe(const char *func, char *why, size_t len)
 	else
 		c->ok = true;
 	return cache_ret(c, why, len);
+}
+
+bool il_can_task_storage(void)
+{
+	static int ok = -1;
+
+	if (ok < 0)
+		ok = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+		     libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1 &&
+		     libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1;
+	return ok;
 }
 
 bool il_kernel_has_func(const char *func)
