@@ -30,7 +30,7 @@ WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS   ?= -g -O2
 override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD) \
                    -DIL_VERSION='"$(VERSION)"'
-LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lmicrohttpd -lpthread -lm
+LDLIBS   := $(LIB) -lbpf -lelf -lz -ljson-c -ldw -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf -Werror -Wall \
               -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -80,6 +80,8 @@ $(BUILD)/bin/$(subst _,-,$(1)): $(BUILD)/obj/$(1).o $(LIB) | $(BUILD)/bin
 	$$(CC) $$(CFLAGS) $$< -o $$@ $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
+# libmicrohttpd (and the TLS libraries it brings) only where the library's server is used
+$(BUILD)/bin/iolayer: LDLIBS += -lmicrohttpd
 
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread

@@ -30,9 +30,12 @@ static struct env {
 	bool fs_given;               /* -t was given */
 	const char *file;            /* -f */
 	bool show_tid;               /* -L */
+	unsigned ringbuf_mb;         /* --ringbuf: MiB of ring buffer for the rows */
 	enum fs_iface sum_iface;     /* what fs_stats counts: syscalls where every filesystem is
 				      * traced at the syscall tracepoints, else "any caller" */
-} env = { .min_ms = 10 };
+} env = { .min_ms = 10, .ringbuf_mb = 1 };
+
+enum { OPT_RINGBUF = 0x2000 };
 
 static const char doc[] =
 "Show read, write, open, fsync/fdatasync and sync_file_range calls on ext4,\n"
@@ -68,6 +71,7 @@ static const struct argp_option options[] = {
 	{ "type", 't', "TYPE", 0, "Filesystems to trace: ext4, xfs, btrfs, comma-separated (default: those mounted)", 0 },
 	{ "file", 'f', "PATH", 0, "Only this file (its filesystem is traced)", 0 },
 	{ "tid-column", 'L', NULL, 0, "Show a TID column", 0 },
+	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1, rounded up to a power of two): more when -m 0 at high call rates loses rows", 0 },
 	{ 0 },
 };
 
@@ -99,6 +103,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'L':
 		env.show_tid = true;
 		break;
+	case OPT_RINGBUF: {
+		unsigned mb = il_arg_uint(arg, "the ring buffer size (--ringbuf, MiB)", 1, 1024);
+
+		env.ringbuf_mb = 1;
+		while (env.ringbuf_mb < mb)
+			env.ringbuf_mb *= 2;
+		break;
+	}
 	case ARGP_KEY_ARG:
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
@@ -379,7 +391,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nplans; i++)
 		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
 			env.sum_iface = FS_IF_ANY;
-	if (il_tool_loaded(fsslower_bpf__load(skel)) || il_plans_attach(plans, nplans))
+	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);
+	if (il_tool_loaded(fsslower_bpf__load(skel)))
+		goto out;
+	if ((err = il_fs_loaded(skel->obj))) {
+		il_err("cannot connect the event sender: %s", il_errno_name(err));
+		goto out;
+	}
+	if (il_plans_attach(plans, nplans))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
 	if (!rb) {
@@ -419,6 +438,7 @@ out:
 	free(aio);
 	ring_buffer__free(rb);
 	il_plans_detach(plans, nplans);
+	il_fs_unload(skel ? skel->obj : NULL);
 	fsslower_bpf__destroy(skel);
 	return rc;
 }

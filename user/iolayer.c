@@ -341,7 +341,7 @@ int main(int argc, char **argv)
 	il_who_plan(skel->obj, who);
 	who_seen = choose(who, 1, "block submission (who)");
 
-	if (il_tool_loaded(iolayer_bpf__load(skel)))
+	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj))
 		goto out;
 	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
@@ -406,6 +406,7 @@ int main(int argc, char **argv)
 out:
 	il_who_view_free(&view);
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_fs_unload(skel ? skel->obj : NULL);
 	iolayer_bpf__destroy(skel);
 	return rc;
 }

@@ -24,10 +24,19 @@
  * fs_uring_stats. Linux AIO's calls (io_submit, io_getevents, io_pgetevents) are counted per
  * process in fs_aio: its requests cannot be timed at the syscall layer.
  *
- * In-flight calls are keyed by (thread, operation), so the fsync nested in an O_SYNC write
+ * In-flight calls are kept per (thread, operation), so the fsync nested in an O_SYNC write
  * does not overwrite the write; it is flagged FS_EV_NESTED. A nested ext4_sync_file is only
  * taken on the tracepoint path when a traced write is in flight, which keeps an fsync(2)
- * (seen by its syscall tracepoints) from being counted twice.
+ * (seen by its syscall tracepoints) from being counted twice. Where the kernel allows it
+ * (fs_cfg.task_storage, 5.11+) they live in the thread's task-local storage (fs_tasks), one
+ * slot per operation; else in the hash fs_inflight keyed by (thread, operation). A call of
+ * another process than the traced one touches no map; a call on a file of another
+ * filesystem records nothing at entry (an open, whose file is known only at its return,
+ * does) and only looks for a start at its exit.
+ *
+ * The syscall tracepoints' exits hand a slow call's event to one program, fs_send (a tail
+ * call), which fills in the path and sends it: the path walk is verified once, not once per
+ * syscall.
  *
  * Include once per BPF object, after lib/common.bpf.h. User space fills the rodata below.
  */
@@ -58,6 +67,8 @@ struct fs_start {
 	__u64 flags;      /* FS_EV_NESTED, FS_EV_DATASYNC */
 };
 
+/* In-flight calls without task storage (fs_cfg.task_storage 0); user space shrinks it to
+ * one entry otherwise. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -65,10 +76,25 @@ struct {
 	__type(value, struct fs_start);
 } fs_inflight SEC(".maps");
 
+/* In-flight calls with task storage: a thread's slots (FS_SLOT(op)), made at its first
+ * traced call and freed with the thread. start.ts 0: the slot is free. Where the kernel has
+ * no task storage, user space turns it into a one-entry array that nothing uses. */
+struct fs_task {
+	struct fs_start call[FS_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fs_task);
+} fs_tasks SEC(".maps");
+
+/* Slow calls' events: 88 bytes and the path's (a 60-byte path makes ~150 bytes, so a MiB
+ * holds ~7,000), 4.3 KiB at most. The tools size it (fsslower --ringbuf). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* an event is 88 bytes and its path (~110,000 events of 60-byte paths), 4.3 KiB at most */
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 1 << 20);
 } fs_events SEC(".maps");
 
 /* Where an event is built before it is copied into fs_events with only the bytes its path
@@ -144,21 +170,53 @@ static __always_inline bool fs_sync_range_file_wanted(struct file *file)
 }
 
 /* struct file of descriptor fd of the current task: current->files->fdt->fd[fd]
- * (include/linux/fdtable.h), NULL when out of range or closed. */
+ * (include/linux/fdtable.h), NULL when out of range or closed. While the process has no
+ * more descriptors than files_struct holds itself (fdt is its fdtab, over fd_array[64]), the
+ * entry is read there, two reads fewer than through fdt. Probe reads throughout: plain loads
+ * through the task's BTF pointer would cost milliseconds of verification per program. */
 static __always_inline struct file *fs_fd_file(long fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct fdtable *fdt = BPF_CORE_READ(files, fdt);
 	struct file **fds, *file = NULL;
 
-	if (!fdt || fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+	if (!fdt || fd < 0)
 		return NULL;
-	fds = BPF_CORE_READ(fdt, fd);
+	if ((void *)fdt == (void *)files + bpf_core_field_offset(struct files_struct, fdtab) &&
+	    fd < bpf_core_field_size(struct files_struct, fd_array) / sizeof(file))
+		fds = (void *)files + bpf_core_field_offset(struct files_struct, fd_array);
+	else if (fd < BPF_CORE_READ(fdt, max_fds))
+		fds = BPF_CORE_READ(fdt, fd);
+	else
+		return NULL;
 	bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]);
 	return file;
 }
 
 /* ---- begin / end ------------------------------------------------------------------ */
+
+/* The current thread's task-local slots; made when create and missing. NULL when there are
+ * none (or the kernel could not make them). Only with fs_cfg.task_storage. */
+static __always_inline struct fs_task *fs_task_slots(bool create)
+{
+	return bpf_task_storage_get(&fs_tasks, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* The start of this thread's op in flight, NULL when there is none. */
+static __always_inline struct fs_start *fs_inflight_get(__u64 pid_tgid, enum fs_op op)
+{
+	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
+	struct fs_task *t;
+
+	if (!fs_cfg.task_storage)
+		return bpf_map_lookup_elem(&fs_inflight, &key);
+	t = fs_task_slots(false);
+	if (!t || !t->call[FS_SLOT(op)].ts)
+		return NULL;
+	return &t->call[FS_SLOT(op)];
+}
 
 static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *file,
 				    __s64 offset, __u64 size, __u32 flags)
@@ -167,13 +225,25 @@ static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *
 	struct fs_start s = {
 		.ts = bpf_ktime_get_ns(), .file = file, .offset = offset, .size = size, .flags = flags,
 	};
-
-	long err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_NOEXIST);
+	struct fs_task *t;
+	long err;
 
 	/* A start still there means the previous call's return was never seen: a kretprobe
 	 * out of instances (kernels without CONFIG_PREEMPTION keep one per CPU, and more
 	 * threads than that may sleep in fsync at once). User space adds the starts left
-	 * behind by threads that have exited. */
+	 * behind in fs_inflight by threads that have exited (task storage goes with them). */
+	if (fs_cfg.task_storage) {
+		t = fs_task_slots(true);
+		if (!t) {
+			il_drop(IL_DROP_MAP_FULL);
+			return 0;
+		}
+		if (t->call[FS_SLOT(op)].ts)
+			il_drop(IL_DROP_MISSED_RETURN);
+		t->call[FS_SLOT(op)] = s;
+		return 0;
+	}
+	err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		il_drop(IL_DROP_MISSED_RETURN);
 		err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_ANY);
@@ -202,21 +272,36 @@ static __always_inline __u64 fs_wakeup_flags(__u64 now)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* Send the event of a call on file that returned ret at now after delta ns. It is built in
- * this CPU's fs_scratch slot and sent with only the bytes its path uses. comm: the name of
- * the task that made the call, or NULL for the current task's (it also picks slot 1 over 0:
- * only io_uring completions, which may run elsewhere, give one). */
-static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
-				    struct file *file, __s64 ret, __u64 now, __u64 delta,
-				    const char *comm)
-{
-	__u32 slot = comm ? 1 : 0;
-	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
-	struct inode *inode;
+/* What a syscall tracepoint's exit leaves fs_send beside the event it built in fs_scratch
+ * slot 0 (per-CPU, like the event: both are read at once by the tail call). */
+struct fs_send_args {
+	struct file *file;
+	__u64 now;
+};
 
-	if (!e)
-		return;
-	inode = BPF_CORE_READ(file, f_inode);
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fs_send_args);
+} fs_send_args SEC(".maps");
+
+/* Slot 0: fs_send, set by user space after load (il_fs_loaded). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} fs_send_prog SEC(".maps");
+
+/* The fields of event e of a call on file that returned ret at now after delta ns, all but
+ * its comm and path. */
+static __always_inline void fs_event_head(struct fs_event *e, __u64 pid_tgid, enum fs_op op,
+					  const struct fs_start *s, struct file *file, __s64 ret,
+					  __u64 now, __u64 delta)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+
 	e->end_ns = now;
 	e->delta_ns = delta;
 	e->offset = s->offset;
@@ -229,10 +314,11 @@ static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct 
 	e->op = op;
 	e->flags = s->flags;
 	e->pad[0] = e->pad[1] = 0;
-	if (comm)
-		__builtin_memcpy(e->comm, comm, sizeof(e->comm));
-	else
-		bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
+
+/* Event e's path (that of file), and out into fs_events with only the bytes it uses. */
+static __always_inline void fs_event_send(struct fs_event *e, struct file *file, __u64 now)
+{
 	il_path_fill(&e->path, e->names, BPF_CORE_READ(file, f_path.dentry),
 		     BPF_CORE_READ(file, f_path.mnt));
 	il_ringbuf_output(&fs_events, e,
@@ -240,13 +326,58 @@ static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct 
 			  fs_wakeup_flags(now));
 }
 
+/* Send the event of a call on file that returned ret at now after delta ns. It is built in
+ * this CPU's fs_scratch slot and sent with only the bytes its path uses. comm: the name of
+ * the task that made the call, or NULL for the current task's (it also picks slot 1 over 0:
+ * only io_uring completions, which may run elsewhere, give one). */
+static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
+				    struct file *file, __s64 ret, __u64 now, __u64 delta,
+				    const char *comm)
+{
+	__u32 slot = comm ? 1 : 0;
+	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
+
+	if (!e)
+		return;
+	fs_event_head(e, pid_tgid, op, s, file, ret, now, delta);
+	if (comm)
+		__builtin_memcpy(e->comm, comm, sizeof(e->comm));
+	else
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	fs_event_send(e, file, now);
+}
+
+/* fs_emit for the syscall tracepoints' exits (ctx: theirs): the event's head is built in
+ * fs_scratch slot 0, and fs_send, tail-called, adds the rest and sends it. */
+static __always_inline void fs_emit_tail(void *ctx, __u64 pid_tgid, enum fs_op op,
+					 const struct fs_start *s, struct file *file, __s64 ret,
+					 __u64 now, __u64 delta)
+{
+	__u32 zero = 0;
+	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &zero);
+	struct fs_send_args *a = bpf_map_lookup_elem(&fs_send_args, &zero);
+
+	if (!e || !a)
+		return;
+	fs_event_head(e, pid_tgid, op, s, file, ret, now, delta);
+	a->file = file;
+	a->now = now;
+	bpf_tail_call(ctx, &fs_send_prog, 0);
+	il_drop(IL_DROP_RINGBUF_FULL); /* only when fs_send is missing: the event is lost */
+}
+
+/* Account a call of this thread that began at s and returned ret, on file; send its event
+ * when slow. tail (a constant): the caller is a syscall tracepoint's program with context
+ * ctx, whose slow events go out through fs_send; else (fentry, kprobes) the event is sent
+ * in place. */
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
-				       struct file *file, __s64 ret)
+				       struct file *file, __s64 ret, void *ctx, bool tail)
 {
 	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
 	__u32 k = op;
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
-	bool slow = delta >= fs_cfg.min_ns;
+	/* min_ns ~0 (iolayer) sends nothing: tested first, so the verifier drops the sending */
+	bool slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);
@@ -264,7 +395,10 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	}
 	if (!slow)
 		return;
-	fs_emit(pid_tgid, op, s, file, ret, now, delta, NULL);
+	if (tail)
+		fs_emit_tail(ctx, pid_tgid, op, s, file, ret, now, delta);
+	else
+		fs_emit(pid_tgid, op, s, file, ret, now, delta, NULL);
 }
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
@@ -276,16 +410,20 @@ static __always_inline bool fs_take(__u64 pid_tgid, enum fs_op op, struct fs_sta
 
 	if (!fs_task_wanted(pid_tgid))
 		return false;
-	sp = bpf_map_lookup_elem(&fs_inflight, &key);
+	sp = fs_inflight_get(pid_tgid, op);
 	if (!sp)
 		return false;
 	*s = *sp;
-	bpf_map_delete_elem(&fs_inflight, &key);
+	if (fs_cfg.task_storage)
+		sp->ts = 0;
+	else
+		bpf_map_delete_elem(&fs_inflight, &key);
 	return true;
 }
 
-/* A traced call returned ret: account it when its start was recorded. */
-static __always_inline int fs_end(enum fs_op op, __s64 ret)
+/* A traced call returned ret: account it when its start was recorded. ctx, tail: as for
+ * fs_account. */
+static __always_inline int fs_end_ctx(enum fs_op op, __s64 ret, void *ctx, bool tail)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct fs_start s;
@@ -294,8 +432,19 @@ static __always_inline int fs_end(enum fs_op op, __s64 ret)
 		return 0;
 	if (op == FS_OP_OPEN || op == FS_OP_FSYNC)
 		ret = ret < 0 ? ret : 0;
-	fs_account(pid_tgid, op, &s, s.file, ret);
+	fs_account(pid_tgid, op, &s, s.file, ret, ctx, tail);
 	return 0;
+}
+
+static __always_inline int fs_end(enum fs_op op, __s64 ret)
+{
+	return fs_end_ctx(op, ret, NULL, false);
+}
+
+/* fs_end for the syscall tracepoints' exits */
+static __always_inline int fs_sys_end(void *ctx, enum fs_op op, __s64 ret)
+{
+	return fs_end_ctx(op, ret, ctx, true);
 }
 
 /* ---- fentry / kprobe entries: the filesystem's file operations ------------------ */
@@ -330,12 +479,11 @@ static __always_inline int fs_open_begin(struct file *file)
 static __always_inline int fs_fsync_begin(struct file *file, int datasync)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct fs_key w = { .tid = (__u32)pid_tgid, .op = FS_OP_WRITE };
 	__u32 flags = datasync ? FS_EV_DATASYNC : 0;
 
 	if (!fs_task_wanted(pid_tgid) || !fs_file_wanted(file))
 		return 0;
-	if (bpf_map_lookup_elem(&fs_inflight, &w))
+	if (fs_inflight_get(pid_tgid, FS_OP_WRITE))
 		flags |= FS_EV_NESTED;
 	return fs_begin(pid_tgid, FS_OP_FSYNC, file, 0, 0, flags);
 }
@@ -385,6 +533,25 @@ SEC("kretprobe") int BPF_KRETPROBE(fs_kretprobe_fsync, int ret)
 
 /* ---- tracepoint path: the syscall boundary -------------------------------------- */
 
+/* The records of the syscalls:sys_enter_NAME and sys_exit_NAME tracepoints as tracefs
+ * describes them (their format files: the common fields, __syscall_nr, then the arguments
+ * or the return value, 8 bytes each, in every kernel this project runs on). Spelt out
+ * rather than CO-RE-relocated against trace_event_raw_sys_enter/exit: each type a CO-RE
+ * relocation names costs libbpf a search of the kernel's whole BTF at load time. */
+struct fs_sys_enter_rec {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct fs_sys_exit_rec {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
 /* read/write/pread64/pwrite64(fd, buf, count[, pos]), the vectored calls (count 0 here: see
  * fs_sys_vec_end) and fsync/fdatasync(fd): the call's file from its fd; pos < 0 means "the
  * file position" (file->f_pos). */
@@ -415,7 +582,7 @@ static __always_inline int fs_sys_open_begin(void)
 }
 
 /* An open call returns the fd: the file, and whether it is wanted, is known only then. */
-static __always_inline int fs_sys_open_end(long ret)
+static __always_inline int fs_sys_open_end(void *ctx, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct fs_start s;
@@ -428,17 +595,17 @@ static __always_inline int fs_sys_open_end(long ret)
 	file = fs_fd_file(ret);
 	if (!fs_sys_file_wanted(file))
 		return 0;
-	fs_account(pid_tgid, FS_OP_OPEN, &s, file, 0);
+	fs_account(pid_tgid, FS_OP_OPEN, &s, file, 0, ctx, true);
 	return 0;
 }
 
 #define FS_SYS_RW(name, op, pos)                                                            \
 	SEC("tp/syscalls/sys_enter_" #name)                                                 \
-	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	int fs_sys_enter_##name(struct fs_sys_enter_rec *ctx)                               \
 	{ return fs_sys_begin(op, ctx->args[0], ctx->args[2], pos, 0); }                        \
 	SEC("tp/syscalls/sys_exit_" #name)                                                  \
-	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
-	{ return fs_end(op, ctx->ret); }
+	int fs_sys_exit_##name(struct fs_sys_exit_rec *ctx)                                 \
+	{ return fs_sys_end(ctx, op, ctx->ret); }
 
 FS_SYS_RW(read, FS_OP_READ, -1)
 FS_SYS_RW(write, FS_OP_WRITE, -1)
@@ -449,7 +616,7 @@ FS_SYS_RW(pwrite64, FS_OP_WRITE, (__s64)ctx->args[3])
  * from ret, the bytes it moved. Summing the iov_len of its iovecs would cost one read of
  * user memory per iovec at entry (up to UIO_MAXIOV = 1024), or a bound that under-counts
  * the larger ones; what the call moved is exact and free. A failed call has size 0. */
-static __always_inline int fs_sys_vec_end(enum fs_op op, long ret)
+static __always_inline int fs_sys_vec_end(void *ctx, enum fs_op op, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct fs_start s;
@@ -457,7 +624,7 @@ static __always_inline int fs_sys_vec_end(enum fs_op op, long ret)
 	if (!fs_take(pid_tgid, op, &s))
 		return 0;
 	s.size = ret > 0 ? ret : 0;
-	fs_account(pid_tgid, op, &s, s.file, ret);
+	fs_account(pid_tgid, op, &s, s.file, ret, ctx, true);
 	return 0;
 }
 
@@ -465,16 +632,16 @@ static __always_inline int fs_sys_vec_end(enum fs_op op, long ret)
  * the expressions enter and exit (of ctx). */
 #define FS_SYS_TP(name, enter, exit)                                                        \
 	SEC("tp/syscalls/sys_enter_" #name)                                                 \
-	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	int fs_sys_enter_##name(struct fs_sys_enter_rec *ctx)                               \
 	{ return enter; }                                                                   \
 	SEC("tp/syscalls/sys_exit_" #name)                                                  \
-	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
+	int fs_sys_exit_##name(struct fs_sys_exit_rec *ctx)                                 \
 	{ return exit; }
 
 /* readv/writev (position: the file's), preadv/pwritev (args[3] pos_l: on 64-bit kernels
  * the whole position, pos_h is ignored), preadv2/pwritev2 (pos_l, -1 for the file's). */
 #define FS_SYS_RWV(name, op, pos)                                                           \
-	FS_SYS_TP(name, fs_sys_begin(op, ctx->args[0], 0, pos, 0), fs_sys_vec_end(op, ctx->ret))
+	FS_SYS_TP(name, fs_sys_begin(op, ctx->args[0], 0, pos, 0), fs_sys_vec_end(ctx, op, ctx->ret))
 
 FS_SYS_RWV(readv, FS_OP_READ, -1)
 FS_SYS_RWV(writev, FS_OP_WRITE, -1)
@@ -484,7 +651,7 @@ FS_SYS_RWV(preadv2, FS_OP_READ, (__s64)ctx->args[3])
 FS_SYS_RWV(pwritev2, FS_OP_WRITE, (__s64)ctx->args[3])
 
 /* open(2), creat(2), openat(2), openat2(2) (5.6+): each returns the fd of the file. */
-#define FS_SYS_OPEN(name) FS_SYS_TP(name, fs_sys_open_begin(), fs_sys_open_end(ctx->ret))
+#define FS_SYS_OPEN(name) FS_SYS_TP(name, fs_sys_open_begin(), fs_sys_open_end(ctx, ctx->ret))
 
 FS_SYS_OPEN(open)
 FS_SYS_OPEN(creat)
@@ -493,11 +660,11 @@ FS_SYS_OPEN(openat2)
 
 #define FS_SYS_FSYNC(name, flags)                                                           \
 	SEC("tp/syscalls/sys_enter_" #name)                                                 \
-	int fs_sys_enter_##name(struct trace_event_raw_sys_enter *ctx)                      \
+	int fs_sys_enter_##name(struct fs_sys_enter_rec *ctx)                               \
 	{ return fs_sys_begin(FS_OP_FSYNC, ctx->args[0], 0, 0, flags); }                    \
 	SEC("tp/syscalls/sys_exit_" #name)                                                  \
-	int fs_sys_exit_##name(struct trace_event_raw_sys_exit *ctx)                        \
-	{ return fs_end(FS_OP_FSYNC, ctx->ret); }
+	int fs_sys_exit_##name(struct fs_sys_exit_rec *ctx)                                 \
+	{ return fs_sys_end(ctx, FS_OP_FSYNC, ctx->ret); }
 
 FS_SYS_FSYNC(fsync, 0)
 FS_SYS_FSYNC(fdatasync, FS_EV_DATASYNC)
@@ -506,7 +673,7 @@ FS_SYS_FSYNC(fdatasync, FS_EV_DATASYNC)
  * position and size. Attached by every method (see top), so its filter is
  * fs_cfg.sync_range_magic[], not fs_sys_magic[]. */
 SEC("tp/syscalls/sys_enter_sync_file_range")
-int fs_sys_enter_sync_file_range(struct trace_event_raw_sys_enter *ctx)
+int fs_sys_enter_sync_file_range(struct fs_sys_enter_rec *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct file *file;
@@ -520,8 +687,24 @@ int fs_sys_enter_sync_file_range(struct trace_event_raw_sys_enter *ctx)
 }
 
 SEC("tp/syscalls/sys_exit_sync_file_range")
-int fs_sys_exit_sync_file_range(struct trace_event_raw_sys_exit *ctx)
-{ return fs_end(FS_OP_SYNC_RANGE, ctx->ret); }
+int fs_sys_exit_sync_file_range(struct fs_sys_exit_rec *ctx)
+{ return fs_sys_end(ctx, FS_OP_SYNC_RANGE, ctx->ret); }
+
+/* The tail of a slow call's event from a syscall tracepoint's exit (fs_emit_tail): its comm
+ * and path, then out. Attached nowhere: reached only through fs_send_prog. */
+SEC("tp")
+int fs_send(void *ctx)
+{
+	__u32 zero = 0;
+	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &zero);
+	struct fs_send_args *a = bpf_map_lookup_elem(&fs_send_args, &zero);
+
+	if (!e || !a)
+		return 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	fs_event_send(e, a->file, a->now);
+	return 0;
+}
 
 /* ext4_sync_file (fs/ext4/fsync.c) run by an O_SYNC/O_DSYNC write: taken only while a traced
  * write of this thread is in flight, with that write's file; an fsync(2) or fdatasync(2)
@@ -551,12 +734,11 @@ SEC("tp/ext4/ext4_sync_file_enter")
 int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct fs_key w = { .tid = (__u32)pid_tgid, .op = FS_OP_WRITE };
 	struct fs_start *ws;
 
 	if (!fs_task_wanted(pid_tgid))
 		return 0;
-	ws = bpf_map_lookup_elem(&fs_inflight, &w);
+	ws = fs_inflight_get(pid_tgid, FS_OP_WRITE);
 	if (!ws)
 		return 0;
 	return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
@@ -566,12 +748,11 @@ int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
 SEC("tp/ext4/ext4_sync_file_exit")
 int fs_tp_ext4_sync_file_exit(struct fs_ext4_sync_file_exit_rec *ctx)
 {
-	struct fs_key key = { .tid = (__u32)bpf_get_current_pid_tgid(), .op = FS_OP_FSYNC };
-	struct fs_start *sp = bpf_map_lookup_elem(&fs_inflight, &key);
+	struct fs_start *sp = fs_inflight_get(bpf_get_current_pid_tgid(), FS_OP_FSYNC);
 
 	if (!sp || !(sp->flags & FS_EV_NESTED))
 		return 0; /* not nested: the fsync(2) exit tracepoint ends it */
-	return fs_end(FS_OP_FSYNC, ctx->ret);
+	return fs_sys_end(ctx, FS_OP_FSYNC, ctx->ret);
 }
 
 /* ---- io_uring: submission to completion ---------------------------------------------
@@ -773,7 +954,7 @@ int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 		il_drop(IL_DROP_BACKWARDS);
 		return 0;
 	}
-	slow = delta >= fs_cfg.min_ns;
+	slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 	k = st.op;
 	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
 	if (slow)

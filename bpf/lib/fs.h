@@ -39,6 +39,10 @@ enum fs_iface { FS_IF_ANY, FS_IF_SYSCALL, FS_IF_URING, FS_IF_AIO, FS_IF__MAX };
  * entry to return (their requests cannot be timed at the syscall layer). */
 enum fs_aio_call { FS_AIO_SUBMIT = 16, FS_AIO_GETEVENTS = 17 };
 
+/* In-flight slots of a thread in task-local storage: one per enum fs_op, then the AIO calls. */
+#define FS_SLOTS 8
+#define FS_SLOT(op) ((op) < FS_OP__MAX ? (op) : FS_OP__MAX + (op) - FS_AIO_SUBMIT)
+
 /* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load
  * (user/lib/fs.c). 0 means "any" for every filter. */
 struct fs_cfg {
@@ -54,6 +58,11 @@ struct fs_cfg {
 	/* Superblock magics of every traced filesystem, whichever its method: the
 	 * sync_file_range tracepoints serve them all (no other program sees that call). */
 	__u64 sync_range_magic[FS_TYPE__MAX];
+	/* 1: in-flight calls live in task-local storage (fs_tasks: bpf_task_storage_get on
+	 * bpf_get_current_task_btf(), allowed to tracepoint programs since 5.11); 0: in the
+	 * (thread, operation) hash fs_inflight. */
+	__u32 task_storage;
+	__u32 pad;
 };
 
 /* One operation that took at least the threshold; sent through the ring buffer. */

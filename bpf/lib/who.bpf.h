@@ -13,6 +13,17 @@
 #include "lib/core_fixes.bpf.h"
 #include "lib/who.h"
 
+#ifdef IL_NO_WHO
+/* A tool that never attributes (fsslower, iowaitstack) defines IL_NO_WHO before including
+ * the layers: the calls below compile to nothing, and the object has no attribution maps and
+ * no relocations against the cgroup and kernfs types, each of which costs libbpf a search
+ * of the kernel's whole BTF at load time. */
+static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				   __s64 ret) {}
+static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta) {}
+#define WHO_PROGS
+#else
+
 /* Settings, filled by user space before load (struct who_cfg, user/lib/who.c). */
 const volatile struct who_cfg who_cfg = {};
 
@@ -327,4 +338,5 @@ static __always_inline struct bio *who_bio_arg(unsigned long long *ctx)
 	SEC("raw_tp/block_bio_queue")                                                  \
 	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx)); }
 
+#endif /* IL_NO_WHO */
 #endif /* IOLAYER_WHO_BPF_H */

@@ -1,11 +1,199 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "btf.h"
+
+/*
+ * The questions the tools ask of the kernel's BTF at start-up (is this function or tracepoint
+ * there, how many arguments does it take) are answered from the raw file, read into memory
+ * once and walked in place (the format of include/uapi/linux/btf.h): libbpf parses the same
+ * 5 MB again for CO-RE when the object is loaded, and a second full parse (indexes, checks,
+ * several MB kept for the life of the process) cost start-up time and memory for a handful
+ * of look-ups. il_btf_release() gives the memory back once the object is loaded. libbpf's
+ * own handle (il_btf_vmlinux) is loaded only where the raw file cannot be read as expected,
+ * and to search the loaded modules' BTF, which is split against vmlinux's.
+ */
+static struct raw {
+	bool tried;
+	void *map;          /* the file's bytes and the type offsets, one anonymous mapping */
+	size_t map_len;
+	const char *types;  /* type section */
+	const char *strs;   /* string section */
+	__u32 str_len;
+	__u32 *off;         /* off[id - 1]: offset of type id in types */
+	__u32 n;            /* types, ids 1..n */
+} raw;
+
+/* Bytes a type's record takes after its struct btf_type, by kind; -1 for a kind this reader
+ * does not know (a newer kernel: libbpf then answers). */
+static long extra_len(const struct btf_type *t)
+{
+	__u16 vlen = btf_vlen(t);
+
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT: return 4;
+	case BTF_KIND_PTR: case BTF_KIND_FWD: case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST: case BTF_KIND_RESTRICT: case BTF_KIND_FUNC: case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG:
+		return 0;
+	case BTF_KIND_ARRAY: return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT: case BTF_KIND_UNION: return (long)vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return (long)vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO: return (long)vlen * sizeof(struct btf_param);
+	case BTF_KIND_VAR: return sizeof(struct btf_var);
+	case BTF_KIND_DATASEC: return (long)vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_DECL_TAG: return sizeof(struct btf_decl_tag);
+	case BTF_KIND_ENUM64: return (long)vlen * sizeof(struct btf_enum64);
+	default: return -1;
+	}
+}
+
+static void raw_free(void)
+{
+	if (raw.map)
+		munmap(raw.map, raw.map_len);
+	memset(&raw, 0, sizeof(raw));
+}
+
+/* The fd of the kernel's vmlinux BTF object (the first one loaded at boot, so the search is
+ * short), or -1: kernels before 5.11 do not name BTF objects. */
+static int vmlinux_btf_fd(void)
+{
+	__u32 id = 0;
+
+	for (int i = 0; i < 4 && !bpf_btf_get_next_id(id, &id); i++) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+		char name[16] = "";
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.name = (__u64)(unsigned long)name;
+		info.name_len = sizeof(name);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf &&
+		    !strcmp(name, "vmlinux"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* The size bytes of vmlinux BTF into data: in one copy from its BPF object (btf_fd >= 0),
+ * else read from sysfs (fd), which hands it out a page a read. */
+static bool raw_read(int btf_fd, int fd, char *data, size_t size)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	if (btf_fd >= 0) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+
+		info.btf = (__u64)(unsigned long)data;
+		info.btf_size = size;
+		if (!bpf_obj_get_info_by_fd(btf_fd, &info, &len) && info.btf_size == size)
+			return true;
+	}
+	while (got < size && (r = read(fd, data + got, size - got)) > 0)
+		got += r;
+	return got == size;
+}
+
+/* Read the kernel's vmlinux BTF and index its types; false when it cannot be. */
+static bool raw_load(void)
+{
+	const struct btf_header *h;
+	size_t size, ntypes_max;
+	struct stat st;
+	char *data;
+	int fd, btf_fd;
+	bool ok;
+
+	if (raw.tried)
+		return raw.map != NULL;
+	raw.tried = true;
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*h)) {
+		close(fd);
+		return false;
+	}
+	size = st.st_size;
+	/* room for the offsets: a type takes at least sizeof(struct btf_type) bytes; populated
+	 * at once, which costs less than a page fault per page */
+	ntypes_max = size / sizeof(struct btf_type) + 1;
+	raw.map_len = size + ntypes_max * sizeof(__u32);
+	raw.map = mmap(NULL, raw.map_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (raw.map == MAP_FAILED) {
+		raw.map = NULL;
+		close(fd);
+		return false;
+	}
+	data = raw.map;
+	btf_fd = vmlinux_btf_fd();
+	ok = raw_read(btf_fd, fd, data, size);
+	if (btf_fd >= 0)
+		close(btf_fd);
+	close(fd);
+	h = (const void *)data;
+	if (!ok || h->magic != BTF_MAGIC || h->hdr_len < sizeof(*h) ||
+	    (size_t)h->hdr_len + h->type_off + h->type_len > size ||
+	    (size_t)h->hdr_len + h->str_off + h->str_len > size || !h->str_len)
+		goto bad;
+	raw.types = data + h->hdr_len + h->type_off;
+	raw.strs = data + h->hdr_len + h->str_off;
+	raw.str_len = h->str_len;
+	if (raw.strs[raw.str_len - 1])
+		goto bad;
+	raw.off = (__u32 *)(data + size);
+	for (__u32 o = 0; o < h->type_len; raw.n++) {
+		const struct btf_type *t = (const void *)(raw.types + o);
+		long extra;
+
+		if (o + sizeof(*t) > h->type_len || raw.n >= ntypes_max ||
+		    (extra = extra_len(t)) < 0 || o + sizeof(*t) + extra > h->type_len)
+			goto bad;
+		raw.off[raw.n] = o;
+		o += sizeof(*t) + extra;
+	}
+	return true;
+bad:
+	raw_free();
+	raw.tried = true;
+	return false;
+}
+
+static const struct btf_type *raw_type(__u32 id)
+{
+	return id && id <= raw.n ? (const void *)(raw.types + raw.off[id - 1]) : NULL;
+}
+
+static const char *raw_name(const struct btf_type *t)
+{
+	return t->name_off < raw.str_len ? raw.strs + t->name_off : "";
+}
+
+/* The id of vmlinux's type name of kind kind, or 0. */
+static __u32 raw_find(const char *name, int kind)
+{
+	for (__u32 id = 1; id <= raw.n; id++) {
+		const struct btf_type *t = raw_type(id);
+
+		if (btf_kind(t) == kind && !strcmp(raw_name(t), name))
+			return id;
+	}
+	return 0;
+}
 
 struct btf *il_btf_vmlinux(void)
 {
@@ -17,6 +205,18 @@ struct btf *il_btf_vmlinux(void)
 		vm = btf__load_vmlinux_btf();
 	}
 	return vm;
+}
+
+bool il_btf_has_vmlinux(void)
+{
+	return raw_load() || il_btf_vmlinux();
+}
+
+void il_btf_release(void)
+{
+	raw_free();
+	/* libbpf's handle is kept: it is the base module BTF is read against, and is only
+	 * loaded where this process searched the modules */
 }
 
 /* Search the BTF of one loaded kernel module (BTF object id). */
@@ -52,17 +252,28 @@ static int find_in_module(__u32 id, struct btf *vm, const char *name, int kind, 
 
 int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd)
 {
-	struct btf *vm = il_btf_vmlinux();
+	struct btf *vm;
 	__u32 id = 0;
 	int t;
 
+	if (raw_load()) {
+		if ((id = raw_find(name, kind))) {
+			*type_id = id;
+			*obj_fd = 0;
+			return 0;
+		}
+		id = 0;
+	}
+	vm = il_btf_vmlinux(); /* the modules' BTF is read against it */
 	if (!vm)
 		return -ENOENT;
-	t = btf__find_by_name_kind(vm, name, kind);
-	if (t > 0) {
-		*type_id = t;
-		*obj_fd = 0;
-		return 0;
+	if (!raw.map) {
+		t = btf__find_by_name_kind(vm, name, kind);
+		if (t > 0) {
+			*type_id = t;
+			*obj_fd = 0;
+			return 0;
+		}
 	}
 	while (!bpf_btf_get_next_id(id, &id))
 		if (!find_in_module(id, vm, name, kind, type_id, obj_fd))
@@ -70,16 +281,41 @@ int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd)
 	return -ENOENT;
 }
 
+/* Through typedefs and qualifiers to the type they name (as btf__resolve_type does, without
+ * sizes): NULL at void or past a bad id. */
+static const struct btf_type *raw_skip_mods(const struct btf_type *t)
+{
+	for (int depth = 0; t && depth < 32; depth++) {
+		switch (btf_kind(t)) {
+		case BTF_KIND_TYPEDEF: case BTF_KIND_VOLATILE: case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT: case BTF_KIND_TYPE_TAG:
+			t = raw_type(t->type);
+			break;
+		default:
+			return t;
+		}
+	}
+	return NULL;
+}
+
 int il_btf_tp_nargs(const char *name)
 {
-	struct btf *vm = il_btf_vmlinux();
 	const struct btf_type *t;
 	char tname[256];
+	struct btf *vm;
 	int id;
 
-	if (!vm)
-		return -1;
 	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	if (raw_load()) {
+		t = raw_type(raw_find(tname, BTF_KIND_TYPEDEF)); /* typedef */
+		t = t ? raw_type(t->type) : NULL;                 /* pointer */
+		if (!t || !btf_is_ptr(t))
+			return -1;
+		t = raw_type(t->type);                            /* func proto */
+		return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+	}
+	if (!(vm = il_btf_vmlinux()))
+		return -1;
 	id = btf__find_by_name_kind(vm, tname, BTF_KIND_TYPEDEF);
 	if (id <= 0)
 		return -1;
@@ -95,11 +331,22 @@ int il_btf_tp_nargs(const char *name)
 
 int il_kfunc_proto(const char *func, int *nargs, bool *returns_int)
 {
-	struct btf *vm = il_btf_vmlinux();
 	const struct btf_type *t;
+	struct btf *vm;
 	int id;
 
-	if (!vm)
+	if (raw_load()) {
+		t = raw_type(raw_find(func, BTF_KIND_FUNC));
+		t = t ? raw_type(t->type) : NULL; /* FUNC -> FUNC_PROTO */
+		if (!t || !btf_is_func_proto(t))
+			return -ENOENT;
+		*nargs = btf_vlen(t);
+		t = raw_skip_mods(raw_type(t->type)); /* through typedef/const/volatile */
+		*returns_int = t && btf_is_int(t) && t->size == 4 &&
+			       (btf_int_encoding(t) & BTF_INT_SIGNED);
+		return 0;
+	}
+	if (!(vm = il_btf_vmlinux()))
 		return -ENOENT;
 	id = btf__find_by_name_kind(vm, func, BTF_KIND_FUNC);
 	if (id <= 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The kernel's own BTF: one handle on vmlinux BTF for the whole process, module BTF on
- * demand, and what the library reads from them (functions, tracepoint prototypes). */
+/* The kernel's own BTF: what the library reads from it (functions, tracepoint prototypes),
+ * from the raw vmlinux BTF read once (freed by il_btf_release), and module BTF on demand
+ * through libbpf's handle on vmlinux BTF, which is loaded only then. */
 #ifndef IOLAYER_BTF_H
 #define IOLAYER_BTF_H
 
@@ -9,8 +10,16 @@
 
 struct btf;
 
-/* vmlinux BTF (/sys/kernel/btf/vmlinux), loaded once and kept; NULL when the kernel has none. */
+/* libbpf's handle on vmlinux BTF (/sys/kernel/btf/vmlinux), loaded once and kept; NULL when
+ * the kernel has none. The functions below need it only to search modules. */
 struct btf *il_btf_vmlinux(void);
+
+/* True when the kernel has vmlinux BTF. */
+bool il_btf_has_vmlinux(void);
+
+/* Free the raw vmlinux BTF the look-ups below read (several MB): once the BPF object is
+ * loaded (il_tool_loaded). A later look-up reads it again. */
+void il_btf_release(void);
 
 /* Find type `name` of BTF kind `kind` (BTF_KIND_FUNC, BTF_KIND_TYPEDEF, ...) in vmlinux BTF,
  * then in the loaded modules' BTF. On success sets *type_id and *obj_fd (0 for vmlinux, else

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "path.h"
+#include "probes.h"
 #include "util.h"
 
 const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
@@ -71,9 +72,22 @@ int il_fs_by_name(const char *name)
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 {
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
+	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "fs_tasks");
+	struct bpf_map *inflight = bpf_object__find_map_by_name(obj, "fs_inflight");
 
 	c->self_tgid = getpid();
 	il_who_default(obj); /* attribution off unless the tool turns it on */
+	/* The store the BPF side does not use shrinks to one entry (the task-storage map, which
+	 * older kernels cannot make at all, into an array) */
+	c->task_storage = il_can_task_storage();
+	if (c->task_storage) {
+		bpf_map__set_max_entries(inflight, 1);
+	} else {
+		bpf_map__set_type(tasks, BPF_MAP_TYPE_ARRAY);
+		bpf_map__set_map_flags(tasks, 0);
+		bpf_map__set_max_entries(tasks, 1);
+	}
+	il_debug("fs layer: in-flight calls in %s", c->task_storage ? "task-local storage" : "a hash map");
 	return c;
 }
 
@@ -161,6 +175,32 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 		/* every method counts sync_file_range at its syscall tracepoints */
 		c->sync_range_magic[types[i]] = il_fs_table[types[i]].magic;
 	}
+	/* every method has syscall tracepoints (sync_file_range at least), whose slow events
+	 * go out through fs_send */
+	if (n && c->min_ns != ~0ULL)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "fs_send"), true);
+}
+
+int il_fs_loaded(struct bpf_object *obj)
+{
+	struct bpf_program *send = bpf_object__find_program_by_name(obj, "fs_send");
+	int fd = il_obj_map_fd(obj, "fs_send_prog"), pfd = send ? bpf_program__fd(send) : -1;
+	__u32 zero = 0;
+
+	if (pfd < 0) /* not loaded: no events asked for */
+		return 0;
+	if (fd < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(fd, &zero, &pfd, BPF_ANY) ? -errno : 0;
+}
+
+void il_fs_unload(struct bpf_object *obj)
+{
+	int fd = obj ? il_obj_map_fd(obj, "fs_send_prog") : -1;
+	__u32 zero = 0;
+
+	if (fd >= 0)
+		bpf_map_delete_elem(fd, &zero);
 }
 
 /* Add the totals of v to *to. */

@@ -157,6 +157,22 @@ const char *il_ksyms_format(const struct il_ksyms *ks, unsigned long addr, char 
 	return buf;
 }
 
+bool il_ksyms_readable(void)
+{
+	char line[512];
+	unsigned long addr = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f))
+		sscanf(line, "%lx", &addr);
+	fclose(f);
+	if (!addr)
+		errno = ENOENT; /* il_ksyms_load()'s answer for a file of zero addresses */
+	return addr != 0;
+}
+
 bool il_ksym_exists(const char *name)
 {
 	char line[512], sym[256], type;

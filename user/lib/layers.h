@@ -154,7 +154,8 @@ extern const char il_fs_op_letters[FS_OP__MAX];
 /* enum fs_type of "ext4"/"xfs"/"btrfs", or -1. */
 int il_fs_by_name(const char *name);
 
-/* Settings, with fs_cfg.self_tgid set to this process. */
+/* Settings, with fs_cfg.self_tgid set to this process, and where in-flight calls are kept
+ * (fs_cfg.task_storage: task-local storage where the kernel allows it, else a hash). */
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
 
 /* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
@@ -173,6 +174,15 @@ int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
 /* After il_plans_choose() and before load: the filesystems whose plan chose the syscall
  * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
 void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
+
+/* After load: hand the syscall tracepoints' slow events to fs_send (when it was loaded:
+ * fs_cfg.min_ns not ~0). 0, or -errno. */
+int il_fs_loaded(struct bpf_object *obj);
+
+/* Before the object is destroyed: take fs_send out of fs_send_prog, so that it goes with the
+ * other programs (a program array lets go of its programs only some time after its last
+ * file descriptor is closed). */
+void il_fs_unload(struct bpf_object *obj);
 
 /* Sum the per-CPU totals of a loaded obj into out[FS_OP__MAX]: every traced call, whatever
  * its interface (fs_stats, and fs_uring_stats when the object has it). 0, or -errno. */

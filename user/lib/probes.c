@@ -7,6 +7,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "btf.h"
 #include "ksyms.h"
 #include "log.h"
@@ -75,22 +76,35 @@ static bool cache_ret(struct probe_cache *c, char *why, size_t len)
 	return c->ok;
 }
 
-/* Trial-attach a tracing program of attach type `type` to BTF type `btf_name`. */
+/* Trial-attach a tracing program of attach type `type` to BTF type `btf_name`. For tp_btf
+ * (BPF_TRACE_RAW_TP) the kernel's answer is the same for every tracepoint that has a
+ * btf_trace_ type (what refuses it, such as lockdown, is not per tracepoint), and a trial
+ * attach enables the tracepoint (code patching: 5-15 ms here, and the real attach does it
+ * again), so only the first tracepoint asked about is tried; the others reuse its answer. */
 static void trial(struct probe_cache *c, enum bpf_attach_type type, const char *btf_name,
 		  int kind, const char *missing, const char *what)
 {
+	static int raw_tp_err = 1; /* 1: not tried yet, else the first trial's result */
 	__u32 id;
 	int fd = 0, err;
 
-	if (!il_btf_vmlinux())
+	if (!il_btf_has_vmlinux()) {
 		snprintf(c->why, sizeof(c->why), "no kernel BTF (/sys/kernel/btf/vmlinux)");
-	else if (il_btf_find(btf_name, kind, &id, &fd))
+	} else if (il_btf_find(btf_name, kind, &id, &fd)) {
 		snprintf(c->why, sizeof(c->why), "%s", missing);
-	else if ((err = trial_tracing(type, id, fd)))
-		snprintf(c->why, sizeof(c->why), "%s on %s refused by the kernel (%s)", what, c->name,
-			 strerrorname_np(-err) ?: "error");
-	else
-		c->ok = true;
+	} else {
+		if (type != BPF_TRACE_RAW_TP)
+			err = trial_tracing(type, id, fd);
+		else if (raw_tp_err == 1)
+			err = raw_tp_err = trial_tracing(type, id, fd);
+		else
+			err = raw_tp_err;
+		if (err)
+			snprintf(c->why, sizeof(c->why), "%s on %s refused by the kernel (%s)", what,
+				 c->name, strerrorname_np(-err) ?: "error");
+		else
+			c->ok = true;
+	}
 	if (fd > 0)
 		close(fd);
 }
@@ -147,6 +161,17 @@ bool il_can_kprobe(const char *func, char *why, size_t len)
 	else
 		c->ok = true;
 	return cache_ret(c, why, len);
+}
+
+bool il_can_task_storage(void)
+{
+	static int ok = -1;
+
+	if (ok < 0)
+		ok = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+		     libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_task_storage_get, NULL) == 1 &&
+		     libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_get_current_task_btf, NULL) == 1;
+	return ok;
 }
 
 bool il_kernel_has_func(const char *func)

@@ -18,4 +18,9 @@ bool il_kernel_has_func(const char *func);                     /* in BTF or /pro
 /* True when the kernel has kprobes at all (the kprobe PMU or tracefs kprobe_events). */
 bool il_kprobes_supported(void);
 
+/* True when tracepoint programs may keep task-local storage (BPF_MAP_TYPE_TASK_STORAGE,
+ * bpf_task_storage_get) and have the current task's BTF pointer (bpf_get_current_task_btf):
+ * 5.11 and later. */
+bool il_can_task_storage(void);
+
 #endif

@@ -166,7 +166,8 @@ struct named {
 
 struct il_stacknames {
 	int map_fd;
-	struct il_ksyms *ksyms;
+	struct il_ksyms *ksyms;   /* read from /proc/kallsyms at the first kernel stack named */
+	bool ksyms_tried;
 	struct il_usyms *usyms;   /* NULL without user stacks */
 	struct named *v;
 	size_t n, cap;
@@ -203,8 +204,9 @@ struct il_stacknames *il_stacknames_new(int map_fd, bool user)
 	if (!s)
 		il_die("out of memory");
 	s->map_fd = map_fd;
-	s->ksyms = il_ksyms_load(NULL);
-	if (!s->ksyms) {
+	/* /proc/kallsyms (a few MB of text, tens of ms to read) is read when a stack is first
+	 * named, not at start; here only whether it gives addresses at all. */
+	if (!il_ksyms_readable()) {
 		il_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 		free(s);
 		return NULL;
@@ -270,6 +272,11 @@ const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pi
 		memmove(&ips[2], &ips[1], (n - 1) * sizeof(ips[0]));
 		ips[1] = caller;
 		n++;
+	}
+	if (!pid && !s->ksyms_tried) {
+		s->ksyms_tried = true;
+		if (!(s->ksyms = il_ksyms_load(NULL)))
+			il_warn("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
 	}
 	for (int i = 0; i < n; i++) {
 		if (!pid) {

@@ -62,9 +62,10 @@ struct il_frames {
 
 struct il_stacknames;
 
-/* A cache naming the stacks of stack map map_fd: kernel stacks with /proc/kallsyms (read now:
- * call it after attaching, so the tracer's own programs have symbols and are recognised),
- * and, when user is true, user stacks with libdw. NULL after printing one line on failure. */
+/* A cache naming the stacks of stack map map_fd: kernel stacks with /proc/kallsyms (read when
+ * the first kernel stack is named; only whether it gives addresses is checked now: call it
+ * after attaching, so the tracer's own programs have symbols and are recognised), and, when
+ * user is true, user stacks with libdw. NULL after printing one line on failure. */
 struct il_stacknames *il_stacknames_new(int map_fd, bool user);
 void il_stacknames_free(struct il_stacknames *s);
 

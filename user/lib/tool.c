@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "btf.h"
 #include "log.h"
 #include "probes.h"
 #include "run.h"
@@ -191,6 +193,10 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 
 int il_tool_loaded(int err)
 {
+	/* What start-up read of the kernel's BTF goes back, and with it what libbpf freed after
+	 * its own parse for CO-RE: the heap keeps freed memory otherwise. */
+	il_btf_release();
+	malloc_trim(0);
 	if (!err)
 		return 0;
 	il_err("cannot load the BPF programs: %s (run with -vv for the kernel's verifier log)",
