@@ -68,6 +68,8 @@ else
 		"fentry/kprobe: no row but S claims an interface"
 	is "$(ev 'select(.op == "S") | .interface' | jq -r 'unique | join(",")')" "syscall" \
 		"fentry/kprobe: S rows come from the syscall"
+	is "W $(sum_if write) F $(sum_if fsync)" "W null:$W F null:$FS_" \
+		"fentry/kprobe: one summary line per call, its interface unknown (null), counting every call"
 fi
 # Not answers: they differ by method by design (the file operations cannot tell the interface).
 diag "rows by interface W $(by_if W) F $(by_if F)"
