@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # biolatency on a device whose latency is known in advance: null_blk completing every request
 # after 5 ms (irqmode=2 = timer, completion_nsec=5000000). 200 direct 4 KiB writes and 200
-# direct reads → exactly 200 + 200 requests, and >= 95 % of each in the 4096-8191 usecs slot.
+# direct reads → exactly 200 + 200 requests, none faster than the 5 ms the device holds them
+# (no request below the 4096 usecs slot) and the median of each in the 4096-8191 usecs slot.
+# How far above 5 ms a request ends depends on the host (a TCG guest's timers slip when the
+# host is busy), so the upper side is only held by the median.
 # Needs the null_blk module (the vmtest guests have it; a kernel without it skips).
 source "$(dirname "$0")/lib.sh"
 require_root
 modprobe -n null_blk 2>/dev/null || skip_all "no null_blk module in this kernel"
 [ -e /sys/module/null_blk ] && skip_all "null_blk is already loaded (its parameters are not ours)"
-plan 9
+plan 8
 
 N=200
 modprobe null_blk nr_devices=1 irqmode=2 completion_nsec=5000000 queue_mode=2 gb=1 ||
@@ -25,8 +28,13 @@ slot_of() { # FILE OP LOW: requests in the bucket starting at LOW usecs
 	jq -s --arg o "$2" --argjson l "$3" '[.[] | .histograms? // [] | .[] | select(.disk == "nullb0" and .op == $o)
 		| .buckets[] | select(.low == $l) | .count] | add // 0' "$1"
 }
-pct_ok() { # GOT TOTAL → ok when GOT >= 95 % of TOTAL
-	[ "$2" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 95)) ]
+below_of() { # FILE OP LOW: requests in buckets below LOW usecs
+	jq -s --arg o "$2" --argjson l "$3" '[.[] | .histograms? // [] | .[] | select(.disk == "nullb0" and .op == $o)
+		| .buckets[] | select(.low < $l) | .count] | add // 0' "$1"
+}
+p50_of() { # FILE OP: the low end of the bucket holding the median
+	jq -s --arg o "$2" '[.[] | .histograms? // [] | .[] | select(.disk == "nullb0" and .op == $o)
+		| .percentiles.p50.low] | first' "$1"
 }
 
 check "biolatency starts (-D -F --json -d nullb0)" tool_start "$TMPD/o" "$TMPD/e" $BL -D -F --json -d nullb0
@@ -41,10 +49,10 @@ diag "answer: writes=$w reads=$r"
 diag "writes in 4096-8191 usecs: $ws of $w; reads: $rs of $r"
 is "$w" "$N" "$N direct writes in, $N write requests out"
 is "$r" "$N" "$N direct reads in, $N read requests out"
-check "writes: >= 95 % in the 4096-8191 usecs slot ($ws of $w)" pct_ok "$ws" "$w"
-check "reads: >= 95 % in the 4096-8191 usecs slot ($rs of $r)" pct_ok "$rs" "$r"
-is "$(jq -s '[.[] | .histograms? // [] | .[] | select(.disk == "nullb0" and .op == "write")
-	| .percentiles.p50.low] | first' "$TMPD/o")" 4096 "write p50 is in the 4096-8191 usecs bucket"
+is "$(below_of "$TMPD/o" write 4096) $(below_of "$TMPD/o" read 4096)" "0 0" \
+	"no write and no read below the 4096 usecs slot (null_blk holds each 5 ms)"
+is "$(p50_of "$TMPD/o" write) $(p50_of "$TMPD/o" read)" "4096 4096" \
+	"write and read p50 in the 4096-8191 usecs bucket"
 is "$(jq -s '[.[] | select(.lost) | .lost.ringbuf_full] | add' "$TMPD/o")" 0 "no lost events reported"
 [ "$w" = "$N" ] || diag_file "$TMPD/o"
 

@@ -345,15 +345,39 @@ static void *destroy_link(void *link)
 	return NULL;
 }
 
-/* Destroying the link of a perf-event program (tracepoint, kprobe) waits for RCU grace periods,
- * 30-40 ms, one link after the other: the fs layer's 36 syscall tracepoints took 1.3 s. One
- * thread per link lets them wait together (40 ms in all); a link gets no thread only when
- * none can be made, and is destroyed here. Kprobe links are destroyed one after the other:
- * unregistering kprobes at once patches kernel text concurrently, and a 5.10 guest was seen
- * to lock up in text_poke_bp doing so. */
+/* True when plans hold a link that patches kernel text at its removal (kprobe, fentry/fexit;
+ * not tp_btf, also BPF_PROG_TYPE_TRACING). */
+static bool plans_patch_text(const struct il_plan *plans, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct il_option *o = plans[i].chosen >= 0 ? &plans[i].opts[plans[i].chosen] : NULL;
+
+		for (int k = 0; o && k < IL_MAX_PROGS; k++) {
+			enum bpf_prog_type t;
+
+			if (!plans[i].links[k])
+				continue;
+			t = bpf_program__type(o->progs[k].prog);
+			if (t == BPF_PROG_TYPE_KPROBE ||
+			    (t == BPF_PROG_TYPE_TRACING &&
+			     bpf_program__expected_attach_type(o->progs[k].prog) != BPF_TRACE_RAW_TP))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Destroying the link of a classic tracepoint's program waits for RCU grace periods, 30-40 ms
+ * each, one link after the other: the fs layer's 36 syscall tracepoints took 1.3 s on 6.18.
+ * Where every link is a tracepoint's, one thread per perf-event tracepoint link lets them wait
+ * together (40 ms in all). Where a kprobe or fentry link is among them, every link is
+ * destroyed in turn: removals that patch kernel text at the same time as others locked up
+ * 5.10 guests (in text_poke_bp) twice. A link for which no thread can be made is destroyed
+ * here. */
 void il_plans_detach(struct il_plan *plans, int n)
 {
-	pthread_t *threads = n > 0 ? calloc((size_t)n * IL_MAX_PROGS, sizeof(*threads)) : NULL;
+	bool serial = plans_patch_text(plans, n);
+	pthread_t *threads = !serial && n > 0 ? calloc((size_t)n * IL_MAX_PROGS, sizeof(*threads)) : NULL;
 	pthread_attr_t attr;
 	size_t nthreads = 0;
 
@@ -366,11 +390,9 @@ void il_plans_detach(struct il_plan *plans, int n)
 			plans[i].links[k] = NULL;
 			if (!link)
 				continue;
-			if (plans[i].chosen >= 0 && plans[i].opts[plans[i].chosen].method == IL_M_KPROBE &&
-			    bpf_program__type(plans[i].opts[plans[i].chosen].progs[k].prog) ==
-				    BPF_PROG_TYPE_KPROBE)
-				bpf_link__destroy(link);
-			else if (threads && !pthread_create(&threads[nthreads], &attr, destroy_link, link))
+			if (threads && bpf_program__type(plans[i].opts[plans[i].chosen].progs[k].prog) ==
+					       BPF_PROG_TYPE_TRACEPOINT &&
+			    !pthread_create(&threads[nthreads], &attr, destroy_link, link))
 				nthreads++;
 			else
 				bpf_link__destroy(link);
