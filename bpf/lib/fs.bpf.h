@@ -865,6 +865,8 @@ static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_dat
 	bpf_get_current_comm(s.comm, sizeof(s.comm));
 	if (bpf_map_update_elem(&fs_uring_inflight, &key, &s, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
+	else
+		who_submitter(pid_tgid >> 32);
 	return 0;
 }
 
@@ -957,6 +959,7 @@ int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 	slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 	k = st.op;
 	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
+	who_fs_of(st.pid_tgid, st.op, file, delta, ret);
 	if (slow)
 		fs_emit(st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
 	return 0;

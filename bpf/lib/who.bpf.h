@@ -20,6 +20,9 @@
  * of the kernel's whole BTF at load time. */
 static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
 				   __s64 ret) {}
+static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				      __s64 ret) {}
+static __always_inline void who_submitter(__u32 tgid) {}
 static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta) {}
 #define WHO_PROGS
 #else
@@ -200,19 +203,23 @@ static __always_inline __u32 who_slot(__u64 ns)
 	return s < WHO_SLOTS ? s : WHO_SLOTS - 1;
 }
 
-/* fs layer: a traced call of the current thread on file returned ret (bytes for R/W) after
- * delta ns. Per-CPU races between threads of one process only blur counts by an increment:
+/* fs layer: a traced call (of the current thread when current) on file returned ret (bytes
+ * for R/W) after delta ns. Per-CPU races between threads of one process only blur counts by an increment:
  * the adds are atomic, the histogram slots plain (one slot, rarely contended). */
-static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
-				   __s64 ret)
+static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				       __s64 ret, bool current)
 {
 	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
 	struct who_proc *p;
 	struct who_file *f;
+	bool is_new;
 
 	if (!who_cfg.on)
 		return;
-	p = who_proc_current(tgid);
+	if (current)
+		p = who_proc_current(tgid);
+	else
+		p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (p) {
 		__sync_fetch_and_add(&p->op_count[o], 1);
 		__sync_fetch_and_add(&p->op_ns[o], delta);
@@ -232,6 +239,29 @@ static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *f
 			__sync_fetch_and_add(&f->write_bytes, ret);
 		who_file_pid(f, tgid);
 	}
+}
+
+static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				   __s64 ret)
+{
+	who_fs_add(pid_tgid, op, file, delta, ret, true);
+}
+
+/* fs layer: a call that thread pid_tgid made (not the current task: an io_uring request that
+ * completes in another context) on file returned ret after delta ns. Its process's identity
+ * is the one who_submitter() took when it was submitted. */
+static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
+				      __s64 ret)
+{
+	who_fs_add(pid_tgid, op, file, delta, ret, false);
+}
+
+/* The current task submits a request that completes elsewhere (io_uring): its process's
+ * entry, with its identity, for who_fs_of(). */
+static __always_inline void who_submitter(__u32 tgid)
+{
+	if (who_cfg.on)
+		who_proc_current(tgid);
 }
 
 /* I/O-wait layer: task (tgid) slept delta ns in I/O wait. */

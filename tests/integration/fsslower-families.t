@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 21
+plan 22
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -85,6 +85,12 @@ j() { jq -r ".layers.syscall.$1.count" "$TMPD/i.json"; }
 is "R $(j read) W $(j write) O $(j open) S $(j sync_range) F $(j fsync)" "R $R W $W O $O S $S F $FS_" \
 	"iolayer --json counts the same calls"
 diag "answer: iolayer R $(j read) W $(j write) O $(j open) S $(j sync_range) F $(j fsync)"
+# Attribution: the workload's process is credited with every call, io_uring's requests too
+# (their completions run in io_uring's workers or elsewhere, not in the call of a syscall).
+pj() { jq -r ".processes[] | select(.pid == $WL_PID) | .ops.$1.count" "$TMPD/i.json"; }
+is "R $(pj read) W $(pj write) O $(pj open) S $(pj sync_range) F $(pj fsync)" "R $R W $W O $O S $S F $FS_" \
+	"iolayer's top process (the workload) is credited with each call, io_uring's included"
+diag "answer: iolayer process R $(pj read) W $(pj write) O $(pj open) S $(pj sync_range) F $(pj fsync)"
 
 # 3. iolayer's table: one row per operation, sync_file_range included.
 wl_launch "$TMPD/wl3.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
