@@ -165,7 +165,9 @@ bool il_ksyms_readable(void)
 
 	if (!f)
 		return false;
-	if (fgets(line, sizeof(line), f))
+	/* the first lines may be per-CPU symbols, at offsets from 0 (fixed_percpu_data before
+	 * 6.15): look for an address among the first thousand */
+	for (int i = 0; i < 1000 && !addr && fgets(line, sizeof(line), f); i++)
 		sscanf(line, "%lx", &addr);
 	fclose(f);
 	if (!addr)

@@ -29,7 +29,7 @@ const char *il_ksyms_format(const struct il_ksyms *ks, unsigned long addr, char 
 bool il_ksym_exists(const char *name);
 
 /* Does /proc/kallsyms give addresses (not zeros, as kptr_restrict makes it for some)? Reads
- * its first line only. Sets errno when not. */
+ * its first lines only. Sets errno when not. */
 bool il_ksyms_readable(void);
 
 #endif
