@@ -395,6 +395,8 @@ int main(int argc, char **argv)
 		il_err("cannot read attribution: %s", il_errno_name(err));
 		goto out;
 	}
+	if (il_opts.pid)
+		il_who_view_only(&view, il_opts.pid);
 	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
 	if (m.fs_seen)
 		drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);

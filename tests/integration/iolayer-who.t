@@ -12,7 +12,7 @@
 #     fsyncs = the members added, bytes = the growth of aof_current_size.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 33
+plan 34
 
 IL=$(tool iolayer)
 
@@ -106,6 +106,8 @@ is "$(j1 .verdict.disk)" "$a_DEV" "the verdict's disk is $a_DEV"
 is "$(grep -c "\"$b_DEV\"\\|on $b_DEV" <(j1 .verdict))" 0 "the verdict never names $b_DEV"
 is "$(j1 .verdict.process.pid)/$(j1 .verdict.process.comm)/$(j1 .verdict.file)" "$P1/fsync_loop/$A/f1" \
 	"the verdict names the fsync loop (pid, comm) and its file"
+is "$(j1 "[.processes[] | select(.pid != $P1 and (.kthread | not))] | length") $(j1 "[.files[] | select(.pids | index($P1) | not)] | length")" "0 0" \
+	"-p: no other process (dd on $b_DEV) in the top processes, no file of others in the top files"
 
 # ---- 2. two workloads in two cgroups --------------------------------------------------------
 if [ -d /sys/fs/cgroup/blkio ]; then CG=/sys/fs/cgroup/blkio

@@ -166,6 +166,27 @@ static void test_fmt(void **state)
 	assert_string_equal(il_layer_name(IL_LAYER_QUEUE), "block queue");
 }
 
+/* An idle machine (the case of `iolayer -d 3` beside a compiler): 40 ms of short calls and
+ * 8 requests in 3 s, the disk 0.1 % busy. No layer is blamed, whichever is relatively
+ * largest; a process that spends its time in fsync (10 % of it) is not idle. */
+static void test_idle(void **state)
+{
+	struct il_layers m = base();
+	char why[512];
+
+	m.elapsed_s = 3;
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 400, 30 * MS, 900 * US, 16 * US, 1024 * US };
+	m.ops[FS_OP_OPEN] = (struct il_lat){ 300, 10 * MS, 40 * US, 16 * US, 32 * US };
+	m.device = (struct il_lat){ 8, 3 * MS, 1 * MS, 256 * US, 1024 * US };
+	m.iowait = (struct il_lat){ 2, 4 * MS, 3 * MS, 2 * MS, 4 * MS };
+	strcpy(m.iw_top_frame, "blkdev_issue_discard");
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_string_equal(why, "no layer stands out: file operations took 1.3% of the time, I/O wait "
+				 "0.1%, and sda was busy 0.1% of it (the most time: write, 400 calls, p99 < 1.02 ms)");
+	m.ops[FS_OP_FSYNC] = (struct il_lat){ 100, 300 * MS, 8 * MS, 2 * MS, 8 * MS };
+	assert_int_not_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+}
+
 /* ---- il_verdict_culprit: every layer x culprit case, with made-up process sums ---------- */
 
 #define MB 1000000ULL
@@ -237,7 +258,7 @@ static void test_culprit_each_layer(void **state)
 	struct il_culprit c;
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = NOBODY,
+		[IL_LAYER_NONE] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
 		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
 		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 0.4 MB/s to /data/s on loop1",
 		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
@@ -270,7 +291,7 @@ static void test_culprit_writeback_bytes(void **state)
 	int n = cast(p);
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = NOBODY,
+		[IL_LAYER_NONE] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
 		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
 		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 0.4 MB/s to /data/s on loop1",
 		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
@@ -286,7 +307,7 @@ static void test_culprit_writeback_bytes(void **state)
 static void test_culprit_ties(void **state)
 {
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = NOBODY,
+		[IL_LAYER_NONE] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
 		[IL_LAYER_SYSCALL] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
 		[IL_LAYER_FILESYSTEM] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
 		[IL_LAYER_WRITEBACK] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
@@ -315,7 +336,8 @@ static void test_culprit_nobody(void **state)
 	struct il_culprit c;
 
 	static const char *const reads_only[] = {
-		[IL_LAYER_NONE] = NOBODY, [IL_LAYER_SYSCALL] = "idle (pid 9) reads 0.1 MB/s from /f on sda",
+		[IL_LAYER_NONE] = "idle (pid 9) reads 0.1 MB/s from /f on sda",
+		[IL_LAYER_SYSCALL] = "idle (pid 9) reads 0.1 MB/s from /f on sda",
 		[IL_LAYER_FILESYSTEM] = NOBODY, [IL_LAYER_WRITEBACK] = NOBODY,
 		[IL_LAYER_QUEUE] = NOBODY, [IL_LAYER_DEVICE] = NOBODY,
 	};
@@ -339,7 +361,7 @@ static void test_culprit_kthread_only(void **state)
 	struct il_who_sum p[8];
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = NOBODY, [IL_LAYER_SYSCALL] = NOBODY,
+		[IL_LAYER_NONE] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1", [IL_LAYER_SYSCALL] = NOBODY,
 		[IL_LAYER_FILESYSTEM] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1",
 		[IL_LAYER_WRITEBACK] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1",
 		[IL_LAYER_QUEUE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
@@ -384,7 +406,7 @@ int main(void)
 		cmocka_unit_test(test_culprit_each_layer), cmocka_unit_test(test_culprit_writeback_bytes),
 		cmocka_unit_test(test_culprit_ties),      cmocka_unit_test(test_culprit_nobody),
 		cmocka_unit_test(test_culprit_kthread_only), cmocka_unit_test(test_culprit_sentence_parts),
-		cmocka_unit_test(test_before_queue),
+		cmocka_unit_test(test_before_queue), cmocka_unit_test(test_idle),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

@@ -150,6 +150,7 @@ int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m
 		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
 		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
 		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
+		"wait_for_completion", "submit_bio_wait",
 	};
 	const struct il_frames *f = NULL;
 	struct il_stacknames *names = NULL;

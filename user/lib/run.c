@@ -84,6 +84,18 @@ static bool target_gone_proc(void)
 	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+bool il_target_gone(void)
+{
+	struct pollfd p = { .fd = target.fd, .events = POLLIN };
+
+	if (!target.id)
+		return false;
+	if (target.fd < 0 ? !target_gone_proc() : poll(&p, 1, 0) != 1)
+		return false;
+	il_warn("%s %u exited", target.thread ? "thread" : "process", target.id);
+	return true;
+}
+
 /* stdout is a pipe or a socket: the kind of output whose reader can go away. */
 static bool output_is_pipe(void)
 {
@@ -162,10 +174,8 @@ int il_run(const struct il_run *r)
 			il_info("the output cannot be written (its reader went away): tracing ends");
 			break;
 		}
-		if (target.id && (tgt_i >= 0 ? fds[tgt_i].revents != 0 : target_gone_proc())) {
-			il_warn("%s %u exited", target.thread ? "thread" : "process", target.id);
+		if ((tgt_i < 0 || fds[tgt_i].revents) && il_target_gone())
 			break;
-		}
 		if (end && now >= end)
 			break;
 	}

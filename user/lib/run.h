@@ -24,6 +24,9 @@ void il_watch_target(unsigned pid, unsigned tid);
 
 /* Whether stdout is a pipe or socket whose reader has gone (a write would fail with EPIPE). */
 bool il_output_gone(void);
+/* True (and "process N exited" on stderr) once the target of il_watch_target() has exited;
+ * false while it runs or when there is none. */
+bool il_target_gone(void);
 
 struct il_run {
 	unsigned interval_s;       /* call tick() every interval_s seconds; 0: never */

@@ -800,7 +800,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 
 		usleep(100000);
 		now = il_now_ns();
-		if (end && now >= end)
+		if ((end && now >= end) || il_target_gone())
 			break;
 		if (now >= next) {
 			struct snap s;

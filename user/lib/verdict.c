@@ -33,6 +33,9 @@ const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
 
 /* Below this p99, nothing is slow in absolute terms: say so next to the relative verdict. */
 #define IL_SLOW_NS 1000000ULL
+/* Below this share of the time in file operations, in I/O wait and with the disk busy, the
+ * traced processes hardly do I/O: no layer is blamed. */
+#define IL_IDLE_SHARE 0.05
 
 /* The block layer's time on the disk, its part before Q, and whether that part is the
  * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device. */
@@ -103,6 +106,26 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	bool before_q = blk && before_q_rules(m, &share);
 	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
 
+	double fs_share = 0, iw_share = 0;
+
+	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
+		fs_share += m->ops[i].total_ns;
+	if (m->elapsed_s > 0) {
+		fs_share /= m->elapsed_s * 1e9;
+		iw_share = m->iw_seen ? m->iowait.total_ns / (m->elapsed_s * 1e9) : 0;
+	}
+	if (!before_q && m->elapsed_s > 0 && fs_share < IL_IDLE_SHARE && iw_share < IL_IDLE_SHARE &&
+	    busy < IL_IDLE_SHARE) {
+		n = snprintf(why, len, "no layer stands out: file operations took %.1f%% of the time, I/O "
+			     "wait %.1f%%", fs_share * 100, iw_share * 100);
+		if (n < len && blk)
+			n += snprintf(why + n, len - n, ", and %s was busy %.1f%% of it", m->disk, busy * 100);
+		if (n < len && top >= 0)
+			snprintf(why + n, len - n, " (the most time: %s, %llu calls, p99 < %s)", op_names[top],
+				 (unsigned long long)m->ops[top].count,
+				 il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
+		return IL_LAYER_NONE;
+	}
 	if (top < 0 && before_q) {
 		l = IL_LAYER_BLOCK;
 		n = why_before_q(m, "no file operations were seen; ", why, len, 0);
@@ -127,13 +150,16 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 		n = why_before_q(m, "", why, len, n);
 	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
-		n = snprintf(why, len, "%s takes p99 < %s and block requests on %s take p99 < %s at the device "
-			     "plus p99 < %s queued in the OS: the block layer accounts for it (%s busy %.0f%% of "
-			     "the time, %.1f requests in flight on average)",
+		n = snprintf(why, len, "%s takes p99 < %s and block requests on %s take p99 < %s at the device",
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
-			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)),
-			     il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)), m->disk,
-			     busy > 1 ? 100.0 : busy * 100, busy);
+			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)));
+		if (n < len && m->queue.count)
+			n += snprintf(why + n, len - n, " plus p99 < %s queued in the OS",
+				      il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)));
+		if (n < len)
+			n += snprintf(why + n, len - n, ": the block layer accounts for it (%s busy %.0f%% of "
+				      "the time, %.1f requests in flight on average)",
+				      m->disk, busy > 1 ? 100.0 : busy * 100, busy);
 	} else {
 		bool throttled = top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages");
 
@@ -143,12 +169,18 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			l = IL_LAYER_FILESYSTEM;
 		else
 			l = IL_LAYER_SYSCALL;
-		n = snprintf(why, len, "%s takes p99 < %s while block requests on %s complete within p99 < %s: "
-			     "the time goes above the block layer, in the %s",
+		char queued[64] = "";
+
+		if (m->queue.count)
+			snprintf(queued, sizeof(queued), " and p99 < %s queued in the OS",
+				 il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)));
+		n = snprintf(why, len, "%s takes p99 < %s while block requests on %s take p99 < %s at the "
+			     "device%s: the time goes above the block layer, in the %s",
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
-			     il_fmt_ns(blk_ns, b, sizeof(b)),
+			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)), queued,
 			     l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-			     : l == IL_LAYER_FILESYSTEM ? "filesystem (journal commits, sync machinery)"
+			     : l == IL_LAYER_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
+							  "waits on data already in flight)"
 							: "syscall/VFS layer (locks, page cache)");
 	}
 	if (n < len && m->iw_seen && m->iw_top_frame[0])
@@ -163,6 +195,9 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 static __u64 weight(enum il_layer_id l, const struct il_who_sum *p)
 {
 	switch (l) {
+	case IL_LAYER_NONE: /* no layer stands out: who did the most file I/O */
+		return p->op_ns[FS_OP_READ] + p->op_ns[FS_OP_WRITE] + p->op_ns[FS_OP_OPEN] +
+		       p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_SYNC_RANGE] + p->iowait_ns;
 	case IL_LAYER_SYSCALL:
 		return p->op_ns[FS_OP_READ] + p->op_ns[FS_OP_WRITE] + p->op_ns[FS_OP_OPEN];
 	case IL_LAYER_FILESYSTEM:

@@ -118,6 +118,25 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 	return 0;
 }
 
+void il_who_view_only(struct il_who_view *v, __u32 pid)
+{
+	int np = 0, nf = 0;
+
+	for (int i = 0; i < v->nprocs; i++)
+		if (v->procs[i].pid == pid || (v->procs[i].kthread && v->procs[i].disk_bytes))
+			v->procs[np++] = v->procs[i];
+	for (int i = 0; i < v->nfiles; i++) {
+		bool his = false;
+
+		for (int j = 0; j < WHO_FILE_PIDS && !his; j++)
+			his = v->files[i].pids[j] == pid;
+		if (his)
+			v->files[nf++] = v->files[i];
+	}
+	v->nprocs = np;
+	v->nfiles = nf;
+}
+
 void il_who_view_free(struct il_who_view *v)
 {
 	free(v->procs);

@@ -35,6 +35,9 @@ struct il_who_view {
 /* Sum attribution of a loaded obj. disk_dev (0: none) is the disk whose bios count as each
  * process's disk_bytes. 0, or -errno. */
 int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view *v);
+/* Keep in v only process pid and the kernel threads that sent bytes to v's disk (the
+ * flusher, the journal: they work for it), and the files pid used (iolayer -p). */
+void il_who_view_only(struct il_who_view *v, __u32 pid);
 void il_who_view_free(struct il_who_view *v);
 
 /* The disks (whole-disk devs) process pid touched: those its bios went to and those its
