@@ -606,14 +606,14 @@ static __always_inline void il_block_iocost(struct ioc_gq *iocg)
 /* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
  * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
  * bio with a record. The bios looked at are in the request now: their records go. */
-static __always_inline void il_block_link(struct request *rq)
+static __always_inline void il_block_link_bios(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct il_rq_bio n = {};
 	struct bio *bio;
 	bool found = false;
 
-	if (!blk_cfg.bios || blk_cfg.bio_only || bpf_map_lookup_elem(&il_rq_bio, &key))
+	if (bpf_map_lookup_elem(&il_rq_bio, &key))
 		return;
 	bio = BPF_CORE_READ(rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
@@ -632,6 +632,14 @@ static __always_inline void il_block_link(struct request *rq)
 	n.bytes = BPF_CORE_READ(rq, __data_len);
 	if (bpf_map_update_elem(&il_rq_bio, &key, &n, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
+}
+
+/* il_block_link_bios() when requests are linked to their bios (the check apart, so that
+ * nothing of it, not even its zeroed record, costs the other modes). */
+static __always_inline void il_block_link(struct request *rq)
+{
+	if (blk_cfg.bios && !blk_cfg.bio_only)
+		il_block_link_bios(rq);
 }
 
 /* block_rq_requeue: rq goes back to be issued again (its issue time restarts at the next D). */
