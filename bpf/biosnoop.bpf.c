@@ -40,11 +40,12 @@ static __always_inline int emit(const struct il_blk_io *io)
 	return 0;
 }
 
-static __always_inline int on_complete(unsigned long long *ctx)
+/* block_rq_complete (btf: from the tp_btf program). */
+static __always_inline int on_complete(unsigned long long *ctx, bool btf)
 {
 	struct il_blk_io io = {};
 
-	if (il_block_done(ctx, &io))
+	if (il_block_done(ctx, btf, &io))
 		return 0;
 	if (!io.part) /* no bio seen: the partition the request was sent to (iostats) */
 		io.part = il_rq_part_dev((struct request *)ctx[0]);

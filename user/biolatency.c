@@ -219,10 +219,15 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 	char name[64], cg[512], ecg[4 * sizeof(cg) + 1];
 	size_t n = 0, shown = 0;
 
-	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
+	bool key0 = false;
+
+	while (n < IL_ARRAY_SIZE(keys) - 1 && !bpf_map_get_next_key(fd, prev, &k)) {
 		keys[n] = k;
+		key0 |= !k.dev && !k.op && !k.cgroup;
 		prev = &keys[n++];
 	}
+	if (!key0) /* the plain mode's histogram is in hist_cpu (hist_read()) */
+		keys[n++] = (struct bio_hist_key){ 0 };
 	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	for (size_t i = 0; i < n; i++) {
 		struct il_blk_phases now, d;
@@ -273,6 +278,31 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of before Q + Q2C)\n");
 }
 
+/* The histogram of key k into *h: hists' entry, and for key {0} the plain mode's per-CPU
+ * histogram (hist_cpu) added to it. Returns 0, or -1 when neither has it. */
+static int hist_read(struct biolatency_bpf *skel, const struct bio_hist_key *k, struct bio_hist *h)
+{
+	int ncpu = libbpf_num_possible_cpus(), rc;
+	__u32 zero = 0;
+
+	rc = bpf_map_lookup_elem(bpf_map__fd(skel->maps.hists), k, h) ? -1 : 0;
+	if (rc)
+		memset(h, 0, sizeof(*h));
+	if (k->dev || k->op || k->cgroup || ncpu <= 0)
+		return rc;
+
+	struct bio_hist *pc = calloc(ncpu, sizeof(*pc));
+
+	if (pc && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.hist_cpu), &zero, pc)) {
+		for (int c = 0; c < ncpu; c++)
+			for (int j = 0; j < IL_HIST_SLOTS; j++)
+				h->slots[j] += pc[c].slots[j];
+		rc = 0;
+	}
+	free(pc);
+	return rc;
+}
+
 /* Print what the histograms gained since the last call. */
 static int print_hists(struct biolatency_bpf *skel)
 {
@@ -284,10 +314,15 @@ static int print_hists(struct biolatency_bpf *skel)
 	char ts[16], name[64], cg[512], ecg[4 * sizeof(cg) + 1];
 	__u64 errors = errors_read(skel), new_errors = errors - errors_printed;
 
-	while (n < IL_ARRAY_SIZE(keys) && !bpf_map_get_next_key(fd, prev, &k)) {
+	bool key0 = false;
+
+	while (n < IL_ARRAY_SIZE(keys) - 1 && !bpf_map_get_next_key(fd, prev, &k)) {
 		keys[n] = k;
+		key0 |= !k.dev && !k.op && !k.cgroup;
 		prev = &keys[n++];
 	}
+	if (!key0) /* the plain mode's histogram is in hist_cpu (hist_read()) */
+		keys[n++] = (struct bio_hist_key){ 0 };
 	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	il_clock_str(ts, sizeof(ts));
 	if ((il_opts.format == IL_FMT_JSON)) {
@@ -302,7 +337,7 @@ static int print_hists(struct biolatency_bpf *skel)
 		struct snap *s;
 		__u64 delta[IL_HIST_SLOTS];
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &h))
+		if (hist_read(skel, &keys[i], &h))
 			continue;
 		s = snap_get(&keys[i]);
 		for (int j = 0; j < IL_HIST_SLOTS; j++) {
@@ -377,18 +412,20 @@ int main(int argc, char **argv)
 	if (env.disk)
 		env.dev_part = il_disk_is_partition(env.disk);
 	/* Bios are followed when latency starts before the request, per cgroup, for the
-	 * breakdown, or for a bio-based disk (no requests at all); the time before Q when it
-	 * is asked for. */
-	bool bios = env.from < IL_MK_I || env.per_cgroup || env.breakdown ||
-		    (env.disk ? il_block_bio_based(env.dev) : il_block_any_bio_based());
+	 * breakdown (then every request is linked to its first bio), or for a bio-based disk (no
+	 * requests at all: then only such disks' bios); the time before Q when it is asked for. */
+	bool rq_bios = env.from < IL_MK_I || env.per_cgroup || env.breakdown;
+	bool bios = rq_bios || (env.disk ? il_block_bio_based(env.dev) : il_block_any_bio_based());
 	bool submit = env.from == IL_MK_SUBMIT || env.breakdown;
 
 	skel = biolatency_bpf__open();
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_block_cfg(skel->obj);
-	if (bios)
+	if (rq_bios)
 		il_block_track_bios(skel->obj, false);
+	else if (bios) /* for the bio-based disks' bios only */
+		il_block_track_bio_based(skel->obj);
 	skel->rodata->targ_from = env.from;
 	skel->rodata->targ_ms = env.ms;
 	skel->rodata->targ_per_disk = env.per_disk;

@@ -62,13 +62,117 @@ struct il_rq_times {
 	__u32 error;     /* a part completed with an error */
 };
 
-/* struct request * -> its times */
+/* struct request * -> its times, for a request whose slot in il_rq_slots was held by another */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
 	__type(key, __u64);
 	__type(value, struct il_rq_times);
 } il_rq_start SEC(".maps");
+
+/* A request's times in a direct-mapped array: an array lookup is inlined by the verifier,
+ * where a hash lookup, update and delete are helper calls that hash the key. Slot
+ * il_rq_slot_idx(rq) belongs to one request at a time; a request that finds it held by
+ * another keeps its times in il_rq_start, so none is lost. */
+#define IL_RQ_SLOTS_BITS 14
+#define IL_RQ_SLOTS (1U << IL_RQ_SLOTS_BITS)
+
+struct il_rq_slot {
+	__u64 rq;         /* the struct request * holding the slot, 0 free */
+	__u32 claims;     /* takers of the slot (atomic adds): it is taken by the one that
+			   * finds 1 after its add, released (rq 0, then -1) at completion */
+	__u32 spill;      /* requests of this slot in il_rq_start (atomic adds): when 0, a
+			   * request that does not hold the slot has no times, with no hash
+			   * lookup. A request's own events are ordered by the kernel, so its
+			   * add is seen by its later events. */
+	struct il_rq_times t;
+};
+
+/* il_rq_slot_idx(rq) -> the request holding the slot and its times */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IL_RQ_SLOTS);
+	__type(key, __u32);
+	__type(value, struct il_rq_slot);
+} il_rq_slots SEC(".maps");
+
+/* The slot of request address key: its address in units of 256 bytes, modulo the slots.
+ * Requests are preallocated per tag set (blk_mq_alloc_rqs(): struct request and the driver's
+ * data, rounded up to a cache line, 256 bytes or more from 5.10 to 6.18, side by side in
+ * pages), so two requests in flight never share a unit, the requests of one queue take
+ * consecutive slots, and a queue cycling through its tags walks the slots in order (few cache
+ * lines, few pages): cheaper than a hash that scatters them. Requests 4 MiB apart (other
+ * queues) may collide: then il_rq_start. The verifier allows no arithmetic on a pointer; a
+ * 32-bit move of one (as root) gives a scalar: the "w0 = w0" below, in asm since clang
+ * without alu32 has no 32-bit move of its own. */
+static __always_inline __u32 il_rq_slot_idx(__u64 key)
+{
+	__u64 lo;
+
+	asm volatile("r0 = %1\n\tw0 = w0\n\t%0 = r0" : "=r"(lo) : "r"(key) : "r0");
+	return (lo >> 8) & (IL_RQ_SLOTS - 1);
+}
+
+/* The times of request key: in its slot (*slot is the slot, whoever holds it), else in
+ * il_rq_start; NULL when neither has them. */
+static __always_inline struct il_rq_times *il_rq_times_find(__u64 key, struct il_rq_slot **slot)
+{
+	__u32 i = il_rq_slot_idx(key);
+	struct il_rq_slot *s = bpf_map_lookup_elem(&il_rq_slots, &i);
+
+	*slot = s;
+	if (s && s->rq == key)
+		return &s->t;
+	if (s && !*(volatile __u32 *)&s->spill)
+		return NULL;
+	return bpf_map_lookup_elem(&il_rq_start, &key);
+}
+
+/* Record init as the times of request key, which has none (il_rq_times_find() said so and
+ * gave its slot s): in s when it is free and this CPU is its only taker, else in il_rq_start.
+ * Two takers at once both back off to il_rq_start. Returns 0, or -1 when il_rq_start is full. */
+static __always_inline int il_rq_times_new(__u64 key, struct il_rq_slot *s, const struct il_rq_times *init)
+{
+	if (s && !*(volatile __u64 *)&s->rq) {
+		__sync_fetch_and_add(&s->claims, 1);
+		if (*(volatile __u32 *)&s->claims == 1) {
+			s->t = *init;
+			*(volatile __u64 *)&s->rq = key;
+			return 0;
+		}
+		__sync_fetch_and_add(&s->claims, -1);
+	}
+	if (s)
+		__sync_fetch_and_add(&s->spill, 1);
+	if (!bpf_map_update_elem(&il_rq_start, &key, init, BPF_ANY))
+		return 0;
+	if (s)
+		__sync_fetch_and_add(&s->spill, -1);
+	return -1;
+}
+
+/* Forget the times t of request key (from il_rq_times_find(), with its slot s): release the
+ * slot when they are in it, else delete them from il_rq_start. */
+static __always_inline void il_rq_times_free(__u64 key, struct il_rq_slot *s, struct il_rq_times *t)
+{
+	if (!t)
+		return;
+	if (s && t == &s->t) {
+		*(volatile __u64 *)&s->rq = 0;
+		__sync_fetch_and_add(&s->claims, -1);
+	} else if (!bpf_map_delete_elem(&il_rq_start, &key) && s) {
+		__sync_fetch_and_add(&s->spill, -1);
+	}
+}
+
+/* Forget request key's times wherever they are. */
+static __always_inline void il_rq_times_forget(__u64 key)
+{
+	struct il_rq_slot *s;
+	struct il_rq_times *t = il_rq_times_find(key, &s);
+
+	il_rq_times_free(key, s, t);
+}
 
 /* Requests measured whose completion (of any part) carried an error: one per-CPU counter at
  * key 0. Not a drop: these requests are in the histograms too. */
@@ -325,13 +429,27 @@ static __always_inline struct il_bio_info *il_bio_get(struct bio *bio)
 	return bpf_map_lookup_elem(&il_bio_start, &key);
 }
 
-/* block_bio_queue (Q). */
+/* The disk bio was sent to: bio.bi_disk before 5.12, bio.bi_bdev->bd_disk since (see
+ * who_bio_dev()). */
+static __always_inline struct gendisk *il_bio_disk(struct bio *bio)
+{
+	struct bio___o *old = (void *)bio;
+
+	if (bpf_core_field_exists(old->bi_disk))
+		return BPF_CORE_READ(old, bi_disk);
+	return BPF_CORE_READ(bio, bi_bdev, bd_disk);
+}
+
+/* block_bio_queue (Q). With blk_cfg.bio_only, a bio of a request-based disk
+ * (gendisk.queue->mq_ops set) is not followed. */
 static __always_inline void il_block_bio_queue(struct bio *bio)
 {
 	struct il_bio_info *b;
 	struct iomap_dio *dio;
 
 	if (!blk_cfg.bios)
+		return;
+	if (blk_cfg.bio_only && BPF_CORE_READ(il_bio_disk(bio), queue, mq_ops))
 		return;
 	b = il_bio_get(bio);
 	if (!b)
@@ -360,7 +478,7 @@ static __always_inline void il_block_getrq(struct bio *bio)
 	__u64 key = (__u64)bio;
 	struct il_bio_info *b;
 
-	if (!blk_cfg.bios)
+	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	b = bpf_map_lookup_elem(&il_bio_start, &key);
 	if (b && !b->getrq_ns)
@@ -373,7 +491,7 @@ static __always_inline void il_block_bio_merge(struct bio *bio, bool back)
 {
 	__u64 key = (__u64)bio;
 
-	if (!blk_cfg.bios)
+	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	IL_DISK_COUNT(who_bio_dev(bio), merges);
 	if (back)
@@ -404,14 +522,16 @@ static __always_inline void il_block_split(struct bio *split)
 		il_drop(IL_DROP_MAP_FULL);
 }
 
-/* block_bio_remap: bio was sent to device dev (a partition; a dm device whose clone this is). */
+/* block_bio_remap: bio was sent to device dev (a partition; a dm device whose clone this is).
+ * With blk_cfg.bio_only, only a bio already followed is marked. */
 static __always_inline void il_block_bio_remap(struct bio *bio, __u32 dev)
 {
+	__u64 key = (__u64)bio;
 	struct il_bio_info *b;
 
 	if (!blk_cfg.bios)
 		return;
-	b = il_bio_get(bio);
+	b = blk_cfg.bio_only ? bpf_map_lookup_elem(&il_bio_start, &key) : il_bio_get(bio);
 	if (b && !b->from)
 		b->from = dev;
 }
@@ -486,14 +606,14 @@ static __always_inline void il_block_iocost(struct ioc_gq *iocg)
 /* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
  * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
  * bio with a record. The bios looked at are in the request now: their records go. */
-static __always_inline void il_block_link(struct request *rq)
+static __always_inline void il_block_link_bios(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct il_rq_bio n = {};
 	struct bio *bio;
 	bool found = false;
 
-	if (!blk_cfg.bios || bpf_map_lookup_elem(&il_rq_bio, &key))
+	if (bpf_map_lookup_elem(&il_rq_bio, &key))
 		return;
 	bio = BPF_CORE_READ(rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
@@ -514,13 +634,21 @@ static __always_inline void il_block_link(struct request *rq)
 		il_drop(IL_DROP_MAP_FULL);
 }
 
+/* il_block_link_bios() when requests are linked to their bios (the check apart, so that
+ * nothing of it, not even its zeroed record, costs the other modes). */
+static __always_inline void il_block_link(struct request *rq)
+{
+	if (blk_cfg.bios && !blk_cfg.bio_only)
+		il_block_link_bios(rq);
+}
+
 /* block_rq_requeue: rq goes back to be issued again (its issue time restarts at the next D). */
 static __always_inline void il_block_requeue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 	struct il_rq_bio *l;
 
-	if (!blk_cfg.bios)
+	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), requeues);
 	l = bpf_map_lookup_elem(&il_rq_bio, &key);
@@ -549,7 +677,7 @@ static __always_inline void il_block_rq_merge(struct request *rq)
 	if (!blk_cfg.bios)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), merges);
-	bpf_map_delete_elem(&il_rq_start, &key);
+	il_rq_times_forget(key);
 	bpf_map_delete_elem(&il_rq_bio, &key);
 }
 
@@ -634,14 +762,17 @@ static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
 static __always_inline void il_block_insert(struct request *rq)
 {
 	struct il_rq_times t = { .insert_ns = bpf_ktime_get_ns() }, *old;
+	struct il_rq_slot *s;
 	__u64 key = (__u64)rq;
 
 	/* Requeued after a part completed (a short read the loop driver retries): the request
 	 * keeps the times of its first insert and issue, to be measured whole. */
-	old = bpf_map_lookup_elem(&il_rq_start, &key);
+	old = il_rq_times_find(key, &s);
 	if (old && old->parts)
 		return;
-	if (bpf_map_update_elem(&il_rq_start, &key, &t, BPF_ANY))
+	if (old)
+		*old = t;
+	else if (il_rq_times_new(key, s, &t))
 		il_drop(IL_DROP_MAP_FULL);
 	il_block_link(rq);
 }
@@ -653,43 +784,49 @@ static __always_inline void il_block_insert(struct request *rq)
 static __always_inline void il_block_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
-	struct il_rq_times *t = bpf_map_lookup_elem(&il_rq_start, &key), n = { .issue_ns = now };
+	struct il_rq_times *t, n = { .issue_ns = now };
+	struct il_rq_slot *s;
 
+	t = il_rq_times_find(key, &s);
 	if (t) {
 		if (!t->parts)
 			t->issue_ns = now;
-	} else if (bpf_map_update_elem(&il_rq_start, &key, &n, BPF_ANY)) {
+	} else if (il_rq_times_new(key, s, &n)) {
 		il_drop(IL_DROP_MAP_FULL);
 	}
 	il_block_link(rq);
 }
 
-/* block_rq_complete (ctx: its raw arguments): the request's life, forgotten from the maps
- * once the request is finished. Returns 0 with io filled (C, D, I when seen and, with bio
- * tracking, everything its first bio brought: submit, Q, G, submitter, cgroup, file), or -1
- * when there is nothing to measure (drops counted) or the request is not finished yet.
+/* block_rq_complete (ctx: its raw arguments), the request's times only: 0 with *r filled
+ * (insert_ns and issue_ns as recorded, error: any part completed with an error) and *now the
+ * completion's bpf_ktime_get_ns(); 1 when the request is not finished yet; -1 when there is
+ * nothing to measure (drops counted). The times are forgotten once the request is finished.
  * A driver may complete a request in parts (blk_update_request() with fewer bytes than are
  * left; the loop driver does on a short read, SCSI on a partial transfer): the request is
  * finished when nr_bytes covers what is left, request.__data_len at the tracepoint (the
  * kernel's own test in blk_update_request(): nr_bytes >= blk_rq_bytes(rq)). Until then the
  * request stays in flight, timed from its first issue; an error in any part makes it a
- * request completed with an error (il_blk_errors). */
-static __always_inline int il_block_done(unsigned long long *ctx, struct il_blk_io *io)
+ * request completed with an error (il_blk_errors). Reads request.__data_len only: a plain
+ * load from a tp_btf program (btf: ctx[0] is a trusted struct request *), else
+ * bpf_probe_read_kernel(). */
+static __always_inline int il_block_end(unsigned long long *ctx, bool btf, struct il_rq_times *r, __u64 *now)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 error = (__u32)ctx[1], nr_bytes = (__u32)ctx[2], zero = 0;
-	__u32 left = BPF_CORE_READ(rq, __data_len);
-	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), *errors;
-	struct il_rq_times *t = bpf_map_lookup_elem(&il_rq_start, &key);
+	__u32 left = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	__u64 key = (__u64)rq, *errors;
+	struct il_rq_slot *s;
+	struct il_rq_times *t = il_rq_times_find(key, &s);
 	int err = -1;
 
+	*now = bpf_ktime_get_ns();
 	if (nr_bytes < left) {
 		if (t) {
 			t->parts++;
 			if (error)
 				t->error = 1;
 		}
-		return -1;
+		return 1;
 	}
 	if (!t || !t->issue_ns) {
 		/* No start and no bytes left (request.__data_len 0) is the flush machinery ending
@@ -698,22 +835,51 @@ static __always_inline int il_block_done(unsigned long long *ctx, struct il_blk_
 		 * their own): not a lost event. */
 		if (left)
 			il_drop(IL_DROP_MISSED_START);
-	} else if (now < t->issue_ns || (t->insert_ns && t->issue_ns < t->insert_ns)) {
+	} else if (*now < t->issue_ns || (t->insert_ns && t->issue_ns < t->insert_ns)) {
 		il_drop(IL_DROP_BACKWARDS);
 	} else {
+		r->insert_ns = t->insert_ns;
+		r->issue_ns = t->issue_ns;
+		r->error = error || t->error;
+		err = 0;
+		errors = r->error ? bpf_map_lookup_elem(&il_blk_errors, &zero) : NULL;
+		if (errors)
+			*errors += 1; /* per-CPU: no atomics needed */
+	}
+	il_rq_times_free(key, s, t);
+	return err;
+}
+
+/* block_rq_complete (ctx: its raw arguments): the request's life, forgotten from the maps
+ * once the request is finished. Returns 0 with io filled (C, D, I when seen and, with bio
+ * tracking, everything its first bio brought: submit, Q, G, submitter, cgroup, file), or -1
+ * when there is nothing to measure (drops counted) or the request is not finished yet (see
+ * il_block_end(); btf: called from a tp_btf program). Reads request.cmd_flags, __sector, bio
+ * and the bios' bi_next, and the disk (il_rq_disk()). */
+static __always_inline int il_block_done(unsigned long long *ctx, bool btf, struct il_blk_io *io)
+{
+	struct request *rq = (struct request *)ctx[0];
+	__u64 key = (__u64)rq, now;
+	struct il_rq_times t;
+	int err = il_block_end(ctx, btf, &t, &now);
+
+	if (err > 0)
+		return -1;
+	if (!err) {
 		__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-		struct il_rq_bio *l = blk_cfg.bios ? bpf_map_lookup_elem(&il_rq_bio, &key) : NULL;
+		struct il_rq_bio *l = blk_cfg.bios && !blk_cfg.bio_only ?
+				      bpf_map_lookup_elem(&il_rq_bio, &key) : NULL;
 		struct bio *bio = BPF_CORE_READ(rq, bio);
 
-		io->ts[IL_MK_I] = t->insert_ns;
-		io->ts[IL_MK_D] = t->issue_ns;
+		io->ts[IL_MK_I] = t.insert_ns;
+		io->ts[IL_MK_D] = t.issue_ns;
 		io->ts[IL_MK_C] = now;
 		io->dev = il_disk_dev(il_rq_disk(rq));
 		io->op = il_opf_op(opf);
 		io->flags = il_opf_flags(opf);
 		io->sector = BPF_CORE_READ(rq, __sector);
-		io->bytes = nr_bytes;
-		io->error = error || t->error;
+		io->bytes = (__u32)ctx[2];
+		io->error = t.error;
 		for (int i = 0; i < IL_BIO_COUNT_MAX && bio; i++) {
 			io->bios++;
 			bio = BPF_CORE_READ(bio, bi_next);
@@ -724,28 +890,23 @@ static __always_inline int il_block_done(unsigned long long *ctx, struct il_blk_
 			io->bytes = l->bytes;
 			io->requeued = l->requeued;
 		}
-		err = 0;
-		errors = io->error ? bpf_map_lookup_elem(&il_blk_errors, &zero) : NULL;
-		if (errors)
-			*errors += 1; /* per-CPU: no atomics needed */
 	}
-	if (t)
-		bpf_map_delete_elem(&il_rq_start, &key);
-	if (blk_cfg.bios)
+	if (blk_cfg.bios && !blk_cfg.bio_only)
 		bpf_map_delete_elem(&il_rq_bio, &key);
 	return err;
 }
 
 /* block_rq_complete, the insert -> issue and issue -> complete times only: 0 with *queue_ns
  * (0 when no insert was seen) and *device_ns filled, or -1 (see il_block_done()). */
-static __always_inline int il_block_complete(unsigned long long *ctx, __u64 *queue_ns, __u64 *device_ns)
+static __always_inline int il_block_complete(unsigned long long *ctx, bool btf, __u64 *queue_ns, __u64 *device_ns)
 {
-	struct il_blk_io io = {};
+	struct il_rq_times t;
+	__u64 now;
 
-	if (il_block_done(ctx, &io))
+	if (il_block_end(ctx, btf, &t, &now))
 		return -1;
-	*queue_ns = io.ts[IL_MK_I] ? io.ts[IL_MK_D] - io.ts[IL_MK_I] : 0;
-	*device_ns = io.ts[IL_MK_C] - io.ts[IL_MK_D];
+	*queue_ns = t.insert_ns ? t.issue_ns - t.insert_ns : 0;
+	*device_ns = now - t.issue_ns;
 	return 0;
 }
 
@@ -782,14 +943,15 @@ static __always_inline void il_block_account(const struct il_blk_io *io)
 }
 
 /* Aggregate-mode completion handler (IL_BLOCK_PROGS(il_block_disk_complete)): count the
- * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array. */
-static __always_inline int il_block_disk_complete(unsigned long long *ctx)
+ * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array;
+ * btf: from the tp_btf program. */
+static __always_inline int il_block_disk_complete(unsigned long long *ctx, bool btf)
 {
 	struct il_disk_stats *d;
 	struct il_blk_io io = {};
 	__u64 queue, device;
 
-	if (il_block_done(ctx, &io))
+	if (il_block_done(ctx, btf, &io))
 		return 0;
 	queue = io.ts[IL_MK_I] ? io.ts[IL_MK_D] - io.ts[IL_MK_I] : 0;
 	device = io.ts[IL_MK_C] - io.ts[IL_MK_D];
@@ -825,15 +987,17 @@ static __always_inline void il_block_forget(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 
-	bpf_map_delete_elem(&il_rq_start, &key);
-	if (blk_cfg.bios)
+	il_rq_times_forget(key);
+	if (blk_cfg.bios && !blk_cfg.bio_only)
 		bpf_map_delete_elem(&il_rq_bio, &key);
 }
 
 /*
  * The layer's programs, tp_btf and raw_tp twins, named as user/lib/block.c's il_block_plan()
  * expects: btf_rq_{insert,issue,complete}, raw_rq_{insert,issue,complete}. The including
- * object passes the body of its completion handler, a function (unsigned long long *ctx).
+ * object passes the body of its completion handler, a function (unsigned long long *ctx,
+ * bool btf): btf is true in the tp_btf program, whose ctx[0] is a trusted struct request *
+ * that can be read with plain loads.
  */
 #define IL_BLOCK_PROGS(on_complete)                                                            \
 	SEC("tp_btf/block_rq_insert")                                                          \
@@ -841,13 +1005,13 @@ static __always_inline void il_block_forget(struct request *rq)
 	SEC("tp_btf/block_rq_issue")                                                           \
 	int BPF_PROG(btf_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
 	SEC("tp_btf/block_rq_complete")                                                        \
-	int BPF_PROG(btf_rq_complete) { return on_complete(ctx); }                             \
+	int BPF_PROG(btf_rq_complete) { return on_complete(ctx, true); }                       \
 	SEC("raw_tp/block_rq_insert")                                                          \
 	int BPF_PROG(raw_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }      \
 	SEC("raw_tp/block_rq_issue")                                                           \
 	int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
 	SEC("raw_tp/block_rq_complete")                                                        \
-	int BPF_PROG(raw_rq_complete) { return on_complete(ctx); }
+	int BPF_PROG(raw_rq_complete) { return on_complete(ctx, false); }
 
 /* Argument i of a tracepoint that took a leading request_queue before 5.11 (bit of
  * blk_cfg.tp_old): ctx[i + 1] then, else ctx[i]. As il_ctx_arg01() (common.bpf.h), for any

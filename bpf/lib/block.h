@@ -16,7 +16,10 @@ struct blk_cfg {
 	__u8 rq_two_args;
 	__u8 bios;       /* track bios from submission to their request (il_block_track_bios) */
 	__u8 files;      /* and the file each bio belongs to (who_files) */
-	__u8 pad;
+	/* bios only of bio-based devices (no mq_ops: dm, md, zram, brd), which have no
+	 * request: requests are not linked to their bios (biolatency's plain mode on a
+	 * machine with such a disk; il_block_track_bio_based()) */
+	__u8 bio_only;
 	/* The bio and request tracepoints that still take a leading struct request_queue *
 	 * (kernels before 5.11: commit e8a676d61c07 and its series), one bit each (enum
 	 * il_blk_tp), read from their BTF prototypes by il_block_cfg(). */

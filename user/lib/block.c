@@ -72,6 +72,14 @@ void il_block_track_bios(struct bpf_object *obj, bool files)
 		set_map_size(obj, "who_files", WHO_MAX_FILES);
 }
 
+void il_block_track_bio_based(struct bpf_object *obj)
+{
+	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
+
+	il_block_track_bios(obj, false);
+	c->bio_only = 1;
+}
+
 void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 {
 	static const struct { const char *name, *tp; bool optional; } progs[] = {

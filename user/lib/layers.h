@@ -54,6 +54,10 @@ void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p);
  * il_block_bio_plan() and il_block_submit_plan() besides il_block_plan(). */
 void il_block_track_bios(struct bpf_object *obj, bool files);
 
+/* Turn bio tracking on in obj for bio-based devices only (blk_cfg.bio_only): their bios are
+ * measured from Q to their end, requests are not linked to their bios. */
+void il_block_track_bio_based(struct bpf_object *obj);
+
 /* Plan "block bio lifetime": block_bio_queue (required), block_getrq, the merges, block_split,
  * the remaps, block_rq_requeue and block_bio_complete (optional), tp_btf else raw_tp. */
 void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p);
