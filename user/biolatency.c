@@ -440,7 +440,8 @@ int main(int argc, char **argv)
 	il_block_bio_plan(skel->obj, &plans[1]);
 	il_block_submit_plan(skel->obj, &plans[2]);
 	nplans = bios ? (submit ? 3 : 2) : 1;
-	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)))
+	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)) ||
+	    il_block_loaded(skel->obj))
 		goto out;
 	if (il_plans_attach(plans, nplans))
 		goto out;

@@ -246,6 +246,7 @@ int main(int argc, char **argv)
 	il_block_bio_plan(skel->obj, &plans[1]);
 	il_block_submit_plan(skel->obj, &plans[2]);
 	if (il_plans_choose(plans, 3, il_opts.attach) || il_tool_loaded(biosnoop_bpf__load(skel)) ||
+	    il_block_loaded(skel->obj) ||
 	    il_plans_attach(plans, 3))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);

@@ -341,7 +341,8 @@ int main(int argc, char **argv)
 	il_who_plan(skel->obj, who);
 	who_seen = choose(who, 1, "block submission (who)");
 
-	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj))
+	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
+	    il_block_loaded(skel->obj))
 		goto out;
 	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||

@@ -276,16 +276,20 @@ struct {
 
 static const struct il_bio_info il_zero_bio;
 
-/* The end_io of iomap's direct-I/O bios, from /proc/kallsyms (0 when the kernel has none):
- * such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c), whose iocb names the
- * file and, for a synchronous direct I/O, whose submit.waiter is the submitter. */
-extern const void iomap_dio_bio_end_io __ksym __weak;
+/* The address of iomap_dio_bio_end_io, the end_io of iomap's direct-I/O bios (0 when the
+ * kernel has none): such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c),
+ * whose iocb names the file and, for a synchronous direct I/O, whose submit.waiter is the
+ * submitter. Set by user space from /proc/kallsyms after load, before attach
+ * (il_block_loaded): a typeless __ksym made libbpf read all of kallsyms at load. */
+volatile __u64 il_iomap_dio_end_io = 0;
 
 static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
 {
-	if (!bpf_core_type_exists(struct iomap_dio) || !&iomap_dio_bio_end_io)
+	__u64 end_io = il_iomap_dio_end_io;
+
+	if (!bpf_core_type_exists(struct iomap_dio) || !end_io)
 		return NULL;
-	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != (unsigned long)&iomap_dio_bio_end_io)
+	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != end_io)
 		return NULL;
 	return BPF_CORE_READ(bio, bi_private);
 }

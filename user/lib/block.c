@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <bpf/bpf.h>
 #include "btf.h"
 #include "hist.h"
+#include "ksyms.h"
 #include "bpfobj.h"
 #include "layers.h"
 #include "log.h"
@@ -60,9 +62,56 @@ struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 	return c;
 }
 
+/* The address of iomap_dio_bio_end_io (BPF's il_iomap_dio_end_io), looked up in
+ * /proc/kallsyms by a thread while the object loads: reading kallsyms up to it takes
+ * 20-40 ms, which the verifier's time hides. */
+static struct {
+	pthread_t thread;
+	bool started;   /* the thread runs */
+	bool wanted;    /* bio tracking is on: the address is needed */
+	unsigned long addr;
+} dio_end_io;
+
+static void *dio_end_io_lookup(void *arg)
+{
+	(void)arg;
+	dio_end_io.addr = il_ksym_addr("iomap_dio_bio_end_io");
+	return NULL;
+}
+
+int il_block_loaded(struct bpf_object *obj)
+{
+	__u64 addr;
+	int err;
+
+	if (!dio_end_io.wanted)
+		return 0;
+	if (dio_end_io.started)
+		pthread_join(dio_end_io.thread, NULL);
+	else
+		dio_end_io_lookup(NULL);
+	dio_end_io.started = dio_end_io.wanted = false;
+	addr = dio_end_io.addr;
+	il_debug("iomap_dio_bio_end_io at 0x%llx", (unsigned long long)addr);
+	err = il_obj_set_bss(obj, "il_iomap_dio_end_io", &addr, sizeof(addr));
+	if (err)
+		il_err("cannot set the address of iomap_dio_bio_end_io: %s", il_errno_name(-err));
+	return err;
+}
+
 void il_block_track_bios(struct bpf_object *obj, bool files)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
+
+	if (!dio_end_io.wanted) {
+		pthread_attr_t attr;
+
+		dio_end_io.wanted = true;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 << 10); /* stdio and sscanf */
+		dio_end_io.started = !pthread_create(&dio_end_io.thread, &attr, dio_end_io_lookup, NULL);
+		pthread_attr_destroy(&attr);
+	}
 
 	c->bios = 1;
 	c->files = files;

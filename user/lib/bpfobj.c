@@ -1,40 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "bpfobj.h"
 #include "log.h"
 
-/* The object's .rodata map (libbpf names it "<prefix>.rodata"). */
-static struct bpf_map *rodata_map(struct bpf_object *obj)
+/* The object's internal map of section sec (libbpf names it "<prefix><sec>", ".rodata"). */
+static struct bpf_map *section_map(struct bpf_object *obj, const char *sec)
 {
+	size_t sl = strlen(sec);
 	struct bpf_map *m;
 
 	bpf_object__for_each_map(m, obj) {
 		const char *n = bpf_map__name(m);
 		size_t l = strlen(n);
 
-		if (bpf_map__is_internal(m) && l >= 7 && !strcmp(n + l - 7, ".rodata"))
+		if (bpf_map__is_internal(m) && l >= sl && !strcmp(n + l - sl, sec))
 			return m;
 	}
 	return NULL;
 }
 
-void *il_obj_rodata(struct bpf_object *obj, const char *name, size_t size)
+/* The offset of variable name (size bytes) in section sec of obj, whose map is *map of
+ * mapsz bytes; -1 when there is no such variable of that size. */
+static long var_offset(struct bpf_object *obj, const char *sec_name, const char *name, size_t size,
+		       struct bpf_map **map, size_t mapsz)
 {
 	struct btf *btf = bpf_object__btf(obj);
-	struct bpf_map *m = rodata_map(obj);
 	const struct btf_var_secinfo *v;
 	const struct btf_type *sec;
-	size_t mapsz;
-	char *data;
 	int id;
 
-	if (!btf || !m || !(data = (char *)bpf_map__initial_value(m, &mapsz)))
-		return NULL;
-	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	*map = section_map(obj, sec_name);
+	id = btf && *map ? btf__find_by_name_kind(btf, sec_name, BTF_KIND_DATASEC) : -1;
 	if (id <= 0)
-		return NULL;
+		return -1;
 	sec = btf__type_by_id(btf, id);
 	v = btf_var_secinfos(sec);
 	for (int i = 0; i < btf_vlen(sec); i++, v++) {
@@ -42,11 +45,42 @@ void *il_obj_rodata(struct bpf_object *obj, const char *name, size_t size)
 
 		if (strcmp(btf__name_by_offset(btf, var->name_off), name))
 			continue;
-		if (v->size != size || v->offset + size > mapsz)
-			return NULL;
-		return data + v->offset;
+		return v->size == size && v->offset + size <= mapsz ? (long)v->offset : -1;
 	}
-	return NULL;
+	return -1;
+}
+
+void *il_obj_rodata(struct bpf_object *obj, const char *name, size_t size)
+{
+	struct bpf_map *m = section_map(obj, ".rodata");
+	size_t mapsz = 0;
+	char *data = m ? (char *)bpf_map__initial_value(m, &mapsz) : NULL;
+	long off = data ? var_offset(obj, ".rodata", name, size, &m, mapsz) : -1;
+
+	return off < 0 ? NULL : data + off;
+}
+
+int il_obj_set_bss(struct bpf_object *obj, const char *name, const void *val, size_t size)
+{
+	struct bpf_map *m = section_map(obj, ".bss");
+	size_t mapsz = m ? bpf_map__value_size(m) : 0;
+	long off = m ? var_offset(obj, ".bss", name, size, &m, mapsz) : -1;
+	__u32 zero = 0;
+	char *data;
+	int err;
+
+	if (off < 0 || bpf_map__fd(m) < 0)
+		return -ENOENT;
+	/* the whole value, read and written back: nothing runs before attach */
+	if (!(data = calloc(1, mapsz)))
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(m), &zero, data) ? -errno : 0;
+	if (!err) {
+		memcpy(data + off, val, size);
+		err = bpf_map_update_elem(bpf_map__fd(m), &zero, data, BPF_ANY) ? -errno : 0;
+	}
+	free(data);
+	return err;
 }
 
 void *il_obj_rodata_must(struct bpf_object *obj, const char *name, size_t size)

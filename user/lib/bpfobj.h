@@ -16,6 +16,10 @@ void *il_obj_rodata(struct bpf_object *obj, const char *name, size_t size);
 /* il_obj_rodata() that exits with an internal-error line when the variable is missing. */
 void *il_obj_rodata_must(struct bpf_object *obj, const char *name, size_t size);
 
+/* Set the .bss variable `name` (size bytes) of a loaded obj, before attach. 0, or -errno
+ * (-ENOENT: no such variable). */
+int il_obj_set_bss(struct bpf_object *obj, const char *name, const void *val, size_t size);
+
 /* fd of map `name` of a loaded obj; -1 when there is no such map. */
 int il_obj_map_fd(struct bpf_object *obj, const char *name);
 

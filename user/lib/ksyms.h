@@ -25,6 +25,10 @@ const struct il_ksym *il_ksyms_find(const struct il_ksyms *ks, unsigned long add
 /* "name+0xoff [module]" or "[unknown]" into buf (always NUL-terminated); returns buf. */
 const char *il_ksyms_format(const struct il_ksyms *ks, unsigned long addr, char *buf, size_t len);
 
+/* The address of the first function (text symbol t/T) called name in /proc/kallsyms, read
+ * up to it; 0 when there is none or addresses are hidden (kptr_restrict). */
+unsigned long il_ksym_addr(const char *name);
+
 /* True when /proc/kallsyms lists a function of that name (text symbol t/T). */
 bool il_ksym_exists(const char *name);
 

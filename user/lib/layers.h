@@ -58,6 +58,11 @@ void il_block_track_bios(struct bpf_object *obj, bool files);
  * measured from Q to their end, requests are not linked to their bios. */
 void il_block_track_bio_based(struct bpf_object *obj);
 
+/* After load, before attach, with bio tracking on: give the BPF side the address of
+ * iomap_dio_bio_end_io (looked up meanwhile since il_block_track_bios). 0, or -errno after
+ * printing one line; 0 at once without bio tracking. */
+int il_block_loaded(struct bpf_object *obj);
+
 /* Plan "block bio lifetime": block_bio_queue (required), block_getrq, the merges, block_split,
  * the remaps, block_rq_requeue and block_bio_complete (optional), tp_btf else raw_tp. */
 void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p);
