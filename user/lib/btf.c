@@ -22,8 +22,10 @@
  */
 static struct raw {
 	bool tried;
-	void *map;          /* the file's bytes and the type offsets, one anonymous mapping */
+	void *map;          /* the type offsets, after the file's bytes where it was read */
 	size_t map_len;
+	void *file;         /* the file mapped (6.16 and later), or NULL */
+	size_t file_len;
 	const char *types;  /* type section */
 	const char *strs;   /* string section */
 	__u32 str_len;
@@ -59,6 +61,8 @@ static void raw_free(void)
 {
 	if (raw.map)
 		munmap(raw.map, raw.map_len);
+	if (raw.file)
+		munmap(raw.file, raw.file_len);
 	memset(&raw, 0, sizeof(raw));
 }
 
@@ -128,22 +132,34 @@ static bool raw_load(void)
 		return false;
 	}
 	size = st.st_size;
-	/* room for the offsets: a type takes at least sizeof(struct btf_type) bytes; populated
-	 * at once, which costs less than a page fault per page */
+	/* Kernels from 6.16 map the file read-only: no copy of its 5-6 MB. */
+	raw.file = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (raw.file == MAP_FAILED)
+		raw.file = NULL;
+	else
+		raw.file_len = size;
+	/* room for the offsets (a type takes at least sizeof(struct btf_type) bytes), after the
+	 * file's bytes unless mapped; populated at once, which costs less than a page fault per
+	 * page */
 	ntypes_max = size / sizeof(struct btf_type) + 1;
-	raw.map_len = size + ntypes_max * sizeof(__u32);
+	raw.map_len = (raw.file ? 0 : size) + ntypes_max * sizeof(__u32);
 	raw.map = mmap(NULL, raw.map_len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (raw.map == MAP_FAILED) {
 		raw.map = NULL;
 		close(fd);
-		return false;
+		goto bad;
 	}
-	data = raw.map;
-	btf_fd = vmlinux_btf_fd();
-	ok = raw_read(btf_fd, fd, data, size);
-	if (btf_fd >= 0)
-		close(btf_fd);
+	if (raw.file) {
+		data = raw.file;
+		ok = true;
+	} else {
+		data = raw.map;
+		btf_fd = vmlinux_btf_fd();
+		ok = raw_read(btf_fd, fd, data, size);
+		if (btf_fd >= 0)
+			close(btf_fd);
+	}
 	close(fd);
 	h = (const void *)data;
 	if (!ok || h->magic != BTF_MAGIC || h->hdr_len < sizeof(*h) ||
@@ -155,7 +171,7 @@ static bool raw_load(void)
 	raw.str_len = h->str_len;
 	if (raw.strs[raw.str_len - 1])
 		goto bad;
-	raw.off = (__u32 *)(data + size);
+	raw.off = (__u32 *)((char *)raw.map + (raw.file ? 0 : size));
 	for (__u32 o = 0; o < h->type_len; raw.n++) {
 		const struct btf_type *t = (const void *)(raw.types + o);
 		long extra;
