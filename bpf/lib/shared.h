@@ -36,23 +36,39 @@ enum il_drop {
 };
 
 /*
- * il_log2() - floor(log2(v)) for v > 0, and 0 for v == 0, without loops (BPF-friendly).
+ * il_log2() - floor(log2(v)) for v > 0, and 0 for v == 0, without loops or branches.
  * il_hist_slot() - the histogram slot of v: il_log2(v) clamped to nslots - 1, so a value
  * never falls off the end (0 -> 0, 1 -> 0, 2 -> 1, 3 -> 1, 4 -> 2, 2^32 -> 32, 2^63 -> 63).
+ * Branch-free because BPF has no set-on-compare: each compare became a branch, and the
+ * verifier walked every path through them at every histogram update of a program (2^6 paths
+ * per update: 86k instructions, 80 ms, for iolayer's block_rq_complete).
  */
-static inline __u32 il_log2_u32(__u32 v)
-{
-	__u32 r, shift;
 
-	r = (v > 0xFFFF) << 4;
+/* Hide x's value from the compiler, which would turn the arithmetic back into compares. */
+#define IL_OPAQUE(x) asm volatile("" : "+r"(x))
+
+/* 1 when v > c, else 0, for v and c below 2^63. */
+static inline __u64 il_gt(__u64 v, __u64 c)
+{
+	__u64 d = c - v;
+
+	IL_OPAQUE(d);
+	return d >> 63;
+}
+
+static inline __u32 il_log2_u32(__u32 v32)
+{
+	__u64 v = v32, r, shift;
+
+	r = il_gt(v, 0xFFFF) << 4;
 	v >>= r;
-	shift = (v > 0xFF) << 3;
+	shift = il_gt(v, 0xFF) << 3;
 	v >>= shift;
 	r |= shift;
-	shift = (v > 0xF) << 2;
+	shift = il_gt(v, 0xF) << 2;
 	v >>= shift;
 	r |= shift;
-	shift = (v > 0x3) << 1;
+	shift = il_gt(v, 0x3) << 1;
 	v >>= shift;
 	r |= shift;
 	r |= (v >> 1);
@@ -61,18 +77,17 @@ static inline __u32 il_log2_u32(__u32 v)
 
 static inline __u32 il_log2(__u64 v)
 {
-	__u32 hi = v >> 32;
+	__u64 hi = v >> 32, has_hi = il_gt(hi, 0), x = v & 0xFFFFFFFF;
 
-	if (hi)
-		return il_log2_u32(hi) + 32;
-	return il_log2_u32((__u32)v);
+	x ^= (x ^ hi) & -has_hi; /* hi when it is not 0, else the low half */
+	return il_log2_u32(x) + (has_hi << 5);
 }
 
 static inline __u32 il_hist_slot(__u64 v, __u32 nslots)
 {
-	__u32 s = il_log2(v);
+	__u64 s = il_log2(v), last = nslots - 1;
 
-	return s < nslots ? s : nslots - 1;
+	return s ^ ((s ^ last) & -il_gt(s, last)); /* min(s, last) */
 }
 
 #endif /* IOLAYER_SHARED_H */
