@@ -340,7 +340,7 @@ int main(int argc, char **argv)
 	cfg->nargs = func_nargs;
 	cfg->has_wbc = func_id != WB_FUNC_GENERIC;
 	cfg->errors_only = env.errors;
-	cfg->want_stack = env.stack;
+	il_wb_want_stack(skel->obj, env.stack);
 	/* Programs the plan does not list (another function's tracepoints) must not load: their
 	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
 	il_autoload_none(skel->obj);

@@ -64,7 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
+	__uint(max_entries, WB_MAX_STACKS);
 	__type(key, __u32);
 	__uint(value_size, 127 * sizeof(__u64));
 } wb_stacks SEC(".maps");

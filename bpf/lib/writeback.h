@@ -18,6 +18,8 @@ enum wb_func {
 
 /* The layer's settings, one struct in .rodata (`wb_cfg`), filled by user space before load
  * (user/lib/writeback.c). */
+#define WB_MAX_STACKS 16384 /* wb_stacks buckets with want_stack (il_wb_want_stack); else 1 */
+
 struct wb_cfg {
 	__u32 targ_tgid;   /* only this process; 0: all */
 	__u32 targ_tid;    /* only this thread; 0: all */

@@ -241,8 +241,13 @@ const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len);
 
 /* ---- writeback layer (user/lib/writeback.c) ------------------------------------------------ */
 
-/* Settings, with the defaults of ext4_writepages: func, 2 arguments, a wbc, rows on. */
+/* Settings, with the defaults of ext4_writepages: func, 2 arguments, a wbc, rows on, no
+ * stacks. */
 struct wb_cfg *il_wb_cfg(struct bpf_object *obj);
+
+/* Kernel stacks on non-zero returns (wb_cfg.want_stack) or not, with wb_stacks sized to
+ * match (before load). */
+void il_wb_want_stack(struct bpf_object *obj, bool want);
 
 /* Plan of the writeback returns of func (enum wb_func) named target: fexit+fentry (when
  * fentry_ok: the function has BTF), kretprobe+kprobe, and for ext4_writepages/do_writepages

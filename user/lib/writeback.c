@@ -15,7 +15,20 @@ struct wb_cfg *il_wb_cfg(struct bpf_object *obj)
 	c->nargs = 2;
 	c->has_wbc = 1;
 	c->want_rows = 1;
+	/* a stack map is allocated whole at creation (16 MB zeroed: 10 ms here), so it is
+	 * sized only for a tool that wants stacks */
+	il_wb_want_stack(obj, false);
 	return c;
+}
+
+void il_wb_want_stack(struct bpf_object *obj, bool want)
+{
+	struct wb_cfg *c = il_obj_rodata_must(obj, "wb_cfg", sizeof(*c));
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "wb_stacks");
+
+	c->want_stack = want;
+	if (m)
+		bpf_map__set_max_entries(m, want ? WB_MAX_STACKS : 1);
 }
 
 void il_wb_plan(struct bpf_object *obj, enum wb_func func, const char *target, bool fentry_ok,
