@@ -168,13 +168,16 @@ ends_with fsslower '^Summary of every traced call' $FS -m 0
 ends_with writeback-ret '^FUNC +RET +SYNC_MODE +COUNT' $(tool writeback-ret)
 ends_with iowaitstack '^no I/O wait seen$|usecs of I/O wait in' $(tool iowaitstack)
 ends_with iolayer '^verdict: ' $(tool iolayer)
-# the exporter too: iolayer --serve -p ends with its process (Prometheus then sees it down)
+# the exporter: iolayer --serve -p says so when its process exits and keeps serving its last
+# counts (for the next scrape) until stopped
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 target_launch serve
-tool_start "$TMPD/s.out" "$TMPD/s.err" timeout -s INT 20 $(tool iolayer) --serve "127.0.0.1:$port" -p "$WL_PID" &&
-	wl_go && wait "$TOOL_PID"
-is "$? $(grep -c "^iolayer: process $WL_PID exited$" "$TMPD/s.err")" "0 1" \
-	"iolayer --serve -p: ends by itself, status 0, once the process exits, and says so"
+tool_start "$TMPD/s.out" "$TMPD/s.err" $(tool iolayer) --serve "127.0.0.1:$port" -p "$WL_PID" && wl_go
+wait_for 10 grep -q "^iolayer: process $WL_PID exited$" "$TMPD/s.err"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")
+kill -INT "$TOOL_PID"; wait "$TOOL_PID"
+is "$? $code $(grep -c "^iolayer: process $WL_PID exited$" "$TMPD/s.err")" "0 200 1" \
+	"iolayer --serve -p: says once that the process exited, still serves /metrics, exits 0 on SIGINT"
 
 # --tid of a thread that exits (its process too, a moment later)
 wl_start "$TMPD/wlt.out" -n 20 -t 2 "$MNT/t"

@@ -26,12 +26,6 @@ API=http://127.0.0.1:$PPORT/api/v1
 
 # q PROMQL: the value of the first sample of an instant query, "" when there is none.
 q() { curl -sf --data-urlencode "query=$1" "$API/query" | jq -r '.data.result[0].value[1] // empty'; }
-# wait_for SECONDS CMD...: until CMD succeeds, every 0.2 s.
-wait_for() {
-	local i n=$(($1 * 5)); shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.2; done
-	return 1
-}
 
 wl_launch "$TMPD/wl.out" "$WL/fsync_loop" -g "$TMPD/go" -n $N -s 4096 "$MNT/data"
 check "iolayer --serve starts on the workload's pid" \

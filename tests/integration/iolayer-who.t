@@ -46,12 +46,6 @@ io() { awk -v k="$2:" '$1 == k { print $2 }' "$1"; }            # io FILE KEY: a
 reqs() { awk -v d="$1" '$3 == d { print $4 + $8 }' /proc/diskstats; } # reads + writes completed
 wsect() { awk -v d="$1" '$3 == d { print $10 }' /proc/diskstats; }      # sectors written
 inflight() { awk -v d="$1" '$3 == d { print $12 }' /proc/diskstats; }
-# wait_for SECONDS COMMAND...: until the command succeeds (eval '...' to evaluate anew); 1 on timeout
-wait_for() {
-	local i n=$(($1 * 20)); shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 
 # ---- 1. numbers against the kernel's accounting; two disks --------------------------------
 N=300

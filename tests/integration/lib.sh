@@ -52,6 +52,14 @@ tool() {
 	if [ -n "${IOLAYER_ATTACH:-}" ]; then echo "$t --attach=$IOLAYER_ATTACH"; else echo "$t"; fi
 }
 
+# wait_for SECONDS COMMAND...: until the command succeeds, every 0.05 s (eval '...' to
+# evaluate anew); 1 on timeout
+wait_for() {
+	local i n=$(($1 * 20)); shift
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+
 require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 
 # A loop device over a file in /dev/shm, formatted ext4 and mounted.

@@ -757,6 +757,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	struct MHD_Daemon *d;
 	sigset_t block, old;
 	struct server *sv;
+	bool target_gone = false;
 	int err;
 
 	sv = calloc(1, sizeof(*sv));
@@ -800,8 +801,11 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 
 		usleep(100000);
 		now = il_now_ns();
-		if ((end && now >= end) || il_target_gone())
+		if (end && now >= end)
 			break;
+		/* the counts of a process that exited stay served until a last scrape took them */
+		if (!target_gone && (target_gone = il_target_gone()))
+			fprintf(stderr, "%s: serving its last counts until stopped\n", il_tool);
 		if (now >= next) {
 			struct snap s;
 
