@@ -170,6 +170,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	const struct wb_event *e = data;
 	const size_t names_off = offsetof(struct wb_event, names);
 	const struct il_frames *f;
+	struct il_frames from_func;
 	char ts[16], rs[48], ds[32], ps[24], comm[4 * IL_TASK_COMM_LEN + 1];
 	char path[IL_PATH_STR_MAX], file[4 * IL_PATH_STR_MAX];
 	int nips;
@@ -178,6 +179,14 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (size < names_off || size < names_off + e->path.len)
 		return 0;
 	f = env.stack ? il_stacknames_get(stacks, 0, e->stack_id) : NULL;
+	/* The stack starts at the traced function; frames before it are the tracer's own, such
+	 * as an fexit trampoline that the kernel symbols may not name: left out. */
+	for (int i = 1; f && f->n && strcmp(f->funcs[0], env.func) && i < f->n; i++) {
+		if (!strcmp(f->funcs[i], env.func)) {
+			from_func = (struct il_frames){ f->n - i, f->names + i, f->funcs + i };
+			f = &from_func;
+		}
+	}
 	nips = f ? f->n : 0;
 	il_path_str(&e->path, e->names, size - names_off, e->dev, e->ino, path, sizeof(path));
 
