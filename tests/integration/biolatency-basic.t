@@ -6,7 +6,7 @@ plan 18
 
 img=/dev/shm/iolayer-bl-$$.img
 truncate -s 64M "$img"; at_exit "rm -f $img"
-LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup -d $LOOPDEV"
+LOOPDEV=$(losetup -f --show "$img"); at_exit "losetup_retry $LOOPDEV"
 LOOPNAME=${LOOPDEV#/dev/}
 BL=$(tool biolatency)
 # udev re-reads a block device after a writer closes it (blkid); hold its event queue so the

@@ -17,7 +17,7 @@ N=50
 img=/dev/shm/iolayer-bldm-$$.img
 truncate -s 64M "$img"; at_exit "rm -f $img"
 LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-at_exit "losetup -d $LOOPDEV"
+at_exit "losetup_retry $LOOPDEV"
 DM=iolayer-bldelay-$$
 # reads undelayed, writes (and flushes) held 20 ms
 echo "0 $(blockdev --getsz "$LOOPDEV") delay $LOOPDEV 0 0 $LOOPDEV 0 20" | dmsetup create "$DM" ||

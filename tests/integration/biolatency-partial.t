@@ -17,7 +17,7 @@ dio_of() { cat "/sys/block/${1#/dev/}/loop/dio" 2>/dev/null; }
 img=/dev/shm/iolayer-bp-$$.img
 truncate -s 8M "$img"; at_exit "rm -f $img"
 if LOOPDEV=$(losetup -f --show --direct-io=on "$img" 2>/dev/null) && [ "$(dio_of "$LOOPDEV")" = 1 ]; then
-	at_exit "losetup -d $LOOPDEV"
+	at_exit "losetup_retry $LOOPDEV"
 else
 	[ -z "$LOOPDEV" ] || losetup -d "$LOOPDEV" # attached, but without direct I/O
 	diag "no direct I/O over /dev/shm: backing file on ext4 instead"
@@ -25,7 +25,7 @@ else
 	img=$MNT/backing.img
 	truncate -s 8M "$img"
 	LOOPDEV=$(losetup -f --show --direct-io=on "$img") || { echo "Bail out! losetup --direct-io=on failed"; exit 1; }
-	at_exit "losetup -d $LOOPDEV"
+	at_exit "losetup_retry $LOOPDEV"
 fi
 LOOPNAME=${LOOPDEV#/dev/}
 [ "$(dio_of "$LOOPDEV")" = 1 ] || skip_all "loop device without direct I/O"

@@ -18,7 +18,7 @@ img=/dev/shm/iolayer-bpart-$$.img
 truncate -s 64M "$img"; at_exit "rm -f $img"
 echo 'start=2048, type=83' | sfdisk -q "$img" || { echo "Bail out! sfdisk failed"; exit 1; }
 LOOPDEV=$(losetup -fP --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-at_exit "losetup -d $LOOPDEV"
+at_exit "losetup_retry $LOOPDEV"
 LOOPNAME=${LOOPDEV#/dev/}
 PART=${LOOPNAME}p1
 udevadm settle 2>/dev/null || true

@@ -14,7 +14,7 @@ N=20
 img=/dev/shm/iolayer-dmdelay-$$.img
 truncate -s 128M "$img"; at_exit "rm -f $img"
 LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-at_exit "losetup -d $LOOPDEV"
+at_exit "losetup_retry $LOOPDEV"
 DM=iolayer-delay-$$
 # dm-delay table: reads from LOOPDEV undelayed, writes (incl. flushes) delayed by 20 ms.
 echo "0 $(blockdev --getsz "$LOOPDEV") delay $LOOPDEV 0 0 $LOOPDEV 0 20" | dmsetup create "$DM" ||

@@ -18,7 +18,7 @@ loop_fs() {
 	local img=/dev/shm/iolayer-test-$$-$1.img dev
 	truncate -s 400M "$img"; at_exit "rm -f $img"
 	dev=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-	at_exit "losetup -d $dev"
+	at_exit "losetup_retry $dev"
 	"mkfs.$1" -q -f "$dev" >/dev/null 2>&1 || { echo "Bail out! mkfs.$1 failed"; exit 1; }
 	mkdir -p "$TMPD/$1"
 	mount "$dev" "$TMPD/$1" 2>/dev/null || skip_all "cannot mount $1 (no $1 in this kernel)"

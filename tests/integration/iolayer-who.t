@@ -24,7 +24,7 @@ mkloop() {
 	truncate -s "$2M" "$img"
 	at_exit "rm -f $img"
 	dev=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-	at_exit "losetup -d $dev"
+	at_exit "losetup_retry $dev"
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" || { echo "Bail out! mkfs.ext4 failed"; exit 1; }
 	mkdir -p "$TMPD/$1"
 	# no_prefetch_block_bitmaps: else ext4lazyinit reads the block bitmaps seconds after mount

@@ -10,7 +10,7 @@ loop_raw_setup() { # SIZE_MIB
 	at_exit "rm -f $img"
 	dd if=/dev/zero of="$img" bs=1M count="$1" status=none
 	LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-	at_exit "losetup -d $LOOPDEV"
+	at_exit "losetup_retry $LOOPDEV"
 }
 
 # Start "CMD..." in the background, stopped before it runs: its pid is known (PAUSED_PID)

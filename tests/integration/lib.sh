@@ -38,9 +38,18 @@ umount_retry() {
 	for ((i = 0; i < 100; i++)); do umount "$1" 2>/dev/null && return 0; sleep 0.1; done
 	umount -l "$1"
 }
-_run_cleanups() {
+# losetup -d that waits for processes killed a moment ago to let go of the device (up to
+# 10 s): detached at once while busy, it would stay attached after the test.
+losetup_retry() {
 	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" >/dev/null 2>&1 || true; done
+	for ((i = 0; i < 100; i++)); do losetup -d "$1" 2>/dev/null && return 0; sleep 0.1; done
+	losetup -d "$1"
+}
+_run_cleanups() {
+	local _ci # not i: a cleanup may run a loop of its own over i
+	for ((_ci = ${#_cleanups[@]} - 1; _ci >= 0; _ci--)); do
+		eval "${_cleanups[$_ci]}" >/dev/null 2>&1 || true
+	done
 	rm -rf "$TMPD"
 }
 trap _run_cleanups EXIT
@@ -69,7 +78,7 @@ loop_ext4_setup() {
 	truncate -s "${size}M" "$img"
 	at_exit "rm -f $img"
 	LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup failed"; exit 1; }
-	at_exit "losetup -d $LOOPDEV"
+	at_exit "losetup_retry $LOOPDEV"
 	LOOPNAME=${LOOPDEV#/dev/}
 	mkfs.ext4 -q -F "$LOOPDEV" || { echo "Bail out! mkfs.ext4 failed"; exit 1; }
 	MNT=$TMPD/mnt
