@@ -170,7 +170,7 @@ ends_with iowaitstack '^no I/O wait seen$|usecs of I/O wait in' $(tool iowaitsta
 ends_with iolayer '^verdict: ' $(tool iolayer)
 # the exporter: iolayer --serve -p says so when its process exits and keeps serving its last
 # counts (for the next scrape) until stopped
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 target_launch serve
 tool_start "$TMPD/s.out" "$TMPD/s.err" $(tool iolayer) --serve "127.0.0.1:$port" -p "$WL_PID" && wl_go
 wait_for 10 grep -q "^iolayer: process $WL_PID exited$" "$TMPD/s.err"

@@ -17,7 +17,6 @@ IL=$(tool iolayer)
 FS=$(tool fsslower)
 N=500
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 PPORT=$(free_port)
 while [ "$PPORT" = "$PORT" ]; do PPORT=$(free_port); done

@@ -69,6 +69,9 @@ wait_for() {
 	return 1
 }
 
+# A TCP port on 127.0.0.1 that nothing listens on now.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 
 # A loop device over a file in /dev/shm, formatted ext4 and mounted.

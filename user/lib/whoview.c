@@ -39,10 +39,11 @@ static int cmp_file(const void *a, const void *b)
 	return bx < by ? 1 : bx > by ? -1 : 0;
 }
 
-static bool file_has_pid(const struct who_file *f, __u32 pid)
+/* Is pid among a file's first WHO_FILE_PIDS processes (who_file.pids, il_who_file_sum.pids)? */
+static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
-		if (f->pids[i] == pid)
+		if (pids[i] == pid)
 			return true;
 	return false;
 }
@@ -100,7 +101,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 			const struct who_file *f = &w.files[j].v;
 			__u64 t = 0;
 
-			if (!file_has_pid(f, s->pid))
+			if (!pids_have(f->pids, s->pid))
 				continue;
 			if (disk_dev && f->kthread_write_bytes && il_whole_disk(w.files[j].k.dev) == disk_dev)
 				s->wb_bytes += f->kthread_write_bytes;
@@ -125,14 +126,9 @@ void il_who_view_only(struct il_who_view *v, __u32 pid)
 	for (int i = 0; i < v->nprocs; i++)
 		if (v->procs[i].pid == pid || (v->procs[i].kthread && v->procs[i].disk_bytes))
 			v->procs[np++] = v->procs[i];
-	for (int i = 0; i < v->nfiles; i++) {
-		bool his = false;
-
-		for (int j = 0; j < WHO_FILE_PIDS && !his; j++)
-			his = v->files[i].pids[j] == pid;
-		if (his)
+	for (int i = 0; i < v->nfiles; i++)
+		if (pids_have(v->files[i].pids, pid))
 			v->files[nf++] = v->files[i];
-	}
 	v->nprocs = np;
 	v->nfiles = nf;
 }
@@ -180,7 +176,7 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 	for (int i = 0; i < w.nfiles; i++) {
 		const struct who_file *f = &w.files[i].v;
 
-		if (file_has_pid(f, pid) && !f->rdev)
+		if (pids_have(f->pids, pid) && !f->rdev)
 			n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
 				    f->read_bytes + f->write_bytes);
 	}
