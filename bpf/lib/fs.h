@@ -42,6 +42,30 @@ enum fs_aio_call { FS_AIO_SUBMIT = 16, FS_AIO_GETEVENTS = 17 };
 /* In-flight slots of a thread in task-local storage: one per enum fs_op, then the AIO calls. */
 #define FS_SLOTS 8
 #define FS_SLOT(op) ((op) < FS_OP__MAX ? (op) : FS_OP__MAX + (op) - FS_AIO_SUBMIT)
+_Static_assert((FS_SLOTS & (FS_SLOTS - 1)) == 0 && FS_SLOT((int)FS_AIO_GETEVENTS) < FS_SLOTS,
+	       "FS_SLOTS: a power of two (slots are masked with FS_SLOTS - 1) above every slot");
+
+/* What fs_sys_enter/fs_sys_exit (raw_syscalls:sys_enter/exit) do with a syscall. */
+enum fs_sys_kind {
+	FS_SK_NONE,  /* not traced */
+	FS_SK_RW,    /* read, write, pread64, pwrite64: fd, buf, count[, pos] */
+	FS_SK_RWV,   /* readv, writev, preadv, pwritev, preadv2, pwritev2: fd, vec, vlen[, pos] */
+	FS_SK_OPEN,  /* open, creat, openat, openat2: the file is the returned fd's */
+	FS_SK_FSYNC, /* fsync, fdatasync: fd */
+	FS_SK_AIO,   /* io_submit, io_getevents, io_pgetevents: counted per process (fs_aio) */
+};
+
+/* One traced syscall, by its number (fs_cfg.sys[nr]). */
+struct fs_sys {
+	__u8 kind;  /* enum fs_sys_kind */
+	__u8 op;    /* enum fs_op, or enum fs_aio_call for FS_SK_AIO */
+	__u8 flags; /* FS_EV_* of every such call (FS_EV_DATASYNC for fdatasync) */
+	__u8 pos;   /* 1: the position is args[3] (pread64, preadv, ...); 0: the file's */
+};
+
+/* Syscall numbers fs_cfg.sys[] covers (x86_64's stay below 512; x32's, with bit 30 set, and
+ * the 32-bit ones are not traced). */
+#define FS_SYS_NR_MAX 512
 
 /* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load
  * (user/lib/fs.c). 0 means "any" for every filter. */
@@ -63,6 +87,7 @@ struct fs_cfg {
 	 * (thread, operation) hash fs_inflight. */
 	__u32 task_storage;
 	__u32 pad;
+	struct fs_sys sys[FS_SYS_NR_MAX]; /* the tracepoint method's syscalls, by number */
 };
 
 /* One operation that took at least the threshold; sent through the ring buffer. */

@@ -39,7 +39,7 @@ diag "answer: F rows $(jq -r 'select(.op == "F") | .file' "$TMPD/j.out" | grep -
 
 # within TARGET 1 %: 100 * |GOT - TARGET| <= TARGET
 within1() { [ -n "$1" ] && [ $((100 * ($1 > $2 ? $1 - $2 : $2 - $1))) -le "$2" ]; }
-if grep -q 'attaching with tracepoint' "$TMPD/t.err"; then
+if grep -qE 'attaching with (tp_btf|tracepoint)' "$TMPD/t.err"; then
 	line=$(grep "^pid $WL_PID submitted" "$TMPD/t.out")
 	got=$(sed -nE 's/^pid [0-9]+ submitted ([0-9,]+) requests through Linux AIO: not timed per call here.*/\1/p' <<<"$line" | tr -d ,)
 	check "text: one AIO line for pid $WL_PID ('$line')" test "$(grep -c 'through Linux AIO' "$TMPD/t.out")" = 1

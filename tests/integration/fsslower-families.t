@@ -53,7 +53,7 @@ diag "answer: fsslower R $(sum read) W $(sum write) O $(sum open) S $(sum sync_r
 # used (their tracepoints come with them); the file operations (fentry, kprobe) cannot tell.
 by_if() { ev "select(.op == \"$1\") | .interface" | jq -r 'group_by(.) | map("\(.[0]):\(length)") | join(" ")'; }
 sum_if() { jq -s -r "[.[] | select(.summary) | .summary.$1.interfaces[] | \"\(.interface):\(.count)\"] | join(\" \")" "$TMPD/j.out"; }
-if grep -q 'attaching with tracepoint' "$TMPD/j.err"; then
+if grep -qE 'attaching with (tp_btf|tracepoint)' "$TMPD/j.err"; then
 	is "W $(by_if W) F $(by_if F)" "W io_uring:$N syscall:$((5 * N)) F io_uring:$N syscall:$N" \
 		"rows: N io_uring writes and N io_uring fsyncs, the rest syscalls"
 	is "$(ev 'select(.interface == "io_uring") | "\(.op) \(.offset) \(.size) \(.bytes)"' | jq -r 'unique | join(",")')" \

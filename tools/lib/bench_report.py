@@ -29,6 +29,7 @@ def read(path):
 # The tracepoint a program runs on: from its perf event (bpftrace), else from its name.
 HOOK_BY_NAME = [
     (r"^fs_sys_(enter|exit)_(\w+)$", r"sys_\1_\2"),
+    (r"^fs_sys_(enter|exit)$", r"raw sys_\1"),
     (r"^fs_tp_(ext4_sync_file_(enter|exit))$", r"\1"),
     (r"^(?:btf|raw)_rq_(insert|issue|complete)$", r"block_rq_\1"),
     (r"^iw_switch_(?:btf|raw)$", "sched_switch"),
@@ -77,10 +78,12 @@ def table(head, rows):
 
 # Per session and phase: the hooks of the hot path, the one that counts the unit, the unit.
 PHASES = {
-    ("fs", "pwrite-ext4"): (["sys_enter_pwrite64", "sys_exit_pwrite64"], "sys_exit_pwrite64",
+    ("fs", "pwrite-ext4"): (["sys_enter_pwrite64", "sys_exit_pwrite64", "raw sys_enter", "raw sys_exit"],
+                            "sys_exit_pwrite64",
                             "call pair",
                             "64-byte pwrite64 loop on ext4 (files fsslower reports)"),
-    ("fs", "pwrite-tmpfs"): (["sys_enter_pwrite64", "sys_exit_pwrite64"], "sys_exit_pwrite64",
+    ("fs", "pwrite-tmpfs"): (["sys_enter_pwrite64", "sys_exit_pwrite64", "raw sys_enter", "raw sys_exit"],
+                             "sys_exit_pwrite64",
                              "call pair",
                              "64-byte pwrite64 loop on tmpfs (a file fsslower does not report)"),
     ("block", "direct-write"): (["block_rq_insert", "block_rq_issue", "block_rq_complete"],
@@ -93,7 +96,8 @@ PHASES = {
     ("sched", "mixed"): (["sched_switch"], "sched_switch", "switch",
                          "the ping-pong and the O_DIRECT reads at once (mixed)"),
     ("wb", "write-fdatasync"): (["sys_enter_pwrite64", "sys_exit_pwrite64", "sys_enter_fdatasync",
-                                 "sys_exit_fdatasync", "ext4_sync_file_enter", "ext4_sync_file_exit",
+                                 "sys_exit_fdatasync", "raw sys_enter", "raw sys_exit",
+                                 "ext4_sync_file_enter", "ext4_sync_file_exit",
                                  "ext4_writepages", "ext4_writepages_result"],
                                 "sys_exit_fdatasync", "write+fdatasync",
                                 "4 KiB pwrite + fdatasync loop on ext4"),
@@ -141,7 +145,11 @@ def section_a(recs, labels, roles, methods):
              "on a hook pays for cold caches). *Per unit* is the time of all the tracer's programs "
              "on the listed hooks divided by the number of units (call pairs, requests, switches) "
              "the floor counted; *x floor* and *x peer* are medians of per-round ratios. The "
-             "floor is an empty bpftrace program on each hook (a perf-event tracepoint program)."]
+             "floor is an empty bpftrace program on each hook (a perf-event tracepoint program). "
+             "fsslower and iolayer take the syscalls at *raw sys_enter* and *raw sys_exit* "
+             "(raw_syscalls:sys_enter/exit, one BTF tracepoint program each, run by every syscall "
+             "of the machine and told apart by number): their ns per call there is over every "
+             "syscall made during the round, and their time per unit counts all of it."]
     summary = {}
     for (s, ph), (hooks, primary, unit, title) in PHASES.items():
         rounds = sorted({r for (s2, r, ph2) in win if s2 == s and ph2 == ph})
@@ -330,8 +338,10 @@ def section_d(recs):
         w = win.get((f"loss-{th}-{rate}", "0", "run"), {}).get("fsslower-m0", {})
         pair = None
         ex = w.get("sys_exit_pwrite64", [0, 0])
+        if not ex[1]:  # at raw_syscalls:sys_enter/exit: every syscall of the round
+            ex = w.get("raw sys_exit", [0, 0])
         if ex[1]:
-            pair = (w.get("sys_enter_pwrite64", [0, 0])[0] + ex[0]) / ex[1]
+            pair = (w.get("sys_enter_pwrite64", w.get("raw sys_enter", [0, 0]))[0] + ex[0]) / ex[1]
         got = rows_n / secs
         step = f"{th} thread{'s' if th != '1' else ''}, " + ("unpaced" if rate == "0" else f"paced at {int(rate):,}/s")
         if lost == 0:

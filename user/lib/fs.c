@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "escape.h"
@@ -30,21 +31,40 @@ const char *const il_fs_op_rows[FS_OP__MAX] = { "read", "write", "open", "fsync"
 const char il_fs_op_letters[FS_OP__MAX] = { 'R', 'W', 'O', 'F', 'S' };
 static const char *const iface_names[FS_IF__MAX] = { "-", "syscall", "io_uring", "aio" };
 
-/* The syscalls of the tracepoint method; programs fs_sys_enter_NAME / fs_sys_exit_NAME.
- * SYNC_RANGE_EVENT is also listed, optional, by the fentry and kprobe options. */
+/* The syscalls of the tracepoint method, all taken by fs_sys_enter and fs_sys_exit on
+ * raw_syscalls:sys_enter/exit, told apart by number through fs_cfg.sys[]. x86_64's numbers
+ * (the BPF side reads x86 registers); nr -1: the C library does not know the call. */
 #define SYNC_RANGE_EVENT "sync_file_range"
-static const char *sys_events[] = {
-	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
-	"preadv2", "pwritev2", "open", "creat", "openat", "openat2", "fsync", "fdatasync",
-	SYNC_RANGE_EVENT,
+#ifndef SYS_openat2 /* C libraries older than it; the same number on every architecture */
+#define SYS_openat2 437
+#endif
+#ifndef SYS_io_pgetevents
+#define SYS_io_pgetevents -1
+#endif
+static const struct { const char *name; int nr; struct fs_sys sys; } sys_calls[] = {
+	{ "read", SYS_read, { FS_SK_RW, FS_OP_READ, 0, 0 } },
+	{ "write", SYS_write, { FS_SK_RW, FS_OP_WRITE, 0, 0 } },
+	{ "pread64", SYS_pread64, { FS_SK_RW, FS_OP_READ, 0, 1 } },
+	{ "pwrite64", SYS_pwrite64, { FS_SK_RW, FS_OP_WRITE, 0, 1 } },
+	{ "readv", SYS_readv, { FS_SK_RWV, FS_OP_READ, 0, 0 } },
+	{ "writev", SYS_writev, { FS_SK_RWV, FS_OP_WRITE, 0, 0 } },
+	{ "preadv", SYS_preadv, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
+	{ "pwritev", SYS_pwritev, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
+	{ "preadv2", SYS_preadv2, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
+	{ "pwritev2", SYS_pwritev2, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
+	{ "open", SYS_open, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "creat", SYS_creat, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "openat", SYS_openat, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "openat2", SYS_openat2, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "fsync", SYS_fsync, { FS_SK_FSYNC, FS_OP_FSYNC, 0, 0 } },
+	{ "fdatasync", SYS_fdatasync, { FS_SK_FSYNC, FS_OP_FSYNC, FS_EV_DATASYNC, 0 } },
+	{ "io_submit", SYS_io_submit, { FS_SK_AIO, FS_AIO_SUBMIT, 0, 0 } },
+	{ "io_getevents", SYS_io_getevents, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
+	{ "io_pgetevents", SYS_io_pgetevents, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
 };
-/* With them, optional (io_uring and AIO may be built out, and each kernel has one name of the
- * submit tracepoint): io_uring's tracepoints, programs fs_uring_NAME, and Linux AIO's calls. */
+/* With them, optional (io_uring may be built out, and each kernel has one name of the submit
+ * tracepoint): io_uring's tracepoints, programs fs_uring_NAME. */
 static const char *uring_events[] = { "submit_req", "submit_sqe", "complete" };
-static const char *aio_events[] = { "io_submit", "io_getevents", "io_pgetevents" };
-_Static_assert(2 * (IL_ARRAY_SIZE(sys_events) + IL_ARRAY_SIZE(aio_events)) + 2 +
-	       IL_ARRAY_SIZE(uring_events) <= IL_MAX_PROGS,
-	       "the tracepoint option (enter+exit per syscall, ext4_sync_file_*, io_uring) fits IL_MAX_PROGS");
 
 static const char *limits_fn =
 	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
@@ -88,23 +108,14 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 		bpf_map__set_max_entries(tasks, 1);
 	}
 	il_debug("fs layer: in-flight calls in %s", c->task_storage ? "task-local storage" : "a hash map");
-	return c;
-}
-
-/* Add fs_sys_enter_NAME and fs_sys_exit_NAME on syscalls:sys_enter/exit_NAME for n names. */
-static void add_sys_events(struct il_plan *p, struct bpf_object *obj, const char *const *names,
-			   size_t n, bool optional)
-{
-	char name[64], target[IL_TARGET_LEN];
-
-	for (size_t i = 0; i < n; i++) {
-		for (int exit = 0; exit < 2; exit++) {
-			snprintf(name, sizeof(name), "fs_sys_%s_%s", exit ? "exit" : "enter", names[i]);
-			snprintf(target, sizeof(target), "syscalls:sys_%s_%s", exit ? "exit" : "enter",
-				 names[i]);
-			il_plan_add(p, obj, name, target, optional);
-		}
+	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls); i++) {
+		if (sys_calls[i].nr >= FS_SYS_NR_MAX)
+			il_die("internal error: syscall %s is number %d, past FS_SYS_NR_MAX",
+			       sys_calls[i].name, sys_calls[i].nr);
+		if (sys_calls[i].nr >= 0)
+			c->sys[sys_calls[i].nr] = sys_calls[i].sys;
 	}
+	return c;
 }
 
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
@@ -135,8 +146,11 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, true);
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
 	}
-	il_plan_option(p, IL_M_TRACEPOINT, limits_tp);
-	add_sys_events(p, obj, sys_events, IL_ARRAY_SIZE(sys_events), false);
+	il_plan_option(p, IL_M_TP_BTF, limits_tp);
+	il_plan_add(p, obj, "fs_sys_enter", "raw_syscalls:sys_enter", false);
+	il_plan_add(p, obj, "fs_sys_exit", "raw_syscalls:sys_exit", false);
+	il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, false);
+	il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, false);
 	if (t == FS_EXT4) {
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
@@ -148,7 +162,6 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		snprintf(target, sizeof(target), "io_uring:io_uring_%s", uring_events[i]);
 		il_plan_add(p, obj, name, target, true);
 	}
-	add_sys_events(p, obj, aio_events, IL_ARRAY_SIZE(aio_events), true);
 }
 
 int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],

@@ -30,9 +30,7 @@ enum il_method {
 /* What --attach=NAME forces: a family of methods. */
 enum il_family { IL_FAM_ANY, IL_FAM_FENTRY, IL_FAM_KPROBE, IL_FAM_TRACEPOINT, IL_FAM__MAX };
 
-/* The largest option: the filesystem layer's tracepoints (17 syscalls and 3 AIO calls, enter
- * and exit, ext4_sync_file_enter/exit and 3 of io_uring) = 45. Builders record an error
- * rather than write past it. */
+/* Programs an option may list. Builders record an error rather than write past it. */
 #define IL_MAX_PROGS 48
 #define IL_MAX_OPTIONS 5
 #define IL_TARGET_LEN 64
