@@ -99,16 +99,18 @@ int il_block_loaded(struct bpf_object *obj)
 	return err;
 }
 
-void il_block_track_bios(struct bpf_object *obj, bool files)
+/* Bio tracking on (blk_cfg.bios, the maps sized); dio: look up iomap_dio_bio_end_io
+ * meanwhile, which names a direct I/O's file and submitter. */
+static void track_bios(struct bpf_object *obj, bool files, bool dio)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
-	if (!dio_end_io.wanted) {
+	if (dio && !dio_end_io.wanted) {
 		pthread_attr_t attr;
 
 		dio_end_io.wanted = true;
 		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, 64 << 10); /* stdio and sscanf */
+		pthread_attr_setstacksize(&attr, 64 << 10); /* stdio */
 		dio_end_io.started = !pthread_create(&dio_end_io.thread, &attr, dio_end_io_lookup, NULL);
 		pthread_attr_destroy(&attr);
 	}
@@ -121,31 +123,40 @@ void il_block_track_bios(struct bpf_object *obj, bool files)
 		set_map_size(obj, "who_files", WHO_MAX_FILES);
 }
 
+void il_block_track_bios(struct bpf_object *obj, bool files)
+{
+	track_bios(obj, files, true);
+}
+
 void il_block_track_bio_based(struct bpf_object *obj)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
-	il_block_track_bios(obj, false);
+	/* only Q to the bio's end is measured: nobody asks for a bio's submitter or file */
+	track_bios(obj, false, false);
 	c->bio_only = 1;
 }
 
 void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 {
-	static const struct { const char *name, *tp; bool optional; } progs[] = {
-		{ "bio_queue", "block:block_bio_queue", false },
-		{ "getrq", "block:block_getrq", true },
-		{ "bio_backmerge", "block:block_bio_backmerge", true },
-		{ "bio_frontmerge", "block:block_bio_frontmerge", true },
-		{ "rq_merge", "block:block_rq_merge", true },
-		{ "split", "block:block_split", true },
-		{ "bio_remap", "block:block_bio_remap", true },
-		{ "rq_remap", "block:block_rq_remap", true },
-		{ "rq_requeue", "block:block_rq_requeue", true },
-		{ "bio_complete", "block:block_bio_complete", true },
-		{ "wbt_step", "wbt:wbt_step", true },
-		{ "iocost_activate", "iocost:iocost_iocg_activate", true },
+	/* rq: about requests (their link to bios, merges, requeues) or the throttles' counters:
+	 * of no use with blk_cfg.bio_only, whose programs return at once there */
+	static const struct { const char *name, *tp; bool optional, rq; } progs[] = {
+		{ "bio_queue", "block:block_bio_queue", false, false },
+		{ "getrq", "block:block_getrq", true, true },
+		{ "bio_backmerge", "block:block_bio_backmerge", true, true },
+		{ "bio_frontmerge", "block:block_bio_frontmerge", true, true },
+		{ "rq_merge", "block:block_rq_merge", true, true },
+		{ "split", "block:block_split", true, false },
+		{ "bio_remap", "block:block_bio_remap", true, false },
+		{ "rq_remap", "block:block_rq_remap", true, true },
+		{ "rq_requeue", "block:block_rq_requeue", true, true },
+		{ "bio_complete", "block:block_bio_complete", true, false },
+		{ "wbt_step", "wbt:wbt_step", true, true },
+		{ "iocost_activate", "iocost:iocost_iocg_activate", true, true },
 	};
 	static const char *prefix[2] = { "btf", "raw" };
+	const struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
 	il_plan_init(p, "block bio lifetime");
 	for (int m = 0; m < 2; m++) {
@@ -153,6 +164,8 @@ void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 
 		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, NULL);
 		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
+			if (c->bio_only && progs[i].rq)
+				continue;
 			snprintf(name, sizeof(name), "%s_%s", prefix[m], progs[i].name);
 			il_plan_add(p, obj, name, progs[i].tp, progs[i].optional);
 		}

@@ -55,7 +55,8 @@ void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p);
 void il_block_track_bios(struct bpf_object *obj, bool files);
 
 /* Turn bio tracking on in obj for bio-based devices only (blk_cfg.bio_only): their bios are
- * measured from Q to their end, requests are not linked to their bios. */
+ * measured from Q to their end, requests are not linked to their bios, and no bio's
+ * submitter or file is looked for (iomap_dio_bio_end_io is not looked up). */
 void il_block_track_bio_based(struct bpf_object *obj);
 
 /* After load, before attach, with bio tracking on: give the BPF side the address of
@@ -64,7 +65,9 @@ void il_block_track_bio_based(struct bpf_object *obj);
 int il_block_loaded(struct bpf_object *obj);
 
 /* Plan "block bio lifetime": block_bio_queue (required), block_getrq, the merges, block_split,
- * the remaps, block_rq_requeue and block_bio_complete (optional), tp_btf else raw_tp. */
+ * the remaps, block_rq_requeue, block_bio_complete and the throttles' wbt_step and
+ * iocost_iocg_activate (optional), tp_btf else raw_tp. With blk_cfg.bio_only (set before),
+ * only block_bio_queue, block_split, block_bio_remap and block_bio_complete. */
 void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* Plan "bio submission (time before Q)": submit_bio with fentry, else kprobe, else the
