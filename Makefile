@@ -86,6 +86,10 @@ $(BUILD)/bin/iolayer: LDLIBS += -lmicrohttpd
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
 
+# The benchmark's raw tracepoint floor loads BPF programs itself.
+$(BUILD)/workloads/raw_floor: tests/workloads/raw_floor.c | $(BUILD)/workloads
+	$(CC) $(CFLAGS) $< -o $@ -lbpf
+
 # A known user stack for iowaitstack -U: frame pointers, and no inlining or tail calls.
 $(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) -O0 -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
