@@ -920,16 +920,36 @@ static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
 
 /* The current syscall is a 32-bit one (int 0x80 or a compat process): its number is in
  * another table. thread_info.status & TS_COMPAT (arch/x86/include/asm/thread_info.h; x86
- * only, where thread_info is the first member of task_struct since 4.9). */
+ * only, where thread_info is the first member of task_struct since 4.9). Read through the
+ * task's BTF pointer where the kernel has bpf_get_current_task_btf (5.11, as task storage). */
 static __always_inline bool fs_compat_syscall(void)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct task_struct *task = (void *)bpf_get_current_task();
+	struct task_struct *task = NULL;
 
-	if (bpf_core_field_exists(task->thread_info.status))
-		return BPF_CORE_READ(task, thread_info.status) & 0x0002; /* TS_COMPAT */
+	if (!bpf_core_field_exists(task->thread_info.status))
+		return false;
+	if (fs_cfg.task_storage) {
+		task = bpf_get_current_task_btf();
+		return task->thread_info.status & 0x0002; /* TS_COMPAT */
+	}
+	task = (void *)bpf_get_current_task();
+	return BPF_CORE_READ(task, thread_info.status) & 0x0002;
 #endif
 	return false;
+}
+
+/* A 32-bit call whose number is a traced call's in the 32-bit table (kind32): not measured
+ * (its arguments are in other registers, a position in two), but counted as IL_DROP_COMPAT
+ * when it reads, writes or syncs a traced file: its fd is args[0], in bx. A 32-bit open's or
+ * AIO call's file is not known at entry: not counted. */
+static __always_inline int fs_sys_compat(struct pt_regs *regs, __u8 kind32)
+{
+	if (kind32 != FS_SK_RW && kind32 != FS_SK_RWV && kind32 != FS_SK_FSYNC)
+		return 0;
+	if (fs_sys_file_wanted(fs_fd_file((__u32)regs->bx)))
+		il_drop(IL_DROP_COMPAT);
+	return 0;
 }
 
 /* The syscall's entry: regs (struct pt_regs, its arguments: x86_64 di, si, dx, r10, in the
@@ -949,16 +969,19 @@ int BPF_PROG(fs_sys_enter, struct pt_regs *regs, long id)
 	if ((unsigned long)id >= FS_SYS_NR_MAX)
 		return 0;
 	sc = fs_cfg.sys[id];
-	if (sc.kind == FS_SK_NONE)
+	if (sc.kind == FS_SK_NONE && sc.kind32 == FS_SK_NONE)
 		return 0;
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (!fs_task_wanted(pid_tgid))
 		return 0;
+	if (fs_compat_syscall()) /* its number means another call */
+		return fs_sys_compat(regs, sc.kind32);
+	if (sc.kind == FS_SK_NONE)
+		return 0;
 	if (sc.kind == FS_SK_OPEN || sc.kind == FS_SK_AIO)
-		return fs_compat_syscall() ? 0 : fs_begin(pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
+		return fs_begin(pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
 	file = fs_fd_file(regs->di);
-	/* a 32-bit call's number means another call: checked only for files that count */
-	if (!fs_sys_file_wanted(file) || fs_compat_syscall())
+	if (!fs_sys_file_wanted(file))
 		return 0;
 	pos = sc.pos ? (__s64)regs->r10 : -1;
 	if (pos < 0)

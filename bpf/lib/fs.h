@@ -57,14 +57,17 @@ enum fs_sys_kind {
 
 /* One traced syscall, by its number (fs_cfg.sys[nr]). */
 struct fs_sys {
-	__u8 kind;  /* enum fs_sys_kind */
-	__u8 op;    /* enum fs_op, or enum fs_aio_call for FS_SK_AIO */
-	__u8 flags; /* FS_EV_* of every such call (FS_EV_DATASYNC for fdatasync) */
-	__u8 pos;   /* 1: the position is args[3] (pread64, preadv, ...); 0: the file's */
+	__u8 kind;   /* enum fs_sys_kind */
+	__u8 op;     /* enum fs_op, or enum fs_aio_call for FS_SK_AIO */
+	__u8 flags;  /* FS_EV_* of every such call (FS_EV_DATASYNC for fdatasync) */
+	__u8 pos;    /* 1: the position is args[3] (pread64, preadv, ...); 0: the file's */
+	__u8 kind32; /* enum fs_sys_kind of the 32-bit syscall of this number (counted, not
+		      * measured: IL_DROP_COMPAT) */
+	__u8 pad[3];
 };
 
-/* Syscall numbers fs_cfg.sys[] covers (x86_64's stay below 512; x32's, with bit 30 set, and
- * the 32-bit ones are not traced). */
+/* Syscall numbers fs_cfg.sys[] covers (x86_64's and i386's stay below 512; x32's, with bit
+ * 30 set, are not traced). */
 #define FS_SYS_NR_MAX 512
 
 /* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load

@@ -32,6 +32,7 @@ enum il_drop {
 	IL_DROP_STACK,        /* bpf_get_stackid() failed (stack map full or hash collision) */
 	IL_DROP_MISSED_RETURN, /* a call's entry was seen but not its return (kretprobe out of instances) */
 	IL_DROP_MISSED_END,   /* a start whose end event never came (a sleeper ran again with no sched_switch to it): not measured */
+	IL_DROP_COMPAT,       /* a 32-bit system call on a traced file, at raw_syscalls:sys_enter: not measured */
 	IL_DROP__MAX
 };
 

@@ -15,6 +15,7 @@ static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
 	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: a call began again before its end was seen (a kretprobe out of instances, or an exit event the kernel did not emit)" },
 	[IL_DROP_MISSED_END] = { "missed_end", "sleeps not measured: the kernel reported no switch back to the sleeper" },
+	[IL_DROP_COMPAT] = { "compat_syscall", "32-bit system calls not measured (a 32-bit process's, or int 0x80): reads, writes and syncs on traced files" },
 };
 
 const char *il_drop_name(enum il_drop d)

@@ -41,26 +41,28 @@ static const char *const iface_names[FS_IF__MAX] = { "-", "syscall", "io_uring",
 #ifndef SYS_io_pgetevents
 #define SYS_io_pgetevents -1
 #endif
-static const struct { const char *name; int nr; struct fs_sys sys; } sys_calls[] = {
-	{ "read", SYS_read, { FS_SK_RW, FS_OP_READ, 0, 0 } },
-	{ "write", SYS_write, { FS_SK_RW, FS_OP_WRITE, 0, 0 } },
-	{ "pread64", SYS_pread64, { FS_SK_RW, FS_OP_READ, 0, 1 } },
-	{ "pwrite64", SYS_pwrite64, { FS_SK_RW, FS_OP_WRITE, 0, 1 } },
-	{ "readv", SYS_readv, { FS_SK_RWV, FS_OP_READ, 0, 0 } },
-	{ "writev", SYS_writev, { FS_SK_RWV, FS_OP_WRITE, 0, 0 } },
-	{ "preadv", SYS_preadv, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
-	{ "pwritev", SYS_pwritev, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
-	{ "preadv2", SYS_preadv2, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
-	{ "pwritev2", SYS_pwritev2, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
-	{ "open", SYS_open, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
-	{ "creat", SYS_creat, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
-	{ "openat", SYS_openat, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
-	{ "openat2", SYS_openat2, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
-	{ "fsync", SYS_fsync, { FS_SK_FSYNC, FS_OP_FSYNC, 0, 0 } },
-	{ "fdatasync", SYS_fdatasync, { FS_SK_FSYNC, FS_OP_FSYNC, FS_EV_DATASYNC, 0 } },
-	{ "io_submit", SYS_io_submit, { FS_SK_AIO, FS_AIO_SUBMIT, 0, 0 } },
-	{ "io_getevents", SYS_io_getevents, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
-	{ "io_pgetevents", SYS_io_pgetevents, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
+/* nr32: the number of the same call in the 32-bit (i386) table, arch/x86/entry/syscalls/
+ * syscall_32.tbl: such calls are counted, not measured (IL_DROP_COMPAT). */
+static const struct { const char *name; int nr, nr32; struct fs_sys sys; } sys_calls[] = {
+	{ "read", SYS_read, 3, { FS_SK_RW, FS_OP_READ, 0, 0 } },
+	{ "write", SYS_write, 4, { FS_SK_RW, FS_OP_WRITE, 0, 0 } },
+	{ "pread64", SYS_pread64, 180, { FS_SK_RW, FS_OP_READ, 0, 1 } },
+	{ "pwrite64", SYS_pwrite64, 181, { FS_SK_RW, FS_OP_WRITE, 0, 1 } },
+	{ "readv", SYS_readv, 145, { FS_SK_RWV, FS_OP_READ, 0, 0 } },
+	{ "writev", SYS_writev, 146, { FS_SK_RWV, FS_OP_WRITE, 0, 0 } },
+	{ "preadv", SYS_preadv, 333, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
+	{ "pwritev", SYS_pwritev, 334, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
+	{ "preadv2", SYS_preadv2, 378, { FS_SK_RWV, FS_OP_READ, 0, 1 } },
+	{ "pwritev2", SYS_pwritev2, 379, { FS_SK_RWV, FS_OP_WRITE, 0, 1 } },
+	{ "open", SYS_open, 5, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "creat", SYS_creat, 8, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "openat", SYS_openat, 295, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "openat2", SYS_openat2, 437, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
+	{ "fsync", SYS_fsync, 118, { FS_SK_FSYNC, FS_OP_FSYNC, 0, 0 } },
+	{ "fdatasync", SYS_fdatasync, 148, { FS_SK_FSYNC, FS_OP_FSYNC, FS_EV_DATASYNC, 0 } },
+	{ "io_submit", SYS_io_submit, 248, { FS_SK_AIO, FS_AIO_SUBMIT, 0, 0 } },
+	{ "io_getevents", SYS_io_getevents, 247, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
+	{ "io_pgetevents", SYS_io_pgetevents, 385, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
 };
 /* With them, optional (io_uring may be built out, and each kernel has one name of the submit
  * tracepoint): io_uring's tracepoints, programs fs_uring_NAME. */
@@ -109,11 +111,18 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 	}
 	il_debug("fs layer: in-flight calls in %s", c->task_storage ? "task-local storage" : "a hash map");
 	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls); i++) {
-		if (sys_calls[i].nr >= FS_SYS_NR_MAX)
-			il_die("internal error: syscall %s is number %d, past FS_SYS_NR_MAX",
-			       sys_calls[i].name, sys_calls[i].nr);
-		if (sys_calls[i].nr >= 0)
-			c->sys[sys_calls[i].nr] = sys_calls[i].sys;
+		int nr = sys_calls[i].nr;
+
+		if (nr >= FS_SYS_NR_MAX || sys_calls[i].nr32 >= FS_SYS_NR_MAX)
+			il_die("internal error: syscall %s is number %d (%d), past FS_SYS_NR_MAX",
+			       sys_calls[i].name, nr, sys_calls[i].nr32);
+		if (nr >= 0) {
+			__u8 kind32 = c->sys[nr].kind32;
+
+			c->sys[nr] = sys_calls[i].sys;
+			c->sys[nr].kind32 = kind32;
+		}
+		c->sys[sys_calls[i].nr32].kind32 = sys_calls[i].sys.kind;
 	}
 	return c;
 }
