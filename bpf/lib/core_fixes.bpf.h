@@ -177,6 +177,13 @@ static __always_inline bool il_task_in_iowait(struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 }
 
+/* il_task_in_iowait() for a BTF pointer (a tp_btf program's task): a direct load, no helper
+ * call. */
+static __always_inline bool il_task_in_iowait_btf(struct task_struct *t)
+{
+	return BPF_CORE_READ_BITFIELD(t, in_iowait);
+}
+
 /* The user registers of the current task, saved at the top of its kernel stack when it
  * entered the kernel. bpf_task_pt_regs() exists since 5.15; before, the address is worked out
  * as the kernel's task_pt_regs() does on x86-64: task_struct.stack + THREAD_SIZE -

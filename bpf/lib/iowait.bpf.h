@@ -166,6 +166,7 @@ static __always_inline __u64 iw_user_caller(void)
 	return fn && fn <= ip && ip - fn < IW_WRAPPER_MAX ? word : 0;
 }
 
+/* prev, in I/O wait (il_task_in_iowait), is switched out in state prev_state. */
 static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, __u32 prev_state)
 {
 	struct iw_sleep s = {};
@@ -173,8 +174,6 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	__u64 mm;
 	long err;
 
-	if (!il_task_in_iowait(prev))
-		return;
 	tid = BPF_CORE_READ(prev, pid);
 	tgid = BPF_CORE_READ(prev, tgid);
 	if (!tid || (iw_cfg.targ_tgid && tgid != iw_cfg.targ_tgid) || (iw_cfg.targ_tid && tid != iw_cfg.targ_tid))
@@ -204,7 +203,7 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 		il_drop(IL_DROP_MAP_FULL);
 }
 
-static __always_inline void iw_switch_in(struct task_struct *next)
+static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 {
 	struct iw_val zero = {}, *v;
 	struct iw_key key = {};
@@ -214,7 +213,7 @@ static __always_inline void iw_switch_in(struct task_struct *next)
 
 	/* in_iowait is still set when an I/O sleeper runs again: every other task is done here
 	 * without a map lookup. */
-	if (!il_task_in_iowait(next))
+	if (!(btf ? il_task_in_iowait_btf(next) : il_task_in_iowait(next)))
 		return;
 	tid = BPF_CORE_READ(next, pid);
 	s = bpf_map_lookup_elem(&iw_sleeping, &tid);
@@ -249,15 +248,19 @@ static __always_inline void iw_switch_in(struct task_struct *next)
  * asleep. The state the scheduler decided on is the tracepoint's prev_state where it exists
  * (ctx[3] is read only then: the verifier drops the branch on older kernels), else the task's
  * state now. next is handled first so the end of its sleep is stamped before prev's stack
- * walk: the scheduler already charges the time from here on to next's CPU time. */
-static __always_inline int iw_on_switch(__u64 *ctx)
+ * walk: the scheduler already charges the time from here on to next's CPU time. btf: the
+ * tasks are BTF pointers (tp_btf), whose in_iowait bit is read without a helper call: the
+ * common switch, neither an I/O sleep nor a wake from one, reads only that bit of each. */
+static __always_inline int iw_on_switch(__u64 *ctx, bool btf)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
 	__u32 prev_state;
 
-	iw_switch_in(next);
+	iw_switch_in(next, btf);
 	if (ctx[0] & 0xff) /* preempt */
 		return 0;
+	if (!(btf ? il_task_in_iowait_btf(prev) : il_task_in_iowait(prev)))
+		return 0; /* not an I/O sleep: its state is not needed */
 	prev_state = iw_cfg.tp_prev_state ? (__u32)ctx[3] : il_task_state(prev);
 	iw_switch_out(ctx, prev, prev_state);
 	return 0;
@@ -266,13 +269,13 @@ static __always_inline int iw_on_switch(__u64 *ctx)
 SEC("tp_btf/sched_switch")
 int iw_switch_btf(__u64 *ctx)
 {
-	return iw_on_switch(ctx);
+	return iw_on_switch(ctx, true);
 }
 
 SEC("raw_tp/sched_switch")
 int iw_switch_raw(__u64 *ctx)
 {
-	return iw_on_switch(ctx);
+	return iw_on_switch(ctx, false);
 }
 
 #endif /* IOLAYER_IOWAIT_BPF_H */
