@@ -199,7 +199,7 @@ curl -s -D "$TMPD/om.head" -H 'Accept: application/openmetrics-text; version=1.0
 check "OpenMetrics on Accept: application/openmetrics-text" grep -qi '^content-type: application/openmetrics-text' "$TMPD/om.head"
 is "$(tail -1 "$TMPD/m.om")" "# EOF" "OpenMetrics ends with # EOF"
 check "iolayer_info names the version, kernel and each layer's method" \
-	grep -qE '^iolayer_info\{version="[^"]+",kernel="'"$(uname -r)"'",pid="'"$WL_PID"'",block="[a-z_]+",fs="ext4:[a-z_]+.*",writeback="[a-z_]+",iowait="[a-z_]+"\} 1$' "$TMPD/m.txt"
+	grep -qE '^iolayer_info\{version="[^"]+",kernel="'"$(uname -r)"'",pid="'"$WL_PID"'",block="[a-z_/]+",fs="ext4:[a-z_/]+.*",writeback="[a-z_/]+",iowait="[a-z_/]+"\} 1$' "$TMPD/m.txt"
 is "$(curl -s "$URL/verdict" | jq -r '.layers.syscall.fsync.count')" "$N" "/verdict: $N fsyncs in its window"
 check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|none)$\")' >/dev/null"
 V=$(curl -s "$URL/verdict" | jq -r '"\(.verdict.process.pid) \(.verdict.process.comm) \(.verdict.file)"')
