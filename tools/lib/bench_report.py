@@ -43,6 +43,8 @@ HOOK_BY_NAME = [
 
 
 def hook_of(name, perf_hook):
+    if perf_hook in ("sys_enter", "sys_exit"):  # raw_syscalls' (bpftool perf show names them so)
+        return "raw " + perf_hook
     if perf_hook and perf_hook != "-":
         return perf_hook
     for pat, rep in HOOK_BY_NAME:
