@@ -166,16 +166,51 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 	printf("\n");
 }
 
-static void print_folded(struct il_iw_entry **list, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct iw_key *k = &list[i]->key;
+struct folded_line {
+	char *key;
+	unsigned long long ns;
+};
 
-		il_frames_folded(stdout, k->comm, sizeof(k->comm),
-				 env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
-				 frames_get(0, 0, k->kstack, 0),
-				 il_iw_val(list[i], use_interval)->total_ns / NSEC_PER_USEC);
+static int cmp_folded(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->key, ((const struct folded_line *)b)->key);
+}
+
+/* One line per distinct key: rows that fold alike (threads of one name, stacks that differ
+ * only in offsets) are summed, as a flame graph would, so no key is printed twice. */
+static void print_folded(const struct il_iw_report *r)
+{
+	struct folded_line *v = calloc(r->nlist + 1, sizeof(*v));
+	size_t n = 0, out = 0;
+
+	if (!v)
+		il_die("out of memory");
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct il_iw_group *g = &r->groups[i];
+
+		for (size_t j = 0; j < g->nmembers; j++) {
+			const struct iw_key *k = &g->members[j]->key;
+
+			v[n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
+				env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
+				frames_get(0, 0, k->kstack, 0));
+			v[n++].ns = il_iw_val(g->members[j], use_interval)->total_ns;
+		}
 	}
+	qsort(v, n, sizeof(*v), cmp_folded);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !strcmp(v[out - 1].key, v[i].key)) {
+			v[out - 1].ns += v[i].ns;
+			free(v[i].key);
+		} else {
+			v[out++] = v[i];
+		}
+	}
+	for (size_t i = 0; i < out; i++) {
+		printf("%s %llu\n", v[i].key, v[i].ns / NSEC_PER_USEC);
+		free(v[i].key);
+	}
+	free(v);
 }
 
 static struct json_object *json_val(struct json_object *o, const struct iw_val *v)
@@ -258,6 +293,8 @@ static void report(bool interval, bool final)
 
 	use_interval = interval;
 	il_iw_report_make(&table, interval, &r);
+	/* stacks recorded apart that print alike (the tracer's frames differ) are one */
+	il_iw_report_merge(&r, stacks, env.user_stacks);
 	shown = env.top && env.top < r.ngroups ? env.top : r.ngroups;
 	il_clock_str(clock, sizeof(clock));
 	read_drops(drops);
@@ -267,7 +304,7 @@ static void report(bool interval, bool final)
 	if (il_opts.format == IL_FMT_JSON) {
 		il_json_print(stdout, report_json(&r, shown, clock, drops));
 	} else if (env.folded) {
-		print_folded(r.list, r.nlist);
+		print_folded(&r);
 	} else {
 		if (interval) {
 			printf("%s  I/O wait per thread%s\n", clock, r.nthreads ? "" : ": none");
