@@ -25,9 +25,14 @@ static struct env {
 enum { OPT_FOLDED = 0x100, OPT_TOP };
 
 static const char doc[] =
-"Show which threads sleep in I/O wait (io_schedule, io_schedule_timeout), under which "
-"kernel stack, how often and for how long. A sleep counts from the moment a task leaves "
-"the CPU with its in-iowait flag set until it runs again.\n"
+"Show which threads sleep in I/O wait (io_schedule, io_schedule_timeout),\n"
+"under which kernel stack, how often and for how long. A sleep counts from\n"
+"the moment a task leaves the CPU with its in-iowait flag set until it runs\n"
+"again.\n"
+"\n"
+"USAGE: iowaitstack [-p PID | --tid TID] [-m USECS] [-M USECS] [-U]\n"
+"                   [-i SECONDS [-c COUNT]] [--top N] [--folded | --json]\n"
+"                   [-d SECONDS | DURATION]\n"
 "\n"
 "EXAMPLES:\n"
 "  iowaitstack               # stacks by total wait until Ctrl-C, with threads\n"
@@ -38,7 +43,9 @@ static const char doc[] =
 "  iowaitstack -m 10000      # only sleeps of 10 ms or more\n"
 "  iowaitstack -U -p 1234    # add user stacks (named with libdw)\n"
 "  iowaitstack --folded 30 > w.folded   # flamegraph.pl --countname=us\n"
-"  iowaitstack --json -i 5   # one JSON object per interval\n";
+"  iowaitstack --json -i 5   # one JSON object per interval\n"
+"\n"
+"OPTIONS:";
 
 static const struct argp_option options[] = {
 	{ "min", 'm', "USECS", 0, "Count only sleeps of at least USECS microseconds", 0 },
@@ -46,8 +53,8 @@ static const struct argp_option options[] = {
 	{ "user-stacks", 'U', NULL, 0, "Also record user stacks (named with libdw)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Print per thread and top stacks every SECONDS", 0 },
 	{ "count", 'c', "N", 0, "With -i: stop after N intervals", 0 },
-	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait (default: all; 5 with -i)", 0 },
-	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs: comm;frames usecs", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait\n(default: all; 5 with -i)", 0 },
+	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs\n(comm;frames usecs)", 0 },
 	{ 0 },
 };
 
