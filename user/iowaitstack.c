@@ -68,13 +68,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'c': env.count = il_arg_uint(arg, "count", 1, 1U << 30); break;
 	case OPT_TOP: env.top = il_arg_uint(arg, "top", 1, 1U << 30); env.top_set = true; break;
 	case OPT_FOLDED: env.folded = true; break;
-	case ARGP_KEY_ARG:
+	case ARGP_KEY_ARG: {
+		unsigned long long d;
+
 		if (st->arg_num > 0)
 			il_argp_fail(st, "unexpected argument '%s'", arg);
+		/* a number first: argp has read every option (-d too) before the arguments */
+		d = il_arg_uint(arg, "the duration (seconds)", 1, 1U << 30);
 		if (il_opts.duration_s)
 			il_argp_fail(st, "the duration is given twice (DURATION and -d)");
-		il_opts.duration_s = il_arg_uint(arg, "the duration (seconds)", 1, 1U << 30);
+		il_opts.duration_s = d;
 		break;
+	}
 	case ARGP_KEY_END:
 		if (env.max_us && env.min_us > env.max_us)
 			il_argp_fail(st, "-m %llu is larger than -M %llu", env.min_us, env.max_us);

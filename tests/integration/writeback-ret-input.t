@@ -14,7 +14,7 @@ bad "-f of a function that does not return int" "d_path does not return int" $WR
 bad "-p not a number" "(pid|PID) must be a whole number" $WR -p abc
 bad "-p of no process" "no process with pid" $WR -p 2147483647
 bad "--tid of no thread" "^writeback-ret: no thread with tid 2147483647$" $WR --tid 2147483647
-bad "--tid of a thread outside -p" "^writeback-ret: thread $$ is not in process 1$" $WR -p 1 --tid $$
+bad "-p with --tid: one of them" "^writeback-ret: -p and --tid cannot be combined" $WR -p $$ --tid $$
 bad "-d 0" "duration .* got '0'" $WR -d 0
 bad "non-root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $WR
 

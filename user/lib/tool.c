@@ -192,6 +192,9 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 			fprintf(stderr, "%s: bad command line: %s (try --help)\n", name, strerror(err));
 		exit(IL_EXIT_ERR);
 	}
+	/* -p PID | --tid TID: a thread is in one process, so together they say nothing more */
+	if (il_opts.pid && il_opts.tid)
+		il_argp_fail(NULL, "-p and --tid cannot be combined: --tid TID alone traces thread TID");
 	il_log_init(name, il_opts.verbose);
 	il_require_tracing();
 	if (il_opts.pid)
