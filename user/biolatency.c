@@ -364,12 +364,14 @@ static int print_hists(struct biolatency_bpf *skel)
 			continue;
 		}
 		putchar('\n');
+		/* "disk = D  op = O  cgroup = C", two blanks between, none at the end */
 		if (env.per_disk)
-			printf("disk = %s  ", il_disk_name(keys[i].dev, name, sizeof(name)));
+			printf("disk = %s", il_disk_name(keys[i].dev, name, sizeof(name)));
 		if (env.per_op)
-			printf("op = %s  ", op_name(keys[i].op));
+			printf("%sop = %s", env.per_disk ? "  " : "", op_name(keys[i].op));
 		if (env.per_cgroup)
-			printf("cgroup = %s", il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
+			printf("%scgroup = %s", env.per_disk || env.per_op ? "  " : "",
+			       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
 		if (env.per_disk || env.per_op || env.per_cgroup)
 			putchar('\n');
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);
