@@ -171,7 +171,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	switch (il_opts.format) {
 	case IL_FMT_TEXT:
-		printf("%-8s %-16s %-7u ", ts, il_text_escape(comm, sizeof(comm), tcomm, sizeof(tcomm)),
+		/* escaped, a hostile comm is longer than its column: cut, so the columns stay */
+		printf("%-8s %s %-7u ", ts, il_text_column(comm, sizeof(comm), 16, tcomm, sizeof(tcomm)),
 		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);

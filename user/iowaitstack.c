@@ -141,7 +141,7 @@ static bool use_interval; /* which value of an entry the report being printed us
 
 /* Thread tables; interval reports have no MAX_USECS column (see read_waits()). */
 #define THREAD_HDR "%-16s %7s %7s %9s %12s"
-#define THREAD_ROW "%-16s %7u %7u %9llu %12llu"
+#define THREAD_ROW "%s %7u %7u %9llu %12llu" /* COMM: il_text_column(), 16 wide */
 
 static void print_thread_header(const char *indent)
 {
@@ -153,7 +153,8 @@ static void print_thread_row(const char *indent, const struct iw_key *k, const s
 {
 	char comm[4 * IL_TASK_COMM_LEN + 1];
 
-	printf("%s" THREAD_ROW, indent, il_text_escape(k->comm, sizeof(k->comm), comm, sizeof(comm)), k->tgid, k->tid, (unsigned long long)v->count,
+	printf("%s" THREAD_ROW, indent, il_text_column(k->comm, sizeof(k->comm), 16, comm, sizeof(comm)),
+	       k->tgid, k->tid, (unsigned long long)v->count,
 	       (unsigned long long)(v->total_ns / NSEC_PER_USEC));
 	if (use_interval)
 		printf("\n");

@@ -238,8 +238,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		snprintf(ps, sizeof(ps), "%lld", (long long)e->pages);
 	else
 		snprintf(ps, sizeof(ps), "-");
-	printf("%-8s %-16s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts,
-	       il_text_escape(e->comm, sizeof(e->comm), comm, sizeof(comm)), e->pid, e->tid,
+	printf("%-8s %s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts,
+	       il_text_column(e->comm, sizeof(e->comm), 16, comm, sizeof(comm)), e->pid, e->tid,
 	       func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
 	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino,
 	       e->path.flags & IL_PATH_NONE ? "-" : il_text_escape(path, sizeof(path), file, sizeof(file)));
