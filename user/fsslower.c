@@ -298,7 +298,10 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		il_json_print(stdout, o);
 		return;
 	}
-	fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
+	if (env.min_ms)
+		fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
+	else
+		fprintf(f, "\nSummary of every traced call (rows above: every call):\n");
 	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s %s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
 		"P50(ms)", "P99(ms)", "MAX(ms)", "IF");
 	for (int i = 0; i < FS_OP__MAX; i++) {

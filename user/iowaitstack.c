@@ -166,8 +166,9 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
 
-	printf("#%zu  %llu usecs in %llu waits (avg %llu", rank,
+	printf("#%zu  %llu usecs in %llu wait%s (avg %llu", rank,
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC), (unsigned long long)s->count,
+	       s->count == 1 ? "" : "s",
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC / s->count));
 	if (!use_interval)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
@@ -326,18 +327,21 @@ static void report(bool interval, bool final)
 			for (size_t i = 0; i < r.nthreads; i++)
 				print_thread_row("", r.threads[i].key, &r.threads[i].sum);
 			if (shown)
-				printf("\ntop %zu of %zu stacks:\n", shown, r.ngroups);
+				printf("\ntop %zu of %zu stack%s:\n", shown, r.ngroups,
+				       r.ngroups == 1 ? "" : "s");
 		} else if (!r.ngroups) {
 			printf(nsw > 0 ? "no I/O wait ended while tracing\n\n" : "no I/O wait seen\n");
 		} else {
-			printf("%llu usecs of I/O wait in %llu waits, %zu stacks\n\n",
+			printf("%llu usecs of I/O wait in %llu wait%s, %zu stack%s\n\n",
 			       (unsigned long long)(r.all.total_ns / NSEC_PER_USEC),
-			       (unsigned long long)r.all.count, r.ngroups);
+			       (unsigned long long)r.all.count, r.all.count == 1 ? "" : "s",
+			       r.ngroups, r.ngroups == 1 ? "" : "s");
 		}
 		for (size_t i = 0; i < shown; i++)
 			print_group_text(&r.groups[i], i + 1);
 		if (shown < r.ngroups)
-			printf("(%zu more stacks not shown: --top N)\n", r.ngroups - shown);
+			printf("(%zu more stack%s not shown: --top N)\n", r.ngroups - shown,
+			       r.ngroups - shown == 1 ? "" : "s");
 		if (final) {
 			il_iw_sleeping_print(stdout, sw, nsw, stacks, env.user_stacks);
 			il_drops_print(stdout, drops);

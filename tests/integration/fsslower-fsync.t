@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 21
+plan 22
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -34,6 +34,7 @@ is "$(awk -v f="$F" '$4 == "W" && $NF == f {print $5}' "$TMPD/t.out" | sort -u)"
 is "$(awk -v f="$F" '$4 == "W" && $NF == f {print $6}' "$TMPD/t.out" | sort -n | tail -1)" 796 \
 	"last write at offset 796 KiB (199 * 4 KiB)"
 is "$(summary_count "$TMPD/t.out" F)" 200 "summary counts 200 F"
+check "-m 0: the summary says its rows are every call" grep -qx 'Summary of every traced call (rows above: every call):' "$TMPD/t.out"
 diag "answer: rows W $(rows "$TMPD/t.out" W "$F") F $(rows "$TMPD/t.out" F "$F") O $(rows "$TMPD/t.out" O "$F"), summary F $(summary_count "$TMPD/t.out" F)"
 is "$(bpf_progs_named fs_ | wc -l)" 0 "no fsslower BPF program left after exit"
 
