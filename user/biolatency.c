@@ -52,7 +52,7 @@ static const char doc[] =
 "  biolatency --from=submit -C   # from submission, one histogram per cgroup\n"
 "  biolatency --breakdown -d sda # where the time goes on sda, phase by phase\n"
 "  biolatency -D           # one histogram per disk\n"
-"  biolatency -F           # one histogram per I/O operation (read, write, flush, discard)\n"
+"  biolatency -F           # per operation: read, write, flush, discard\n"
 "  biolatency -d sdc       # trace sdc only\n"
 "  biolatency -d sdc1      # trace partition sdc1 only\n"
 "  biolatency -DF --json   # per disk and operation, as JSON lines\n"
@@ -64,11 +64,11 @@ static const struct argp_option opts[] = {
 	{ "timestamp", 'T', NULL, 0, "Print a timestamp with each histogram", 0 },
 	{ "disk", 'D', NULL, 0, "One histogram per disk", 0 },
 	{ "flag", 'F', NULL, 0, "One histogram per I/O operation", 0 },
-	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time (--from=insert)", 0 },
-	{ "from", OPT_FROM, "POINT", 0, "Where latency starts: submit, queue, insert or issue (default)", 0 },
-	{ "cgroup", 'C', NULL, 0, "One histogram per cgroup (of the submitter, taken at Q)", 0 },
-	{ "breakdown", OPT_BREAKDOWN, NULL, 0, "Per-disk table of the phases (btt): average, p99, share", 0 },
-	{ "disk-name", 'd', "DISK", 0, "Trace this disk or partition only (sda, nvme0n1, loop0, sda1)", 0 },
+	{ "queued", 'Q', NULL, 0, "Include OS queued time in I/O time\n(--from=insert)", 0 },
+	{ "from", OPT_FROM, "POINT", 0, "Where latency starts (default: issue):\nsubmit, queue, insert or issue", 0 },
+	{ "cgroup", 'C', NULL, 0, "One histogram per cgroup\n(the submitter's, taken at Q)", 0 },
+	{ "breakdown", OPT_BREAKDOWN, NULL, 0, "Per-disk table of btt's phases\n(average, p99, share)", 0 },
+	{ "disk-name", 'd', "DISK", 0, "Trace this disk or partition only\n(sda, nvme0n1, loop0, sda1)", 0 },
 	{ 0 },
 };
 
@@ -364,12 +364,14 @@ static int print_hists(struct biolatency_bpf *skel)
 			continue;
 		}
 		putchar('\n');
+		/* "disk = D  op = O  cgroup = C", two blanks between, none at the end */
 		if (env.per_disk)
-			printf("disk = %s  ", il_disk_name(keys[i].dev, name, sizeof(name)));
+			printf("disk = %s", il_disk_name(keys[i].dev, name, sizeof(name)));
 		if (env.per_op)
-			printf("op = %s  ", op_name(keys[i].op));
+			printf("%sop = %s", env.per_disk ? "  " : "", op_name(keys[i].op));
 		if (env.per_cgroup)
-			printf("cgroup = %s", il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
+			printf("%scgroup = %s", env.per_disk || env.per_op ? "  " : "",
+			       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
 		if (env.per_disk || env.per_op || env.per_cgroup)
 			putchar('\n');
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);

@@ -50,9 +50,9 @@ static const char doc[] =
 "OPTIONS:";
 
 static const struct argp_option opts[] = {
-	{ "disk", 'd', "DISK", 0, "Only I/O of this disk, or sent to this partition (sda, nvme0n1, dm-0, sda1)", 0 },
-	{ "cgroup", 'C', "CGROUP", 0, "Only I/O of this cgroup (a path in the blkio or v2 hierarchy)", 0 },
-	{ "min", 'm', "MS", 0, "Only I/Os that took at least MS milliseconds in all (default 0)", 0 },
+	{ "disk", 'd', "DISK", 0, "Only I/O of this disk, or sent to this partition\n(sda, nvme0n1, dm-0, sda1)", 0 },
+	{ "cgroup", 'C', "CGROUP", 0, "Only I/O of this cgroup\n(a path in the blkio or v2 hierarchy)", 0 },
+	{ "min", 'm', "MS", 0, "Only I/Os of at least MS milliseconds in all\n(default 0)", 0 },
 	{ 0 },
 };
 

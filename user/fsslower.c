@@ -42,6 +42,9 @@ static const char doc[] =
 "xfs and btrfs slower than a threshold, with process, thread and file, and a\n"
 "per-operation summary at exit.\n"
 "\n"
+"USAGE: fsslower [-m MS] [-p PID | --tid TID] [-t TYPE[,TYPE...]] [-f PATH]\n"
+"                [-d SECONDS] [-L] [--csv | --json] [--ringbuf MB]\n"
+"\n"
 "EXAMPLES:\n"
 "  fsslower                  # calls over 10 ms, every mounted ext4/xfs/btrfs\n"
 "  fsslower -m 0 -p 1234     # every call of process 1234 (all its threads)\n"
@@ -67,11 +70,11 @@ static const char doc[] =
 "OPTIONS:";
 
 static const struct argp_option options[] = {
-	{ "min", 'm', "MS", 0, "Show calls taking at least MS milliseconds (default 10; 0 shows every call)", 0 },
-	{ "type", 't', "TYPE", 0, "Filesystems to trace: ext4, xfs, btrfs, comma-separated (default: those mounted)", 0 },
+	{ "min", 'm', "MS", 0, "Show calls of at least MS milliseconds\n(default 10; 0: every call)", 0 },
+	{ "type", 't', "TYPE", 0, "Filesystems to trace, comma-separated:\next4, xfs, btrfs (default: those mounted)", 0 },
 	{ "file", 'f', "PATH", 0, "Only this file (its filesystem is traced)", 0 },
 	{ "tid-column", 'L', NULL, 0, "Show a TID column", 0 },
-	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1, rounded up to a power of two): more when -m 0 at high call rates loses rows", 0 },
+	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1,\nrounded up to a power of two): give more\nwhen -m 0 at high call rates loses rows", 0 },
 	{ 0 },
 };
 
@@ -168,7 +171,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	switch (il_opts.format) {
 	case IL_FMT_TEXT:
-		printf("%-8s %-16s %-7u ", ts, il_text_escape(comm, sizeof(comm), tcomm, sizeof(tcomm)),
+		/* escaped, a hostile comm is longer than its column: cut, so the columns stay */
+		printf("%-8s %s %-7u ", ts, il_text_column(comm, sizeof(comm), 16, tcomm, sizeof(tcomm)),
 		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);
@@ -294,7 +298,10 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		il_json_print(stdout, o);
 		return;
 	}
-	fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
+	if (env.min_ms)
+		fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
+	else
+		fprintf(f, "\nSummary of every traced call (rows above: every call):\n");
 	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s %s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
 		"P50(ms)", "P99(ms)", "MAX(ms)", "IF");
 	for (int i = 0; i < FS_OP__MAX; i++) {

@@ -25,9 +25,14 @@ static struct env {
 enum { OPT_FOLDED = 0x100, OPT_TOP };
 
 static const char doc[] =
-"Show which threads sleep in I/O wait (io_schedule, io_schedule_timeout), under which "
-"kernel stack, how often and for how long. A sleep counts from the moment a task leaves "
-"the CPU with its in-iowait flag set until it runs again.\n"
+"Show which threads sleep in I/O wait (io_schedule, io_schedule_timeout),\n"
+"under which kernel stack, how often and for how long. A sleep counts from\n"
+"the moment a task leaves the CPU with its in-iowait flag set until it runs\n"
+"again.\n"
+"\n"
+"USAGE: iowaitstack [-p PID | --tid TID] [-m USECS] [-M USECS] [-U]\n"
+"                   [-i SECONDS [-c COUNT]] [--top N] [--folded | --json]\n"
+"                   [-d SECONDS | DURATION]\n"
 "\n"
 "EXAMPLES:\n"
 "  iowaitstack               # stacks by total wait until Ctrl-C, with threads\n"
@@ -38,7 +43,9 @@ static const char doc[] =
 "  iowaitstack -m 10000      # only sleeps of 10 ms or more\n"
 "  iowaitstack -U -p 1234    # add user stacks (named with libdw)\n"
 "  iowaitstack --folded 30 > w.folded   # flamegraph.pl --countname=us\n"
-"  iowaitstack --json -i 5   # one JSON object per interval\n";
+"  iowaitstack --json -i 5   # one JSON object per interval\n"
+"\n"
+"OPTIONS:";
 
 static const struct argp_option options[] = {
 	{ "min", 'm', "USECS", 0, "Count only sleeps of at least USECS microseconds", 0 },
@@ -46,8 +53,8 @@ static const struct argp_option options[] = {
 	{ "user-stacks", 'U', NULL, 0, "Also record user stacks (named with libdw)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Print per thread and top stacks every SECONDS", 0 },
 	{ "count", 'c', "N", 0, "With -i: stop after N intervals", 0 },
-	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait (default: all; 5 with -i)", 0 },
-	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs: comm;frames usecs", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait\n(default: all; 5 with -i)", 0 },
+	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs\n(comm;frames usecs)", 0 },
 	{ 0 },
 };
 
@@ -61,13 +68,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'c': env.count = il_arg_uint(arg, "count", 1, 1U << 30); break;
 	case OPT_TOP: env.top = il_arg_uint(arg, "top", 1, 1U << 30); env.top_set = true; break;
 	case OPT_FOLDED: env.folded = true; break;
-	case ARGP_KEY_ARG:
+	case ARGP_KEY_ARG: {
+		unsigned long long d;
+
 		if (st->arg_num > 0)
 			il_argp_fail(st, "unexpected argument '%s'", arg);
+		/* a number first: argp has read every option (-d too) before the arguments */
+		d = il_arg_uint(arg, "the duration (seconds)", 1, 1U << 30);
 		if (il_opts.duration_s)
 			il_argp_fail(st, "the duration is given twice (DURATION and -d)");
-		il_opts.duration_s = il_arg_uint(arg, "the duration (seconds)", 1, 1U << 30);
+		il_opts.duration_s = d;
 		break;
+	}
 	case ARGP_KEY_END:
 		if (env.max_us && env.min_us > env.max_us)
 			il_argp_fail(st, "-m %llu is larger than -M %llu", env.min_us, env.max_us);
@@ -129,7 +141,7 @@ static bool use_interval; /* which value of an entry the report being printed us
 
 /* Thread tables; interval reports have no MAX_USECS column (see read_waits()). */
 #define THREAD_HDR "%-16s %7s %7s %9s %12s"
-#define THREAD_ROW "%-16s %7u %7u %9llu %12llu"
+#define THREAD_ROW "%s %7u %7u %9llu %12llu" /* COMM: il_text_column(), 16 wide */
 
 static void print_thread_header(const char *indent)
 {
@@ -141,7 +153,8 @@ static void print_thread_row(const char *indent, const struct iw_key *k, const s
 {
 	char comm[4 * IL_TASK_COMM_LEN + 1];
 
-	printf("%s" THREAD_ROW, indent, il_text_escape(k->comm, sizeof(k->comm), comm, sizeof(comm)), k->tgid, k->tid, (unsigned long long)v->count,
+	printf("%s" THREAD_ROW, indent, il_text_column(k->comm, sizeof(k->comm), 16, comm, sizeof(comm)),
+	       k->tgid, k->tid, (unsigned long long)v->count,
 	       (unsigned long long)(v->total_ns / NSEC_PER_USEC));
 	if (use_interval)
 		printf("\n");
@@ -153,8 +166,9 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
 
-	printf("#%zu  %llu usecs in %llu waits (avg %llu", rank,
+	printf("#%zu  %llu usecs in %llu wait%s (avg %llu", rank,
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC), (unsigned long long)s->count,
+	       s->count == 1 ? "" : "s",
 	       (unsigned long long)(s->total_ns / NSEC_PER_USEC / s->count));
 	if (!use_interval)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
@@ -166,16 +180,51 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 	printf("\n");
 }
 
-static void print_folded(struct il_iw_entry **list, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct iw_key *k = &list[i]->key;
+struct folded_line {
+	char *key;
+	unsigned long long ns;
+};
 
-		il_frames_folded(stdout, k->comm, sizeof(k->comm),
-				 env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
-				 frames_get(0, 0, k->kstack, 0),
-				 il_iw_val(list[i], use_interval)->total_ns / NSEC_PER_USEC);
+static int cmp_folded(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->key, ((const struct folded_line *)b)->key);
+}
+
+/* One line per distinct key: rows that fold alike (threads of one name, stacks that differ
+ * only in offsets) are summed, as a flame graph would, so no key is printed twice. */
+static void print_folded(const struct il_iw_report *r)
+{
+	struct folded_line *v = calloc(r->nlist + 1, sizeof(*v));
+	size_t n = 0, out = 0;
+
+	if (!v)
+		il_die("out of memory");
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct il_iw_group *g = &r->groups[i];
+
+		for (size_t j = 0; j < g->nmembers; j++) {
+			const struct iw_key *k = &g->members[j]->key;
+
+			v[n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
+				env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
+				frames_get(0, 0, k->kstack, 0));
+			v[n++].ns = il_iw_val(g->members[j], use_interval)->total_ns;
+		}
 	}
+	qsort(v, n, sizeof(*v), cmp_folded);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !strcmp(v[out - 1].key, v[i].key)) {
+			v[out - 1].ns += v[i].ns;
+			free(v[i].key);
+		} else {
+			v[out++] = v[i];
+		}
+	}
+	for (size_t i = 0; i < out; i++) {
+		printf("%s %llu\n", v[i].key, v[i].ns / NSEC_PER_USEC);
+		free(v[i].key);
+	}
+	free(v);
 }
 
 static struct json_object *json_val(struct json_object *o, const struct iw_val *v)
@@ -258,6 +307,8 @@ static void report(bool interval, bool final)
 
 	use_interval = interval;
 	il_iw_report_make(&table, interval, &r);
+	/* stacks recorded apart that print alike (the tracer's frames differ) are one */
+	il_iw_report_merge(&r, stacks, env.user_stacks);
 	shown = env.top && env.top < r.ngroups ? env.top : r.ngroups;
 	il_clock_str(clock, sizeof(clock));
 	read_drops(drops);
@@ -267,7 +318,7 @@ static void report(bool interval, bool final)
 	if (il_opts.format == IL_FMT_JSON) {
 		il_json_print(stdout, report_json(&r, shown, clock, drops));
 	} else if (env.folded) {
-		print_folded(r.list, r.nlist);
+		print_folded(&r);
 	} else {
 		if (interval) {
 			printf("%s  I/O wait per thread%s\n", clock, r.nthreads ? "" : ": none");
@@ -276,18 +327,21 @@ static void report(bool interval, bool final)
 			for (size_t i = 0; i < r.nthreads; i++)
 				print_thread_row("", r.threads[i].key, &r.threads[i].sum);
 			if (shown)
-				printf("\ntop %zu of %zu stacks:\n", shown, r.ngroups);
+				printf("\ntop %zu of %zu stack%s:\n", shown, r.ngroups,
+				       r.ngroups == 1 ? "" : "s");
 		} else if (!r.ngroups) {
 			printf(nsw > 0 ? "no I/O wait ended while tracing\n\n" : "no I/O wait seen\n");
 		} else {
-			printf("%llu usecs of I/O wait in %llu waits, %zu stacks\n\n",
+			printf("%llu usecs of I/O wait in %llu wait%s, %zu stack%s\n\n",
 			       (unsigned long long)(r.all.total_ns / NSEC_PER_USEC),
-			       (unsigned long long)r.all.count, r.ngroups);
+			       (unsigned long long)r.all.count, r.all.count == 1 ? "" : "s",
+			       r.ngroups, r.ngroups == 1 ? "" : "s");
 		}
 		for (size_t i = 0; i < shown; i++)
 			print_group_text(&r.groups[i], i + 1);
 		if (shown < r.ngroups)
-			printf("(%zu more stacks not shown: --top N)\n", r.ngroups - shown);
+			printf("(%zu more stack%s not shown: --top N)\n", r.ngroups - shown,
+			       r.ngroups - shown == 1 ? "" : "s");
 		if (final) {
 			il_iw_sleeping_print(stdout, sw, nsw, stacks, env.user_stacks);
 			il_drops_print(stdout, drops);

@@ -21,32 +21,39 @@ static struct env {
 enum { OPT_ERRORS = 0x100, OPT_STACK };
 
 static const char doc[] =
-	"Show what the writeback path returns, call by call.\v"
-	"One row per return of the traced function: the value (signed, with its errno\n"
-	"name), the writeback_control's sync mode, pages written, latency, device,\n"
-	"inode and file (its full path through its first name, \" (deleted)\" last when\n"
-	"unlinked, \"...\" first when deeper than 16 components or its filesystem is\n"
-	"mounted nowhere whole). At exit: return values by function and sync mode (count, total and\n"
-	"max latency), and what could not be measured.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"  writeback-ret                     # every ext4_writepages call\n"
-	"  writeback-ret --errors --stack    # failing calls only, with kernel stacks\n"
-	"  writeback-ret -p 1234             # calls made by process 1234\n"
-	"  writeback-ret -f do_writepages    # do_writepages instead\n"
-	"  writeback-ret -f vfs_fsync_range  # any int-returning kernel function\n"
-	"                                    # (needs fexit or kretprobes)\n"
-	"  writeback-ret -d 10 --json        # 10 seconds, one JSON object per line\n"
-	"\n"
-	"RET -12 ENOMEM with WB_SYNC_ALL is the case where do_writepages retries in a\n"
-	"loop and fsync stalls.";
+"Show what the writeback path returns, call by call: ext4_writepages\n"
+"(default), do_writepages, or any kernel function that returns int.\n"
+"\n"
+"USAGE: writeback-ret [-f FUNC] [-p PID | --tid TID] [--errors] [--stack]\n"
+"                     [-d SECONDS] [--json]\n"
+"\n"
+"One row per return of the traced function: the value (signed, with its errno\n"
+"name), the writeback_control's sync mode, pages written, latency, device,\n"
+"inode and file (its full path through its first name, \" (deleted)\" last when\n"
+"unlinked, \"...\" first when deeper than 16 components or its filesystem is\n"
+"mounted nowhere whole). At exit: return values by function and sync mode\n"
+"(count, total and max latency), and what could not be measured.\n"
+"\n"
+"RET -12 ENOMEM with WB_SYNC_ALL is the case where do_writepages retries in a\n"
+"loop and fsync stalls.\n"
+"\n"
+"EXAMPLES:\n"
+"  writeback-ret                     # every ext4_writepages call\n"
+"  writeback-ret --errors --stack    # failing calls only, with kernel stacks\n"
+"  writeback-ret -p 1234             # calls made by process 1234\n"
+"  writeback-ret -f do_writepages    # do_writepages instead\n"
+"  writeback-ret -f vfs_fsync_range  # any int-returning kernel function\n"
+"                                    # (needs fexit or kretprobes)\n"
+"  writeback-ret -d 10 --json        # 10 seconds, one JSON object per line\n"
+"\n"
+"OPTIONS:";
 
 static const struct argp_option options[] = {
 	{ "func", 'f', "FUNC", 0,
-	  "Function to trace: ext4_writepages (default), do_writepages, or any kernel function "
-	  "returning int (needs fexit or kretprobes)", 0 },
+	  "Function to trace: ext4_writepages (default),\ndo_writepages, or any kernel function\n"
+	  "that returns int (needs fexit or kretprobes)", 0 },
 	{ "errors", OPT_ERRORS, NULL, 0, "Only rows with a non-zero return value", 0 },
-	{ "stack", OPT_STACK, NULL, 0, "Kernel stack (at the call) under each non-zero return", 0 },
+	{ "stack", OPT_STACK, NULL, 0, "Under each non-zero return, the kernel stack\nof its call", 0 },
 	{ 0 },
 };
 
@@ -231,8 +238,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		snprintf(ps, sizeof(ps), "%lld", (long long)e->pages);
 	else
 		snprintf(ps, sizeof(ps), "-");
-	printf("%-8s %-16s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts,
-	       il_text_escape(e->comm, sizeof(e->comm), comm, sizeof(comm)), e->pid, e->tid,
+	printf("%-8s %s %7u %7u %-*s %-14s %-12s %6s %10.1f %-8s %10llu %s\n", ts,
+	       il_text_column(e->comm, sizeof(e->comm), 16, comm, sizeof(comm)), e->pid, e->tid,
 	       func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
 	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino,
 	       e->path.flags & IL_PATH_NONE ? "-" : il_text_escape(path, sizeof(path), file, sizeof(file)));

@@ -2,7 +2,7 @@
 # biolatency: exact request counts on a loop device, filters, bad input, clean detach.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 18
+plan 19
 
 img=/dev/shm/iolayer-bl-$$.img
 truncate -s 64M "$img"; at_exit "rm -f $img"
@@ -49,12 +49,13 @@ is "$(count_of "$TMPD/q.out" "$LOOPNAME" write)" 300 "-Q: 300 writes in, 300 out
 diag "answer: -Q job: $(count_of "$TMPD/q.out" "$LOOPNAME" write) writes"
 
 # 4. text output: the classic layout, and interval/count ends by itself
-tool_start "$TMPD/i.out" "$TMPD/i.err" $BL -T -d "$LOOPNAME" 1 2
+tool_start "$TMPD/i.out" "$TMPD/i.err" $BL -T -D -d "$LOOPNAME" 1 2
 dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count=100 status=none
 wait "$TOOL_PID"
 is "$?" 0 "interval 1 count 2 exits 0 by itself"
 is "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMPD/i.out")" 2 "-T: two timestamped intervals"
 check "text histogram has the usecs header" grep -q 'usecs *: count *distribution' "$TMPD/i.out"
+check "-D: the line 'disk = $LOOPNAME' ends with the name (no trailing blank)" grep -qx "disk = $LOOPNAME" "$TMPD/i.out"
 
 # 5. bad input: one line on stderr, exit 1
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BL -d nosuchdisk

@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 19
+plan 22
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -34,6 +34,7 @@ is "$(awk -v f="$F" '$4 == "W" && $NF == f {print $5}' "$TMPD/t.out" | sort -u)"
 is "$(awk -v f="$F" '$4 == "W" && $NF == f {print $6}' "$TMPD/t.out" | sort -n | tail -1)" 796 \
 	"last write at offset 796 KiB (199 * 4 KiB)"
 is "$(summary_count "$TMPD/t.out" F)" 200 "summary counts 200 F"
+check "-m 0: the summary says its rows are every call" grep -qx 'Summary of every traced call (rows above: every call):' "$TMPD/t.out"
 diag "answer: rows W $(rows "$TMPD/t.out" W "$F") F $(rows "$TMPD/t.out" F "$F") O $(rows "$TMPD/t.out" O "$F"), summary F $(summary_count "$TMPD/t.out" F)"
 is "$(bpf_progs_named fs_ | wc -l)" 0 "no fsslower BPF program left after exit"
 
@@ -47,6 +48,12 @@ is "$(jq -r --arg f "$F" 'select(.file == $f and .op == "F") | .sync' "$TMPD/j.o
 is "$(jq -s '[.[] | select(.summary) | .summary.write.count] | add' "$TMPD/j.out")" 100 \
 	"--json summary: 100 writes"
 is "$(jq -s '[.[] | select(.lost) | .lost.ringbuf_full] | add' "$TMPD/j.out")" 0 "no event lost"
+# fsslower(8) documents what the code writes: every member of a JSON row, the CSV header
+MAN8=$(cd "$(dirname "$0")/../.." && pwd)/docs/man/fsslower.8
+json_doc=$(awk '/^\.B \\-\\-json/ {p = 1; next} p && /^\.TP/ {exit} p' "$MAN8")
+undocumented=$(jq -r 'select(.op) | keys[]' "$TMPD/j.out" | sort -u |
+	while read -r k; do grep -qw -- "$k" <<<"$json_doc" || echo "$k"; done | tr '\n' ' ')
+is "$undocumented" "" "fsslower(8) --json names every member of a row"
 
 # 3. --csv -f FILE: only that file, though the noise process writes on the same fs
 wl_start "$TMPD/wl3.out" -n 50 "$F"
@@ -56,4 +63,5 @@ tool_stop
 is "$(awk -F, 'NR > 1 && $5 == "F"' "$TMPD/c.out" | wc -l)" 50 "--csv -f: 50 F rows"
 is "$(awk -F, -v f="$F" 'NR > 1 && $NF != f' "$TMPD/c.out" | wc -l)" 0 "-f: no row for another file"
 is "$(head -1 "$TMPD/c.out")" "time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,file" "CSV header"
+check "fsslower(8) --csv gives the header as written" grep -qF "$(head -1 "$TMPD/c.out")" "$MAN8"
 done_testing

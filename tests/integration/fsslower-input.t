@@ -2,13 +2,14 @@
 # fsslower: bad input and missing filesystems give one line on stderr and exit 1.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 9
+plan 10
 
 FS=$(tool fsslower)
 nopid=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
 while [ -e "/proc/$nopid" ]; do nopid=$((nopid - 1)); done
 bad "-p of a pid that does not exist" "no process with pid $nopid" $FS -p "$nopid"
 bad "--tid of a thread that does not exist" "no thread with tid $nopid" $FS --tid "$nopid"
+bad "-p with --tid: one of them" "^fsslower: -p and --tid cannot be combined" $FS -p $$ --tid $$
 bad "--csv with --json" "^fsslower: --csv and --json cannot be combined" $FS --csv --json
 bad "-t of an unknown type" "unknown filesystem type 'zfs'" $FS -t zfs
 bad "-m -1" "threshold.*'-1'" $FS -m -1

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v python3 >/dev/null || skip_all "needs python3"
-plan 27
+plan 29
 
 loop_ext4_setup
 D=$MNT/h
@@ -34,6 +34,17 @@ def esc(b):  # the text form: \n \t \r \\ by name, other control and invalid byt
     named = {0x0a: b"\\n", 0x09: b"\\t", 0x0d: b"\\r", 0x5c: b"\\\\"}
     return b"".join(named.get(c, b"\\x%02x" % c if c < 0x20 or c >= 0x7f else bytes([c])) for c in b)
 
+def column(b, width=16):  # the COMM column: escapes whole, cut with "..." to width columns
+    out, safe = b"", b""
+    for c in b:
+        p = esc(bytes([c]))
+        if len(out) + len(p) > width:
+            return safe + b"..."
+        out += p
+        if len(out) + 3 <= width:
+            safe = out
+    return out
+
 def answer(key, value):
     print(key, value)
 
@@ -52,10 +63,13 @@ if kind in ("fs-text", "wb-text"):
         answer("utf8", "ok")
     except UnicodeDecodeError as e:
         answer("utf8", e)
-    rows = [l.split() for l in raw.split(b"\n")]
-    rows = [r for r in rows if len(r) > 3 and r[2] == pid.encode()]
+    lines = [l for l in raw.split(b"\n") if len(l.split()) > 3 and l.split()[2] == pid.encode()]
+    rows = [l.split() for l in lines]
     answer("rows", len(rows))
-    answer("comm", "ok" if rows and all(r[1] == esc(comm) for r in rows) else "got %r" % rows[:1])
+    answer("comm", "ok" if rows and all(r[1] == column(comm) for r in rows) else "got %r" % rows[:1])
+    # TIME, COMM (16 columns), then PID: left-aligned at 26 (fsslower), right-aligned to 33
+    at = (lambda l: l[26:33].rstrip()) if kind == "fs-text" else (lambda l: l[26:33].lstrip())
+    answer("aligned", "ok" if lines and all(at(l) == pid.encode() for l in lines) else "got %r" % lines[:1])
     if kind == "fs-text":  # O, W and F rows of each file
         answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 3))
     else:  # writeback-ret: one ext4_writepages per fsync
@@ -118,7 +132,8 @@ answers fs-text "$TMPD/t.out"
 is "$A_control_bytes" 0 "fsslower text: no raw control byte"
 is "$A_utf8" ok "fsslower text: valid UTF-8 (0xff 0xfe shown as \\xff\\xfe)"
 is "$A_rows" 30 "fsslower text: 30 rows, one line each (no name splits a row)"
-is "$A_comm" ok "fsslower text: COMM escaped as hn\\x1b[1m\\n\\t,\"\\\\\\xff"
+is "$A_comm" ok "fsslower text: COMM escaped (hn\\x1b[1m\\n\\t,\"\\\\\\xff), cut to its 16 columns: hn\\x1b[1m\\n\\t..."
+is "$A_aligned" ok "fsslower text: PID where the header puts it, after the hostile COMM"
 is "$A_names" ok "fsslower text: each of the 10 names escaped, in 3 rows (O, W, F)"
 diag "text: $(grep -c "nl-a\\\\nb" "$TMPD/t.out") rows name nl-a\\nb"
 
@@ -148,6 +163,7 @@ is "$RC" 0 "writeback-ret text: exit 0"
 answers wb-text "$TMPD/w.out"
 is "$A_control_bytes" 0 "writeback-ret text: no raw control byte"
 is "$A_rows" 10 "writeback-ret text: 10 rows, one line each"
+is "$A_aligned" ok "writeback-ret text: PID where the header puts it, after the hostile COMM"
 is "$A_names" ok "writeback-ret text: each of the 10 paths escaped"
 run_tool "$TMPD/wj.out" $WB --json
 answers wb-json "$TMPD/wj.out"

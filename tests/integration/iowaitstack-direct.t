@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
-plan 25
+plan 28
 
 N=2000
 loop_raw_setup 64
@@ -29,6 +29,12 @@ check "$N direct reads -> between 1 and $N sleeps (got $waits)" test "$waits" -g
 is "$(iw_pids "$TMPD/p.out")" "$dd_pid" "-p shows only dd (not the other reader)"
 is "$(jq -s '[.[] | .lost.stack + .lost.map_full] | add' "$TMPD/p.out")" 0 "no stack or map drops"
 check "no tracer frames in the stacks" no_tracer_frames "$TMPD/p.out"
+# stacks are merged once the tracer's frames are hidden: no two print alike, and under one
+# stack a thread has one row
+is "$(jq -c '.stacks[] | .kernel_stack' "$TMPD/p.out" | sort | uniq -d | wc -l)" 0 \
+	"--json: no two stacks with the same frames"
+is "$(jq -c '.stacks[] | .threads | map(.tid) | length - (unique | length)' "$TMPD/p.out" | sort -u | tr '\n' ' ')" "0 " \
+	"--json: one row per thread under each stack"
 
 # 2. without -p: both readers show up, each charged with its own sleeps
 check "iowaitstack (all) starts" tool_start "$TMPD/a.out" "$TMPD/a.err" $IWS --json
@@ -80,6 +86,7 @@ release_paused; wait "$PAUSED_PID"
 tool_stop
 check "folded: a dd line ending in io_schedule frames and a number" \
 	grep -qE '^dd;.*;io_schedule[a-z_]*(;[^; ]+)* [0-9]+$' "$TMPD/f.out"
+is "$(sed 's/ [0-9]*$//' "$TMPD/f.out" | sort | uniq -d | wc -l)" 0 "folded: no key printed twice"
 
 # 7. -U: dd's user stack starts in libc (named through libdw), after the kernel stack. The
 #    tool reads a process's mappings when it first sleeps; dd must outlive that (~ms).

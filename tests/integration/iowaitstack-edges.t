@@ -8,7 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
-plan 11
+plan 12
 
 # ---- 1. still waiting ------------------------------------------------------------------------
 BLKIO=/sys/fs/cgroup/blkio
@@ -82,5 +82,11 @@ diag "text user stacks: $(tr '\n' '|' <<<"$txt")"
 check "text: a user stack fsync leaf_fsync middle main" grep -qx 'fsync leaf_fsync middle main' <<<"$txt"
 check "--folded: main;middle;leaf_fsync;fsync before the kernel frames" \
 	grep -q ';main;middle;leaf_fsync;fsync;-;' "$TMPD/u.folded"
+# the totals line and each stack's line: "1 wait", "1 stack", the plural for any other count
+check "text: 'wait'/'stack' in the singular for 1 only (the totals line and every stack's)" \
+	awk '/^[0-9]+ usecs of I\/O wait in / { n++; w = $8; sub(/,$/, "", w)
+		if ((w == "waits") != ($7 != 1) || ($10 == "stacks") != ($9 != 1)) bad++ }
+	/^#[0-9]+  [0-9]+ usecs in [0-9]+ waits? / { if (($6 == "waits") != ($5 != 1)) bad++ }
+	END { exit !(n == 1 && !bad) }' "$TMPD/u.txt"
 
 done_testing

@@ -3,10 +3,13 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/iowaitstack-lib.sh"
 require_root
-plan 11
+plan 14
 
 bad_input "unknown pid" "no process with pid 999999999" $IWS -p 999999999
 bad_input "unknown tid" "no thread with tid 999999999" $IWS --tid 999999999
+bad_input "-p with --tid: one of them" "^iowaitstack: -p and --tid cannot be combined" $IWS -p $$ --tid $$
+bad_input "DURATION not a number" "duration .*'abc'" $IWS abc
+bad_input "DURATION not a number, with -d" "duration .*'extra-arg'" $IWS extra-arg -d 1
 bad_input "-m larger than -M" "-m 500 is larger than -M 100" $IWS -m 500 -M 100
 bad_input "pid not a number" "(pid|PID) must be a whole number" $IWS -p abc
 bad_input "interval 0" "interval .* got '0'" $IWS -i 0

@@ -3,7 +3,7 @@
 # where they do not, and bad input: one line on stderr, exit 1.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 13
+plan 15
 
 source "$(dirname "$0")/writeback-ret-lib.sh"
 
@@ -14,7 +14,7 @@ bad "-f of a function that does not return int" "d_path does not return int" $WR
 bad "-p not a number" "(pid|PID) must be a whole number" $WR -p abc
 bad "-p of no process" "no process with pid" $WR -p 2147483647
 bad "--tid of no thread" "^writeback-ret: no thread with tid 2147483647$" $WR --tid 2147483647
-bad "--tid of a thread outside -p" "^writeback-ret: thread $$ is not in process 1$" $WR -p 1 --tid $$
+bad "-p with --tid: one of them" "^writeback-ret: -p and --tid cannot be combined" $WR -p $$ --tid $$
 bad "-d 0" "duration .* got '0'" $WR -d 0
 bad "non-root" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $WR
 
@@ -26,6 +26,10 @@ bad "--errors with do_writepages through tracepoints: refused, one line" \
 # ... while ext4_writepages' tracepoint carries the return value: --errors still runs there.
 "$BIN/writeback-ret" --attach=tracepoint --errors -d 1 >/dev/null 2>"$TMPD/e4.err" </dev/null
 is "$?" 0 "--errors with ext4_writepages through tracepoints runs (exit 0)"
+# What tracepoint mode cannot see is said on every run, once: also with -v
+is "$(grep -c 'ext4_writepages_result' "$TMPD/e4.err")" 1 "tracepoint mode: its blind spot said once"
+"$BIN/writeback-ret" --attach=tracepoint -v -d 1 >/dev/null 2>"$TMPD/v.err" </dev/null
+is "$(grep -c 'ext4_writepages_result' "$TMPD/v.err")" 1 "tracepoint mode with -v: its blind spot said once"
 
 # Generic mode: vfs_fsync_range returns int and runs once per fsync.
 kprobes=no

@@ -115,6 +115,34 @@ static void test_text_utf8(void **state)
 	assert_string_equal(esc("\xe6\x97" "a", 256), "\\xe6\\x97a");
 }
 
+/* A name in a table column: cut to the column's width with "...", escapes whole, padded. */
+static void test_text_column(void **state)
+{
+	char buf[4 * 16 + 1];
+
+	/* the hostile comm of the report: 17 columns escaped, cut after "\n" */
+	assert_string_equal(il_text_column("\x1b[31m,\"\n\xffq", 16, 16, buf, sizeof(buf)),
+			    "\\x1b[31m,\"\\n... ");
+	/* short names are padded; exactly 16 columns fit as they are */
+	assert_string_equal(il_text_column("redis-server", 16, 16, buf, sizeof(buf)),
+			    "redis-server    ");
+	assert_string_equal(il_text_column("ab\x1b" "cdefghijkl", 16, 16, buf, sizeof(buf)),
+			    "ab\\x1bcdefghijkl");
+	assert_string_equal(il_text_column("ab\x1b" "cdefghijklm", 16, 16, buf, sizeof(buf)),
+			    "ab\\x1bcdefghi...");
+	/* never cut inside an escape: "\xff" does not fit after 13 columns */
+	assert_string_equal(il_text_column("abcdefghijklm\xff", 16, 16, buf, sizeof(buf)),
+			    "abcdefghijklm...");
+	/* a UTF-8 character is one column: 16 of them fit in 16 columns */
+	assert_string_equal(il_text_column("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+					   "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+					   "\xc3\xa9\xc3\xa9", 32, 16, buf, sizeof(buf)),
+			    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	assert_string_equal(il_text_column("\xc3\xa9x", 3, 4, buf, sizeof(buf)), "\xc3\xa9x  ");
+	assert_string_equal(il_text_column("", 0, 3, buf, sizeof(buf)), "   ");
+}
+
 static void test_text_length(void **state)
 {
 	char buf[16];
@@ -293,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_text_length),
 		cmocka_unit_test(test_text_any_bytes),
 		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_text_column),
 		cmocka_unit_test(test_json_valid_names),
 		cmocka_unit_test(test_json_invalid_names),
 		cmocka_unit_test(test_json_round_trip),

@@ -121,6 +121,30 @@ static void test_golden_wide(void **state)
 	assert_golden("hist_wide.txt", render_usecs, s);
 }
 
+/* The bars as the classic print_log2_hist() draws them: count * 40 / largest, rounded down. */
+static void test_stars_classic(void **state)
+{
+	__u64 s[IL_HIST_SLOTS] = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char none[48], all[48], most[48];
+
+	s[3] = 55528;
+	s[4] = 1;      /* far under 1/40 of the largest: no star */
+	s[5] = 55527;  /* 39.9993 stars: 39 */
+	il_hist_print(f, s, IL_HIST_SLOTS, "usecs");
+	fclose(f);
+	snprintf(all, sizeof(all), "|%.40s|", "****************************************");
+	snprintf(none, sizeof(none), "|%40s|", "");
+	snprintf(most, sizeof(most), "|%.39s |", "****************************************");
+	assert_non_null(strstr(buf, "         8 -> 15         : 55528    "));
+	assert_non_null(strstr(strstr(buf, ": 55528    "), all));
+	assert_non_null(strstr(strstr(buf, ": 1        "), none));
+	assert_non_null(strstr(strstr(buf, ": 55527    "), most));
+	free(buf);
+}
+
 static void test_empty_prints_nothing(void **state)
 {
 	__u64 s[IL_HIST_SLOTS] = { 0 };
@@ -167,6 +191,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_percentiles),
 		cmocka_unit_test(test_golden_text),
 		cmocka_unit_test(test_golden_wide),
+		cmocka_unit_test(test_stars_classic),
 		cmocka_unit_test(test_empty_prints_nothing),
 		cmocka_unit_test(test_json),
 	};

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "escape.h"
@@ -74,10 +75,14 @@ static size_t escape_one(const unsigned char *s, size_t n, char *out, size_t *us
 	return k;
 }
 
-const char *il_text_escape(const char *s, size_t n, char *buf, size_t len)
+/* s escaped into buf (len bytes), in at most width columns (an escape or ASCII byte takes a
+ * column each, a UTF-8 character one), ending in "..." when cut; padded with blanks to width
+ * columns when pad. */
+static const char *escape_cut(const char *s, size_t n, char *buf, size_t len, size_t width,
+			      bool pad)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t pos = 0, safe = 0, used;
+	size_t pos = 0, cols = 0, safe = 0, safe_cols = 0, used;
 	char piece[8];
 
 	if (!len)
@@ -85,22 +90,40 @@ const char *il_text_escape(const char *s, size_t n, char *buf, size_t len)
 	n = name_len(s, n);
 	while (n) {
 		size_t k = escape_one(p, n, piece, &used);
+		size_t c = (unsigned char)piece[0] >= 0x80 ? 1 : k;
 
-		if (pos + k > len - 1) {
+		if (cols + c > width || pos + k > len - 1) {
 			/* back to the last end that leaves room for "..." */
-			for (pos = safe; pos < len - 1 && pos < safe + 3; pos++)
-				buf[pos] = '.';
+			pos = safe;
+			cols = safe_cols;
+			for (int d = 0; d < 3 && cols < width && pos < len - 1; d++, cols++)
+				buf[pos++] = '.';
 			break;
 		}
 		memcpy(buf + pos, piece, k);
 		pos += k;
-		if (pos + 3 <= len - 1)
+		cols += c;
+		if (cols + 3 <= width && pos + 3 <= len - 1) {
 			safe = pos;
+			safe_cols = cols;
+		}
 		p += used;
 		n -= used;
 	}
+	for (; pad && cols < width && pos < len - 1; cols++)
+		buf[pos++] = ' ';
 	buf[pos] = '\0';
 	return buf;
+}
+
+const char *il_text_escape(const char *s, size_t n, char *buf, size_t len)
+{
+	return escape_cut(s, n, buf, len, SIZE_MAX, false);
+}
+
+const char *il_text_column(const char *s, size_t n, size_t width, char *buf, size_t len)
+{
+	return escape_cut(s, n, buf, len, width, true);
 }
 
 void il_csv_field(FILE *f, const char *s)

@@ -24,6 +24,13 @@
  * < 4), cut between escapes and characters, never inside one. Returns buf. */
 const char *il_text_escape(const char *s, size_t n, char *buf, size_t len);
 
+/* Name s (n bytes at most) escaped as il_text_escape() does, for a table column of width
+ * columns: cut to at most width columns, ending in "..." when cut (escapes and characters
+ * kept whole), and padded with blanks to width columns, so the columns after it stay where
+ * they are whatever the name. An escape or ASCII byte takes a column each, a UTF-8 character
+ * one. Into buf of len bytes (4 * width + 1 always suffice), NUL-terminated. Returns buf. */
+const char *il_text_column(const char *s, size_t n, size_t width, char *buf, size_t len);
+
 /* Write NUL-terminated s to f as one CSV field (RFC 4180), without separator or newline.
  * Quoted ("a,b" -> "\"a,b\"", embedded quotes doubled) when s holds a comma, a double quote,
  * CR, LF or any other byte below 0x20 or 0x7f, or begins or ends with a space or tab;

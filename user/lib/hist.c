@@ -49,12 +49,12 @@ int il_hist_percentile_slot(const __u64 *slots, int nslots, double pct)
 	return nslots - 1;
 }
 
+/* As the classic tools' print_log2_hist() (bcc, libbpf-tools): val * 40 / max stars, rounded
+ * down, so a count under 1/40 of the largest draws none (its count column still says it). */
 static void stars(FILE *f, __u64 val, __u64 max)
 {
-	int n = max ? (int)((val * STARS + max / 2) / max) : 0;
+	int n = max ? (int)(val * STARS / max) : 0;
 
-	if (val && !n)
-		n = 1;
 	if (n > STARS)
 		n = STARS;
 	for (int i = 0; i < n; i++)

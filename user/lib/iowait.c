@@ -274,8 +274,118 @@ void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_
 	make_threads(r);
 }
 
+/* What a group prints as: its frames where they were named, else its stack ids. */
+struct group_look {
+	const struct il_frames *k, *u;
+	__s32 kstack, ustack;
+	__u32 utgid;
+};
+
+static struct group_look group_look(const struct il_iw_group *g, struct il_stacknames *names,
+				    bool user)
+{
+	struct group_look l = { .kstack = g->kstack };
+
+	l.k = il_stacknames_get(names, 0, g->kstack);
+	if (l.k)
+		l.kstack = 0;
+	if (user) {
+		l.utgid = g->utgid;
+		l.ustack = g->ustack;
+		l.u = g->ustack >= 0 ? il_stacknames_get_user(names, g->utgid, g->ustack, g->ucaller) : NULL;
+		if (l.u)
+			l.ustack = 0;
+	}
+	return l;
+}
+
+static bool same_look(const struct group_look *a, const struct group_look *b)
+{
+	return a->k == b->k && a->u == b->u && a->kstack == b->kstack && a->ustack == b->ustack &&
+	       a->utgid == b->utgid;
+}
+
+static bool same_thread(const struct iw_key *a, const struct iw_key *b)
+{
+	return a->tgid == b->tgid && a->tid == b->tid && !memcmp(a->comm, b->comm, sizeof(a->comm));
+}
+
+void il_iw_report_merge(struct il_iw_report *r, struct il_stacknames *names, bool user)
+{
+	struct group_look *look;
+	size_t *to, ng = 0, nrows = 0;
+	struct il_iw_group *groups;
+	struct il_iw_entry **rowp;
+
+	if (!r->ngroups || !names)
+		return;
+	look = calloc(r->ngroups, sizeof(*look));
+	to = calloc(r->ngroups, sizeof(*to));
+	groups = calloc(r->ngroups + 1, sizeof(*groups));
+	free(r->rows);
+	r->rows = calloc(r->nlist + 1, sizeof(*r->rows));
+	rowp = calloc(r->nlist + 1, sizeof(*rowp));
+	if (!look || !to || !groups || !r->rows || !rowp)
+		il_die("out of memory");
+	/* to[i]: the new group of old group i, the first that prints as it does */
+	for (size_t i = 0; i < r->ngroups; i++) {
+		size_t j;
+
+		look[i] = group_look(&r->groups[i], names, user);
+		for (j = 0; j < ng && !same_look(&look[i], &look[groups[j].nmembers]); j++)
+			;
+		if (j == ng) {
+			groups[ng] = r->groups[i];
+			groups[ng].nmembers = i; /* for now: the old group it comes from */
+			ng++;
+		}
+		to[i] = j;
+	}
+	/* each new group's rows: its old groups' members, one row per thread (sums added, the
+	 * largest max kept), in the rows the report owns from now on */
+	for (size_t j = 0; j < ng; j++) {
+		struct il_iw_group *g = &groups[j];
+
+		g->members = &rowp[nrows];
+		g->nmembers = 0;
+		memset(&g->sum, 0, sizeof(g->sum));
+		for (size_t i = 0; i < r->ngroups; i++) {
+			if (to[i] != j)
+				continue;
+			for (size_t m = 0; m < r->groups[i].nmembers; m++) {
+				const struct il_iw_entry *e = r->groups[i].members[m];
+				size_t k;
+
+				for (k = 0; k < g->nmembers && !same_thread(&g->members[k]->key, &e->key); k++)
+					;
+				if (k == g->nmembers) {
+					rowp[nrows] = &r->rows[nrows];
+					r->rows[nrows] = *e;
+					nrows++;
+					g->nmembers++;
+				} else {
+					add_val(&g->members[k]->seen, &e->seen);
+					add_val(&g->members[k]->iv, &e->iv);
+				}
+			}
+			add_val(&g->sum, &r->groups[i].sum);
+		}
+		qsort_r(g->members, g->nmembers, sizeof(*g->members), cmp_entry_total, &r->interval);
+	}
+	qsort(groups, ng, sizeof(*groups), cmp_group_total);
+	free(r->groups);
+	free(r->rowp);
+	r->groups = groups;
+	r->ngroups = ng;
+	r->rowp = rowp;
+	free(look);
+	free(to);
+}
+
 void il_iw_report_free(struct il_iw_report *r)
 {
+	free(r->rows);
+	free(r->rowp);
 	free(r->threads);
 	free(r->list);
 	free(r->groups);

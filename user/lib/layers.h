@@ -338,9 +338,21 @@ struct il_iw_report {
 	struct il_iw_thread *threads;
 	size_t nthreads;
 	struct iw_val all;            /* the sum of every group */
+	struct il_iw_entry *rows;     /* after il_iw_report_merge(): the groups' merged rows */
+	struct il_iw_entry **rowp;
 };
 
+struct il_stacknames;
+
 void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
+
+/* Merge the groups of r that print alike once names has named their stacks (the kernel
+ * stack; with user, also the user stack of the same process): the kernel records stacks
+ * that differ only in the tracer's own frames under different ids (see il_stacknames_get()).
+ * Their sums are added and the largest max kept; a thread's rows under them (same pid, tid
+ * and comm) become one row, with its sums added likewise; groups and rows are sorted again.
+ * r->list and r->threads are left as they are (per entry, per thread). */
+void il_iw_report_merge(struct il_iw_report *r, struct il_stacknames *names, bool user);
 void il_iw_report_free(struct il_iw_report *r);
 
 /* The value of e a report uses. */

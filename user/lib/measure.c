@@ -163,10 +163,14 @@ int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m
 	m->iowait.count = r.all.count;
 	m->iowait.total_ns = r.all.total_ns;
 	m->iowait.max_ns = r.all.max_ns;
-	/* groups are sorted by total wait; the first with a kernel stack is the top one */
-	for (size_t i = 0; i < r.ngroups && !f; i++)
-		if (r.groups[i].kstack >= 0 &&
-		    (names || (names = il_stacknames_new(stacks_fd, false))))
+	/* stacks recorded apart that print alike (the tracer's frames differ) are one; groups
+	 * are sorted by total wait, and the first with a kernel stack is the top one */
+	for (size_t i = 0; i < r.ngroups && !names; i++)
+		if (r.groups[i].kstack >= 0 && !(names = il_stacknames_new(stacks_fd, false)))
+			break;
+	il_iw_report_merge(&r, names, false);
+	for (size_t i = 0; i < r.ngroups && names && !f; i++)
+		if (r.groups[i].kstack >= 0)
 			f = il_stacknames_get(names, 0, r.groups[i].kstack);
 	for (int i = 0; f && i < f->n && nframes < maxf; i++)
 		snprintf(top[nframes++], 128, "%s", f->names[i]);

@@ -161,7 +161,13 @@ struct named {
 	__u32 pid;                /* 0 for kernel stacks */
 	__s32 id;
 	__u64 caller;             /* user stacks: the frame put back after the first, or 0 */
-	struct il_frames f;
+	struct il_frames *f;      /* one of il_stacknames.uniq: shared by stacks that print alike */
+};
+
+/* A distinct list of frames, with a hash of its names. */
+struct uniq {
+	unsigned long hash;
+	struct il_frames *f;
 };
 
 struct il_stacknames {
@@ -171,6 +177,8 @@ struct il_stacknames {
 	struct il_usyms *usyms;   /* NULL without user stacks */
 	struct named *v;
 	size_t n, cap;
+	struct uniq *u;           /* owns the frames; v[].f point here, so they never move */
+	size_t nu, capu;
 };
 
 static char *xstrdup(const char *s)
@@ -197,22 +205,91 @@ static void frames_add(struct il_frames *f, const char *name)
 	f->n++;
 }
 
-struct il_stacknames *il_stacknames_new(int map_fd, bool user)
+static void frames_free(struct il_frames *f)
+{
+	for (int j = 0; j < f->n; j++) {
+		free(f->names[j]);
+		free(f->funcs[j]);
+	}
+	free(f->names);
+	free(f->funcs);
+	free(f);
+}
+
+static unsigned long frames_hash(const struct il_frames *f)
+{
+	unsigned long h = 1469598103934665603UL; /* FNV-1a over the names, each with its NUL */
+
+	for (int i = 0; i < f->n; i++)
+		for (const unsigned char *p = (const void *)f->names[i];; p++) {
+			h = (h ^ *p) * 1099511628211UL;
+			if (!*p)
+				break;
+		}
+	return h;
+}
+
+static bool frames_equal(const struct il_frames *a, const struct il_frames *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (int i = 0; i < a->n; i++)
+		if (strcmp(a->names[i], b->names[i]))
+			return false;
+	return true;
+}
+
+/* The kept frames equal to f (f is freed), or f itself, kept from now on. Stacks the kernel
+ * recorded apart (the tracer's own frames differ: another BPF program, the tp_btf or raw_tp
+ * glue) but that print alike get one struct il_frames, so callers merge them by pointer. */
+static struct il_frames *frames_intern(struct il_stacknames *s, struct il_frames *f)
+{
+	unsigned long h = frames_hash(f);
+
+	for (size_t i = 0; i < s->nu; i++)
+		if (s->u[i].hash == h && frames_equal(s->u[i].f, f)) {
+			frames_free(f);
+			return s->u[i].f;
+		}
+	if (s->nu == s->capu) {
+		s->capu = s->capu ? s->capu * 2 : 128;
+		s->u = realloc(s->u, s->capu * sizeof(*s->u));
+		if (!s->u)
+			il_die("out of memory");
+	}
+	s->u[s->nu++] = (struct uniq){ h, f };
+	return f;
+}
+
+static struct il_stacknames *stacknames_alloc(int map_fd, bool user)
 {
 	struct il_stacknames *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		il_die("out of memory");
 	s->map_fd = map_fd;
+	if (user && !(s->usyms = il_usyms_new()))
+		il_die("out of memory");
+	return s;
+}
+
+struct il_stacknames *il_stacknames_new(int map_fd, bool user)
+{
 	/* /proc/kallsyms (a few MB of text, tens of ms to read) is read when a stack is first
 	 * named, not at start; here only whether it gives addresses at all. */
 	if (!il_ksyms_readable()) {
 		il_err("cannot read kernel symbols from /proc/kallsyms: %s", strerror(errno));
-		free(s);
 		return NULL;
 	}
-	if (user && !(s->usyms = il_usyms_new()))
-		il_die("out of memory");
+	return stacknames_alloc(map_fd, user);
+}
+
+struct il_stacknames *il_stacknames_new_ksyms(int map_fd, bool user, struct il_ksyms *ksyms)
+{
+	struct il_stacknames *s = stacknames_alloc(map_fd, user);
+
+	s->ksyms = ksyms;
+	s->ksyms_tried = true;
 	return s;
 }
 
@@ -220,14 +297,9 @@ void il_stacknames_free(struct il_stacknames *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		for (int j = 0; j < s->v[i].f.n; j++) {
-			free(s->v[i].f.names[j]);
-			free(s->v[i].f.funcs[j]);
-		}
-		free(s->v[i].f.names);
-		free(s->v[i].f.funcs);
-	}
+	for (size_t i = 0; i < s->nu; i++)
+		frames_free(s->u[i].f);
+	free(s->u);
 	free(s->v);
 	il_ksyms_free(s->ksyms);
 	il_usyms_free(s->usyms);
@@ -239,30 +311,57 @@ const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __
 	return il_stacknames_get_user(s, pid, id, 0);
 }
 
+static const struct il_frames *named_find(const struct il_stacknames *s, __u32 pid, __s32 id,
+					  __u64 caller)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].pid == pid && s->v[i].id == id && s->v[i].caller == caller)
+			return s->v[i].f;
+	return NULL;
+}
+
+/* True when stack id needs no naming: *f is its frames, named before, or NULL (not collected,
+ * or a user stack without user symbols). Kernel stacks have no caller (*caller set to 0). */
+static bool named_known(const struct il_stacknames *s, __u32 pid, __s32 id, __u64 *caller,
+			const struct il_frames **f)
+{
+	*f = NULL;
+	if (id < 0 || (pid && !s->usyms))
+		return true;
+	if (!pid)
+		*caller = 0;
+	return (*f = named_find(s, pid, id, *caller)) != NULL;
+}
+
 const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pid, __s32 id,
 					       __u64 caller)
 {
 	static __u64 ips[IL_STACK_MAX_DEPTH + 1];
-	struct il_frames *f;
-	char buf[512];
-	int n;
+	const struct il_frames *f;
 
-	if (id < 0 || (pid && !s->usyms))
-		return NULL;
-	if (!pid)
-		caller = 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].pid == pid && s->v[i].id == id && s->v[i].caller == caller)
-			return &s->v[i].f;
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 128;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		if (!s->v)
-			il_die("out of memory");
-	}
-	s->v[s->n] = (struct named){ .pid = pid, .id = id, .caller = caller };
-	f = &s->v[s->n++].f;
-	n = il_stack_read(s->map_fd, id, ips, IL_STACK_MAX_DEPTH);
+	if (named_known(s, pid, id, &caller, &f))
+		return f;
+	return il_stacknames_add(s, pid, id, caller, ips,
+				 il_stack_read(s->map_fd, id, ips, IL_STACK_MAX_DEPTH));
+}
+
+const struct il_frames *il_stacknames_add(struct il_stacknames *s, __u32 pid, __s32 id,
+					  __u64 caller, const __u64 *addrs, int n)
+{
+	__u64 ips[IL_STACK_MAX_DEPTH + 2];
+	struct il_frames *f;
+	const struct il_frames *old;
+	char buf[512];
+
+	if (named_known(s, pid, id, &caller, &old))
+		return old;
+	if (n > IL_STACK_MAX_DEPTH)
+		n = IL_STACK_MAX_DEPTH;
+	if (n > 0)
+		memcpy(ips, addrs, n * sizeof(ips[0]));
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		il_die("out of memory");
 	if (n < 0)
 		frames_add(f, "[stack not readable]");
 	/* The caller goes back after the first frame unless the walk has it already, and only
@@ -290,6 +389,14 @@ const struct il_frames *il_stacknames_get_user(struct il_stacknames *s, __u32 pi
 		}
 		frames_add(f, buf);
 	}
+	f = frames_intern(s, f);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 128;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		if (!s->v)
+			il_die("out of memory");
+	}
+	s->v[s->n++] = (struct named){ .pid = pid, .id = id, .caller = caller, .f = f };
 	return f;
 }
 
@@ -326,11 +433,15 @@ struct json_object *il_frames_json(const struct il_frames *fr)
 	return a;
 }
 
-void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
-		      const struct il_frames *kernel, unsigned long long value)
+char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_frames *user,
+			   const struct il_frames *kernel)
 {
-	char c[4 * 64 + 1];
+	char c[4 * 64 + 1], *key = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&key, &len);
 
+	if (!f)
+		il_die("out of memory");
 	/* flamegraph.pl splits on ';' and the last space: those are replaced too */
 	il_text_escape(comm, comm_len, c, sizeof(c));
 	for (char *p = c; *p; p++)
@@ -348,5 +459,16 @@ void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct i
 	} else {
 		fputs(";[stack lost]", f);
 	}
-	fprintf(f, " %llu\n", value);
+	if (fclose(f) || !key)
+		il_die("out of memory");
+	return key;
+}
+
+void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
+		      const struct il_frames *kernel, unsigned long long value)
+{
+	char *key = il_frames_folded_key(comm, comm_len, user, kernel);
+
+	fprintf(f, "%s %llu\n", key, value);
+	free(key);
 }

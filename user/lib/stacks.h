@@ -67,12 +67,24 @@ struct il_stacknames;
  * after attaching, so the tracer's own programs have symbols and are recognised), and, when
  * user is true, user stacks with libdw. NULL after printing one line on failure. */
 struct il_stacknames *il_stacknames_new(int map_fd, bool user);
+/* The same with kernel symbols given (taken over: freed with s), e.g. read from a file. */
+struct il_stacknames *il_stacknames_new_ksyms(int map_fd, bool user, struct il_ksyms *ksyms);
 void il_stacknames_free(struct il_stacknames *s);
 
 /* The frames of stack id (a kernel stack when pid is 0, else a user stack of process pid),
- * read and named at the first call and kept; NULL when id < 0 (not collected or lost). A
- * stack that cannot be read has the one frame "[stack not readable]". */
+ * read and named at the first call and kept until il_stacknames_free(); NULL when id < 0
+ * (not collected or lost). A stack that cannot be read has the one frame "[stack not
+ * readable]". Stacks that print alike once the tracer's frames are left out (the kernel keeps
+ * them apart when those frames differ: another BPF program, the tp_btf or raw_tp glue) get
+ * the same struct il_frames: equal pointers mean equal frames, and sums kept per stack id are
+ * merged by comparing them. */
 const struct il_frames *il_stacknames_get(struct il_stacknames *s, __u32 pid, __s32 id);
+
+/* Name stack id from addresses read elsewhere (n of them, innermost first; n < 0: not
+ * readable), as il_stacknames_get_user() names what it reads from the map; kept the same way
+ * (an id already named keeps its first frames). */
+const struct il_frames *il_stacknames_add(struct il_stacknames *s, __u32 pid, __s32 id,
+					  __u64 caller, const __u64 *addrs, int n);
 
 /* The same for a user stack of process pid whose first frame is a function that keeps no
  * stack frame (a libc syscall wrapper): caller, the return address that was at the stack
@@ -95,5 +107,9 @@ void il_frames_print(FILE *f, const struct il_frames *fr, const char *indent, co
 struct json_object *il_frames_json(const struct il_frames *fr);
 void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
 		      const struct il_frames *kernel, unsigned long long value);
+/* The folded line's key (without " VALUE\n"), malloc'ed: lines of equal keys are one stack to
+ * a flame graph, and are summed into one line by who prints them. */
+char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_frames *user,
+			   const struct il_frames *kernel);
 
 #endif

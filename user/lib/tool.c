@@ -27,19 +27,20 @@ enum { OPT_ATTACH = 0x1000, OPT_TID, OPT_CSV, OPT_USAGE };
 static const struct { unsigned need; struct argp_option o; } all_options[] = {
 	{ IL_OPT_PID, { "pid", 'p', "PID", 0, "Only this process (all its threads)", 1 } },
 	{ IL_OPT_TID, { "tid", OPT_TID, "TID", 0, "Only this thread", 1 } },
-	{ IL_OPT_DURATION, { "duration", 'd', "SECONDS", 0, "Trace for SECONDS, then print the summary (default: until Ctrl-C)", 1 } },
+	{ IL_OPT_DURATION, { "duration", 'd', "SECONDS", 0, "Trace for SECONDS, then print the summary\n(default: until Ctrl-C)", 1 } },
 	{ IL_OPT_JSON, { "json", 'j', NULL, 0, "JSON output (one object per line)", 1 } },
-	{ IL_OPT_CSV, { "csv", OPT_CSV, NULL, 0, "Comma-separated rows, RFC 4180 (summary on stderr)", 1 } },
-	{ 0, { "verbose", 'v', NULL, 0, "Say which attach method each probe uses; -vv adds libbpf's log", 2 } },
+	{ IL_OPT_CSV, { "csv", OPT_CSV, NULL, 0, "Comma-separated rows, RFC 4180\n(the summary on stderr)", 1 } },
+	{ 0, { "verbose", 'v', NULL, 0, "Say which attach method each probe uses;\n-vv adds libbpf's log", 2 } },
 	{ 0, { "attach", OPT_ATTACH, "METHOD", 0,
-	       "Force an attach method: fentry, kprobe or tracepoint (default: auto, best first)", 2 } },
-	{ 0, { "version", 'V', NULL, 0, "Print the version and the attach methods this kernel allows", 2 } },
+	       "Force an attach method (default: auto, the best\nthis kernel allows): fentry, kprobe or tracepoint", 2 } },
+	{ 0, { "version", 'V', NULL, 0, "Print the version and the attach methods\nthis kernel allows", 2 } },
 	{ 0, { "help", 'h', NULL, 0, "Show this help", 2 } },
 	{ 0, { "usage", OPT_USAGE, NULL, 0, "Show a short usage message", 2 } },
 };
 
 static struct argp_option options[IL_ARRAY_SIZE(all_options) + 1];
 static unsigned enabled;
+static const struct argp *tool_argp; /* the tool's own, given to il_tool_start() */
 
 static void print_version(void)
 {
@@ -94,9 +95,17 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case 'V':
 		print_version();
 		exit(IL_EXIT_OK);
-	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK);
+	case 'h': {
+		unsigned flags = ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK;
+
+		/* A tool's doc gives its synopsis ("USAGE: ...", as in its man page, with what
+		 * argp cannot say: -p PID | --tid TID, a second form): argp's own "Usage: TOOL
+		 * [OPTION...]" line before it would say it twice. */
+		if (tool_argp && tool_argp->doc && strstr(tool_argp->doc, "USAGE: "))
+			flags &= ~ARGP_HELP_SHORT_USAGE;
+		argp_state_help(state, stdout, flags);
 		exit(IL_EXIT_OK);
+	}
 	case OPT_USAGE:
 		argp_state_help(state, stdout, ARGP_HELP_USAGE);
 		exit(IL_EXIT_OK);
@@ -162,6 +171,7 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	memset(&il_opts, 0, sizeof(il_opts));
 	il_opts.attach = IL_FAM_ANY;
 	enabled = opts;
+	tool_argp = argp;
 	for (size_t i = 0; i < IL_ARRAY_SIZE(all_options); i++)
 		if (!all_options[i].need || (opts & all_options[i].need))
 			options[n++] = all_options[i].o;
@@ -182,6 +192,9 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 			fprintf(stderr, "%s: bad command line: %s (try --help)\n", name, strerror(err));
 		exit(IL_EXIT_ERR);
 	}
+	/* -p PID | --tid TID: a thread is in one process, so together they say nothing more */
+	if (il_opts.pid && il_opts.tid)
+		il_argp_fail(NULL, "-p and --tid cannot be combined: --tid TID alone traces thread TID");
 	il_log_init(name, il_opts.verbose);
 	il_require_tracing();
 	if (il_opts.pid)
