@@ -28,7 +28,8 @@ sel() { jq -c --arg f "$F" "select(.file == \$f) | $1" "$TMPD/j.out"; }
 w=$(sel 'select(.op == "W")' | wc -l)
 f=$(sel 'select(.op == "F")' | wc -l)
 lost=$(jq -s '[.[] | select(.summary) | .lost.compat_syscall // 0] | add // 0' "$TMPD/j.out")
-diag "answer: W $w F $f compat_not_measured $lost"
+diag "W $w F $f compat_not_measured $lost" # the split depends on the method
+diag "answer: calls accounted for (rows + not measured) $((w + f + lost)) of 40"
 if grep -qE 'attaching with (tp_btf|tracepoint)' "$TMPD/j.err"; then
 	is "$w $f" "10 10" "raw_syscalls: the 64-bit calls are rows (10 W, 10 F)"
 	is "$lost" 20 "raw_syscalls: the 20 32-bit calls are counted as not measured"
