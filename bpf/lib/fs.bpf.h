@@ -864,15 +864,6 @@ struct {
 	__type(value, struct fs_aio_stats);
 } fs_aio SEC(".maps");
 
-static __always_inline int fs_aio_enter(enum fs_aio_call call)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-
-	if (!fs_task_wanted(pid_tgid))
-		return 0;
-	return fs_begin(pid_tgid, (enum fs_op)call, NULL, 0, 0, FS_EV_SYSCALL);
-}
-
 static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), delta;
