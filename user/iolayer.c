@@ -344,6 +344,10 @@ int main(int argc, char **argv)
 	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
 	    il_block_loaded(skel->obj))
 		goto out;
+	/* The window every table counts: from the first attach to the detach below, which
+	 * comes before any map is read, so the layers, processes and files count the same
+	 * events (and nothing that happens while they are read). */
+	t0 = il_now_ns();
 	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
 	    (who_seen && il_plans_attach(who, 1)))
@@ -362,12 +366,12 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
-	t0 = il_now_ns();
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = skel->obj };
 	if (il_run(&run) < 0)
 		goto out;
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
+	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 
 	if (m.fs_seen) {
 		if ((err = il_fs_stats_read(skel->obj, st))) {

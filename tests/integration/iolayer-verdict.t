@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # iolayer: every layer traced at once for one process, exact counts where the workload fixes
-# them, a verdict that names a layer, bad input, clean detach.
+# them, a verdict that names a layer, bad input, clean detach. Then: the layer, process and
+# file tables count one window (the workload still running when tracing ends).
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 13
+plan 17
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -31,6 +32,22 @@ check "block layer: requests completed" test "$(j .layers.device.count)" -gt 0
 is "$(j '.lost | del(.missed_end) | to_entries | map(select(.value > 0)) | from_entries' | jq -c .)" "{}" \
 	"nothing reported lost (block completions without a start: $(j .lost.missed_start))"
 check "the verdict names a layer" grep -qE '"layer": ?"(syscall/VFS|filesystem|writeback|block queue|device)"' "$TMPD/o.json"
+
+# One window for every table: a write+fsync loop that runs on after the end of tracing. The
+# layer table, the process table and the file table count the same fsyncs.
+wl_launch "$TMPD/wl2.out" "$WL/fsync_loop" -g "$TMPD/go" -n 100000000 -s 4096 "$MNT/win"
+touch "$TMPD/go"
+$IL -p "$WL_PID" -d 2 --json >"$TMPD/w.json" 2>"$TMPD/w.err"
+is "$?" 0 "iolayer -d 2 beside a running fsync loop: exit 0"
+kill "$WL_BG" 2>/dev/null; wait "$WL_BG" 2>/dev/null
+w() { jq -r "$1" "$TMPD/w.json"; }
+LF=$(w .layers.syscall.fsync.count)
+PF=$(jq -r --arg p "$WL_PID" '.processes[] | select(.pid == ($p | tonumber)) | .ops.fsync.count' "$TMPD/w.json")
+FF=$(jq -r --arg f "$MNT/win" '.files[] | select(.path == $f) | .fsyncs' "$TMPD/w.json")
+diag "answer: fsyncs: layer $LF, process $PF, file $FF"
+check "fsyncs were counted" test "$LF" -gt 100
+is "$PF" "$LF" "the process table counts the layer table's fsyncs, no more"
+is "$FF" "$LF" "the file table counts the layer table's fsyncs, no more"
 
 # bad input: one line, exit 1
 bad "unknown pid: one line, exit 1" "no process with pid 999999999" $IL -p 999999999
