@@ -156,17 +156,38 @@ static void blk_json(struct json_object *ly, const struct il_layers *m)
 }
 
 
+/* The process the verdict names among the first `shown` of the view's (which the tables
+ * print), moved there when it is further down: it is always listed. Returns how many to show
+ * (0: all). */
+static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int shown)
+{
+	int at = -1;
+
+	for (int i = 0; c->found && i < v->nprocs && at < 0; i++)
+		if (v->procs[i].pid == c->pid)
+			at = i;
+	if (!shown || at < shown)
+		return shown;
+	struct il_who_sum p = v->procs[at];
+
+	memmove(&v->procs[shown + 1], &v->procs[shown], (at - shown) * sizeof(p));
+	v->procs[shown] = p;
+	return shown + 1;
+}
+
 static void report(const struct il_layers *m, char frames[][128], int nframes,
-		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who,
+		   const __u64 drops[IL_DROP__MAX], struct il_who_view *who,
 		   const struct il_fs_aio_row *aio, int naio)
 {
 	char why[1024], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
 	struct il_culprit c;
+	int shown;
 
 	il_verdict_culprit(l, who->procs, who->nprocs, m->elapsed_s, m->disk, &c);
 	if (c.found)
 		il_culprit_sentence(&c, names, sizeof(names));
+	shown = show_culprit(who, &c, top_n);
 
 	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
@@ -202,7 +223,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		}
 		json_object_object_add(o, "layers", ly);
 		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
-		il_who_view_json(o, who, m->elapsed_s, top_n);
+		il_who_view_json(o, who, m->elapsed_s, shown);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		for (int i = 0; i < nframes; i++)
 			json_object_array_add(st, json_object_new_string(frames[i]));
@@ -234,7 +255,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		for (int i = 0; i < nframes; i++)
 			printf("    %s\n", frames[i]);
 	}
-	il_who_view_print(stdout, who, m->elapsed_s, top_n);
+	il_who_view_print(stdout, who, m->elapsed_s, shown);
 	for (int i = 0; i < naio; i++) { /* what the file-operation rows cannot show */
 		char line[512];
 
@@ -309,6 +330,7 @@ int main(int argc, char **argv)
 	fsc = il_fs_cfg(skel->obj);
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
+	m.pid = il_opts.pid;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;
@@ -394,7 +416,8 @@ int main(int argc, char **argv)
 	npref = il_who_view_disks(skel->obj, il_opts.pid ? il_opts.pid : il_who_view_top_pid(&view),
 				  pref, IL_ARRAY_SIZE(pref));
 	il_who_view_free(&view);
-	if (m.blk_seen)
+	/* -p of a process that used no disk: no disk is its, and other processes' are not */
+	if (m.blk_seen && (npref || !il_opts.pid))
 		il_measure_disks(skel->obj, &m, pref, npref, &disk_dev);
 	if ((err = il_who_view_make(skel->obj, disk_dev, &view))) {
 		il_err("cannot read attribution: %s", il_errno_name(err));

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # iolayer: every layer traced at once for one process, exact counts where the workload fixes
 # them, a verdict that names a layer, bad input, clean detach. Then: the layer, process and
-# file tables count one window (the workload still running when tracing ends).
+# file tables count one window (the workload still running when tracing ends); -p of a
+# process that does no I/O gives none, whatever other processes do on the disk.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 17
+plan 21
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -48,6 +49,21 @@ diag "answer: fsyncs: layer $LF, process $PF, file $FF"
 check "fsyncs were counted" test "$LF" -gt 100
 is "$PF" "$LF" "the process table counts the layer table's fsyncs, no more"
 is "$FF" "$LF" "the file table counts the layer table's fsyncs, no more"
+
+# -p of a process that does no I/O while another writes to the disk: none, for that process.
+sleep 30 & SLEEPER=$!
+at_exit "kill $SLEEPER"
+timeout 6 sh -c "while :; do dd if=/dev/zero of='$MNT/busy' bs=64k count=200 oflag=direct \
+	conv=notrunc status=none; done" & DD=$!
+at_exit "kill $DD"
+$IL -p "$SLEEPER" -d 2 --json >"$TMPD/n.json" 2>"$TMPD/n.err"
+is "$?" 0 "iolayer -p of a sleeping process: exit 0"
+kill "$DD" 2>/dev/null; wait "$DD" 2>/dev/null
+n() { jq -r "$1" "$TMPD/n.json"; }
+diag "answer: $(jq -c .verdict "$TMPD/n.json")"
+is "$(n .verdict.layer)" none "the verdict is none"
+check "it says -p does not cover children" grep -q "not its children" <<<"$(n .verdict.reason)"
+is "$(n .verdict.process)" null "no process named (no kernel thread of the disk)"
 
 # bad input: one line, exit 1
 bad "unknown pid: one line, exit 1" "no process with pid 999999999" $IL -p 999999999
