@@ -201,6 +201,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 			for (int i = 0; i < FS_OP__MAX; i++)
 				json_object_object_add(ops, op_names[i], il_lat_json(&m->ops[i]));
 			json_object_object_add(ly, "syscall", ops);
+			json_object_object_add(ly, "sync_in_writes", il_lat_json(&m->nested_sync));
 		}
 		if (m->wb_seen) {
 			struct json_object *w = il_lat_json(&m->wb);
@@ -241,6 +242,9 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	       "TOTAL");
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
 		print_row("syscall/VFS", il_fs_op_rows[i], &m->ops[i], true, NULL);
+	if (m->fs_seen && m->nested_sync.count) /* not fsync calls: their time is the writes' */
+		print_row("filesystem", "sync in O_(D)SYNC writes", &m->nested_sync, true,
+			  "inside the write rows: not fsync calls, not in the totals");
 	if (m->wb_seen) {
 		snprintf(extra, sizeof(extra), "%llu errors", (unsigned long long)m->wb_errors);
 		print_row("writeback", "ext4_writepages", &m->wb, false, extra);
@@ -330,6 +334,7 @@ int main(int argc, char **argv)
 	fsc = il_fs_cfg(skel->obj);
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
+	fsc->nested_apart = 1; /* an O_SYNC write's sync is not an fsync call: apart */
 	m.pid = il_opts.pid;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
@@ -402,6 +407,8 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < FS_OP__MAX; i++)
 			il_lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
+		if (!il_fs_nested_read(skel->obj, &st[0]))
+			il_lat_from_hist(&m.nested_sync, st[0].count, st[0].total_ns, st[0].max_ns, st[0].slots);
 	}
 	if (m.wb_seen)
 		il_measure_wb(skel->obj, &m);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # iolayer: every layer traced at once for one process, exact counts where the workload fixes
 # them, a verdict that names a layer, bad input, clean detach. Then: the layer, process and
-# file tables count one window (the workload still running when tracing ends); -p of a
-# process that does no I/O gives none, whatever other processes do on the disk.
+# file tables count one window (the workload still running when tracing ends); an O_SYNC
+# write's sync is not an fsync call; -p of a process that does no I/O gives none, whatever
+# other processes do on the disk.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 21
+plan 27
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -49,6 +50,19 @@ diag "answer: fsyncs: layer $LF, process $PF, file $FF"
 check "fsyncs were counted" test "$LF" -gt 100
 is "$PF" "$LF" "the process table counts the layer table's fsyncs, no more"
 is "$FF" "$LF" "the file table counts the layer table's fsyncs, no more"
+
+# O_SYNC writes: the sync each runs inside it is no fsync call, and its time is the write's.
+wl_launch "$TMPD/wl3.out" "$WL/fsync_loop" -g "$TMPD/go" -n 100 -s 4096 -m osync "$MNT/osync"
+check "iolayer starts on the O_SYNC writer" tool_start "$TMPD/s.json" "$TMPD/s.err" $IL -p "$WL_PID" -d 600 --json
+wl_go
+tool_stop
+k() { jq -r "$1" "$TMPD/s.json"; }
+diag "answer: O_SYNC: write $(k .layers.syscall.write.count) fsync $(k .layers.syscall.fsync.count) in writes $(k .layers.sync_in_writes.count)"
+is "$(k .layers.syscall.write.count)" 100 "100 O_SYNC writes counted"
+is "$(k .layers.syscall.fsync.count)" 0 "no fsync call counted for them"
+is "$(k .layers.sync_in_writes.count)" 100 "their 100 syncs shown apart (sync_in_writes)"
+is "$(k '[.processes[].ops.fsync.count] | add')" 0 "no fsync in the process table either"
+is "$(k .layers.syscall.fsync.total_ns)" 0 "no fsync time: the syncs' time is in the writes' only"
 
 # -p of a process that does no I/O while another writes to the disk: none, for that process.
 sleep 30 & SLEEPER=$!
