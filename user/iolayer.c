@@ -283,13 +283,27 @@ static int note_procs(void *obj)
 	return 0;
 }
 
-/* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. */
+/* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. But
+ * under --attach=FAMILY, a layer that has that family and cannot use it here is a refusal:
+ * il_plans_choose() has said why in one line; exit 1, as every tool does. */
 static bool choose(struct il_plan *plans, int n, const char *layer)
 {
 	if (!il_plans_choose(plans, n, il_opts.attach))
 		return true;
+	for (int i = 0; il_opts.attach != IL_FAM_ANY && i < n; i++)
+		if (il_plan_has_family(&plans[i], il_opts.attach))
+			exit(IL_EXIT_ERR);
 	il_warn("the %s layer is left out", layer);
 	return false;
+}
+
+/* Undo the choice of a plan: its programs are not loaded. */
+static void unchoose(struct il_plan *p)
+{
+	if (p->chosen >= 0)
+		for (int k = 0; k < p->opts[p->chosen].nprogs; k++)
+			bpf_program__set_autoload(p->opts[p->chosen].progs[k].prog, false);
+	p->chosen = -1;
 }
 
 int main(int argc, char **argv)
@@ -345,22 +359,26 @@ int main(int argc, char **argv)
 	il_block_plan(skel->obj, true, block);
 	il_block_bio_plan(skel->obj, block + 1);
 	il_block_submit_plan(skel->obj, block + 2);
-	m.blk_seen = choose(block, 2, "block");
-	if (m.blk_seen && !choose(block + 2, 1, "bio submission (time before Q)"))
-		block[2].chosen = -1;
 	fs = &plans[3];
 	for (int t = 0; t < FS_TYPE__MAX; t++)
 		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
 	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
+	wb = &fs[nfs];
+	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
+	/* The layers that have fentry and kprobe methods first: under --attach, one that cannot
+	 * use the forced method refuses before the tracepoint-only layers say anything. */
 	if (nfs && choose(fs, nfs, "filesystem")) {
 		m.fs_seen = true;
 		il_fs_chosen(skel->obj, fs, fs_type, nfs);
 	} else if (!nfs) {
 		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	}
-	wb = &fs[nfs];
-	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
 	m.wb_seen = choose(wb, 1, "writeback");
+	bool submit_seen = choose(block + 2, 1, "bio submission (time before Q)");
+
+	m.blk_seen = choose(block, 2, "block");
+	if (!m.blk_seen || !submit_seen)
+		unchoose(&block[2]);
 	iw = wb + 1;
 	il_iowait_plan(skel->obj, iw);
 	m.iw_seen = choose(iw, 1, "I/O wait");
