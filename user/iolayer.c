@@ -25,11 +25,16 @@ static const char doc[] =
 "\n"
 "EXAMPLES:\n"
 "  iolayer               # 10 seconds of every process, then the verdict\n"
-"  iolayer -p 1234       # one process (all its threads); block layer: all disks\n"
-"  iolayer -d 60         # a minute (Ctrl-C gives the verdict early)\n"
-"  iolayer --json        # one JSON object\n"
+"  iolayer -p 1234       # one process (all its threads, not its children);\n"
+"                        # block layer: the disk it used\n"
+"  iolayer -d 60         # a minute (default 10 s; Ctrl-C ends early)\n"
+"  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
 "  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
+"\n"
+"-p follows one process: its children (a server's workers, a shell's commands)\n"
+"are not in it; give their own pids. File operations are traced on ext4, xfs\n"
+"and btrfs only (not tmpfs, NFS, ...).\n"
 "\n"
 "Then dig into the layer it names with fsslower, writeback-ret, iowaitstack or\n"
 "biolatency.\n"
@@ -193,7 +198,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
 		struct json_object *st = json_object_new_array();
 
-		json_object_object_add(o, "duration_s", json_object_new_double(m->elapsed_s));
+		json_object_object_add(o, "duration_s", il_json_seconds(m->elapsed_s));
 		json_object_object_add(o, "pid", json_object_new_int(il_opts.pid));
 		if (m->fs_seen) {
 			struct json_object *ops = json_object_new_object();
@@ -234,8 +239,8 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		return;
 	}
 	if (il_opts.pid)
-		printf("\n%.1f s traced: process %d (file operations, writeback, I/O wait); block layer: "
-		       "the disks it used\n\n", m->elapsed_s, il_opts.pid);
+		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
+		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
 	else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
@@ -327,6 +332,9 @@ int main(int argc, char **argv)
 	struct wb_cfg *wbc;
 	unsigned long long t0;
 
+	il_tool_option_doc('p', "Only this process: all its threads, not its children");
+	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict (default 10; Ctrl-C ends early)");
+	il_tool_option_doc('j', "JSON output: one object, at the end");
 	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");

@@ -6,7 +6,7 @@
 # other processes do on the disk.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 27
+plan 28
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -50,6 +50,8 @@ diag "answer: fsyncs: layer $LF, process $PF, file $FF"
 check "fsyncs were counted" test "$LF" -gt 100
 is "$PF" "$LF" "the process table counts the layer table's fsyncs, no more"
 is "$FF" "$LF" "the file table counts the layer table's fsyncs, no more"
+like() { grep -qE "$2" <<<"$1"; }
+check "duration_s to the millisecond ($(w .duration_s))" like "$(jq -c .duration_s "$TMPD/w.json")" '^[0-9]+(\.[0-9]{1,3})?$'
 
 # O_SYNC writes: the sync each runs inside it is no fsync call, and its time is the write's.
 wl_launch "$TMPD/wl3.out" "$WL/fsync_loop" -g "$TMPD/go" -n 100 -s 4096 -m osync "$MNT/osync"
