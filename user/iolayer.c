@@ -25,11 +25,16 @@ static const char doc[] =
 "\n"
 "EXAMPLES:\n"
 "  iolayer               # 10 seconds of every process, then the verdict\n"
-"  iolayer -p 1234       # one process (all its threads); block layer: all disks\n"
-"  iolayer -d 60         # a minute (Ctrl-C gives the verdict early)\n"
-"  iolayer --json        # one JSON object\n"
+"  iolayer -p 1234       # one process (all its threads, not its children);\n"
+"                        # block layer: the disk it used\n"
+"  iolayer -d 60         # a minute (default 10 s; Ctrl-C ends early)\n"
+"  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
 "  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
+"\n"
+"-p follows one process: its children (a server's workers, a shell's commands)\n"
+"are not in it; give their own pids. File operations are traced on ext4, xfs\n"
+"and btrfs only (not tmpfs, NFS, ...).\n"
 "\n"
 "Then dig into the layer it names with fsslower, writeback-ret, iowaitstack or\n"
 "biolatency.\n"
@@ -156,23 +161,44 @@ static void blk_json(struct json_object *ly, const struct il_layers *m)
 }
 
 
+/* The process the verdict names among the first `shown` of the view's (which the tables
+ * print), moved there when it is further down: it is always listed. Returns how many to show
+ * (0: all). */
+static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int shown)
+{
+	int at = -1;
+
+	for (int i = 0; c->found && i < v->nprocs && at < 0; i++)
+		if (v->procs[i].pid == c->pid)
+			at = i;
+	if (!shown || at < shown)
+		return shown;
+	struct il_who_sum p = v->procs[at];
+
+	memmove(&v->procs[shown + 1], &v->procs[shown], (at - shown) * sizeof(p));
+	v->procs[shown] = p;
+	return shown + 1;
+}
+
 static void report(const struct il_layers *m, char frames[][128], int nframes,
-		   const __u64 drops[IL_DROP__MAX], const struct il_who_view *who,
+		   const __u64 drops[IL_DROP__MAX], struct il_who_view *who,
 		   const struct il_fs_aio_row *aio, int naio)
 {
 	char why[1024], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
 	struct il_culprit c;
+	int shown;
 
 	il_verdict_culprit(l, who->procs, who->nprocs, m->elapsed_s, m->disk, &c);
 	if (c.found)
 		il_culprit_sentence(&c, names, sizeof(names));
+	shown = show_culprit(who, &c, top_n);
 
 	if ((il_opts.format == IL_FMT_JSON)) {
 		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
 		struct json_object *st = json_object_new_array();
 
-		json_object_object_add(o, "duration_s", json_object_new_double(m->elapsed_s));
+		json_object_object_add(o, "duration_s", il_json_seconds(m->elapsed_s));
 		json_object_object_add(o, "pid", json_object_new_int(il_opts.pid));
 		if (m->fs_seen) {
 			struct json_object *ops = json_object_new_object();
@@ -180,6 +206,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 			for (int i = 0; i < FS_OP__MAX; i++)
 				json_object_object_add(ops, op_names[i], il_lat_json(&m->ops[i]));
 			json_object_object_add(ly, "syscall", ops);
+			json_object_object_add(ly, "sync_in_writes", il_lat_json(&m->nested_sync));
 		}
 		if (m->wb_seen) {
 			struct json_object *w = il_lat_json(&m->wb);
@@ -202,7 +229,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		}
 		json_object_object_add(o, "layers", ly);
 		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
-		il_who_view_json(o, who, m->elapsed_s, top_n);
+		il_who_view_json(o, who, m->elapsed_s, shown);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		for (int i = 0; i < nframes; i++)
 			json_object_array_add(st, json_object_new_string(frames[i]));
@@ -212,14 +239,17 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		return;
 	}
 	if (il_opts.pid)
-		printf("\n%.1f s traced: process %d (file operations, writeback, I/O wait); block layer: "
-		       "the disks it used\n\n", m->elapsed_s, il_opts.pid);
+		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
+		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
 	else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
 	       "TOTAL");
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
 		print_row("syscall/VFS", il_fs_op_rows[i], &m->ops[i], true, NULL);
+	if (m->fs_seen && m->nested_sync.count) /* not fsync calls: their time is the writes' */
+		print_row("filesystem", "sync in O_(D)SYNC writes", &m->nested_sync, true,
+			  "inside the write rows: not fsync calls, not in the totals");
 	if (m->wb_seen) {
 		snprintf(extra, sizeof(extra), "%llu errors", (unsigned long long)m->wb_errors);
 		print_row("writeback", "ext4_writepages", &m->wb, false, extra);
@@ -234,7 +264,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		for (int i = 0; i < nframes; i++)
 			printf("    %s\n", frames[i]);
 	}
-	il_who_view_print(stdout, who, m->elapsed_s, top_n);
+	il_who_view_print(stdout, who, m->elapsed_s, shown);
 	for (int i = 0; i < naio; i++) { /* what the file-operation rows cannot show */
 		char line[512];
 
@@ -258,13 +288,27 @@ static int note_procs(void *obj)
 	return 0;
 }
 
-/* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. */
+/* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. But
+ * under --attach=FAMILY, a layer that has that family and cannot use it here is a refusal:
+ * il_plans_choose() has said why in one line; exit 1, as every tool does. */
 static bool choose(struct il_plan *plans, int n, const char *layer)
 {
 	if (!il_plans_choose(plans, n, il_opts.attach))
 		return true;
+	for (int i = 0; il_opts.attach != IL_FAM_ANY && i < n; i++)
+		if (il_plan_has_family(&plans[i], il_opts.attach))
+			exit(IL_EXIT_ERR);
 	il_warn("the %s layer is left out", layer);
 	return false;
+}
+
+/* Undo the choice of a plan: its programs are not loaded. */
+static void unchoose(struct il_plan *p)
+{
+	if (p->chosen >= 0)
+		for (int k = 0; k < p->opts[p->chosen].nprogs; k++)
+			bpf_program__set_autoload(p->opts[p->chosen].progs[k].prog, false);
+	p->chosen = -1;
 }
 
 int main(int argc, char **argv)
@@ -288,6 +332,9 @@ int main(int argc, char **argv)
 	struct wb_cfg *wbc;
 	unsigned long long t0;
 
+	il_tool_option_doc('p', "Only this process: all its threads, not its children");
+	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict (default 10; Ctrl-C ends early)");
+	il_tool_option_doc('j', "JSON output: one object, at the end");
 	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
@@ -309,6 +356,8 @@ int main(int argc, char **argv)
 	fsc = il_fs_cfg(skel->obj);
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
+	fsc->nested_apart = 1; /* an O_SYNC write's sync is not an fsync call: apart */
+	m.pid = il_opts.pid;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;
@@ -318,22 +367,26 @@ int main(int argc, char **argv)
 	il_block_plan(skel->obj, true, block);
 	il_block_bio_plan(skel->obj, block + 1);
 	il_block_submit_plan(skel->obj, block + 2);
-	m.blk_seen = choose(block, 2, "block");
-	if (m.blk_seen && !choose(block + 2, 1, "bio submission (time before Q)"))
-		block[2].chosen = -1;
 	fs = &plans[3];
 	for (int t = 0; t < FS_TYPE__MAX; t++)
 		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
 	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
+	wb = &fs[nfs];
+	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
+	/* The layers that have fentry and kprobe methods first: under --attach, one that cannot
+	 * use the forced method refuses before the tracepoint-only layers say anything. */
 	if (nfs && choose(fs, nfs, "filesystem")) {
 		m.fs_seen = true;
 		il_fs_chosen(skel->obj, fs, fs_type, nfs);
 	} else if (!nfs) {
 		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	}
-	wb = &fs[nfs];
-	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
 	m.wb_seen = choose(wb, 1, "writeback");
+	bool submit_seen = choose(block + 2, 1, "bio submission (time before Q)");
+
+	m.blk_seen = choose(block, 2, "block");
+	if (!m.blk_seen || !submit_seen)
+		unchoose(&block[2]);
 	iw = wb + 1;
 	il_iowait_plan(skel->obj, iw);
 	m.iw_seen = choose(iw, 1, "I/O wait");
@@ -344,6 +397,10 @@ int main(int argc, char **argv)
 	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
 	    il_block_loaded(skel->obj))
 		goto out;
+	/* The window every table counts: from the first attach to the detach below, which
+	 * comes before any map is read, so the layers, processes and files count the same
+	 * events (and nothing that happens while they are read). */
+	t0 = il_now_ns();
 	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
 	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
 	    (who_seen && il_plans_attach(who, 1)))
@@ -362,12 +419,12 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
-	t0 = il_now_ns();
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = skel->obj };
 	if (il_run(&run) < 0)
 		goto out;
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
+	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 
 	if (m.fs_seen) {
 		if ((err = il_fs_stats_read(skel->obj, st))) {
@@ -376,6 +433,8 @@ int main(int argc, char **argv)
 		}
 		for (int i = 0; i < FS_OP__MAX; i++)
 			il_lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
+		if (!il_fs_nested_read(skel->obj, &st[0]))
+			il_lat_from_hist(&m.nested_sync, st[0].count, st[0].total_ns, st[0].max_ns, st[0].slots);
 	}
 	if (m.wb_seen)
 		il_measure_wb(skel->obj, &m);
@@ -390,7 +449,8 @@ int main(int argc, char **argv)
 	npref = il_who_view_disks(skel->obj, il_opts.pid ? il_opts.pid : il_who_view_top_pid(&view),
 				  pref, IL_ARRAY_SIZE(pref));
 	il_who_view_free(&view);
-	if (m.blk_seen)
+	/* -p of a process that used no disk: no disk is its, and other processes' are not */
+	if (m.blk_seen && (npref || !il_opts.pid))
 		il_measure_disks(skel->obj, &m, pref, npref, &disk_dev);
 	if ((err = il_who_view_make(skel->obj, disk_dev, &view))) {
 		il_err("cannot read attribution: %s", il_errno_name(err));

@@ -108,9 +108,10 @@ struct {
 	__type(value, struct fs_event);
 } fs_scratch SEC(".maps");
 
+/* Per operation, then FS_STATS_NESTED (fs_cfg.nested_apart). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FS_OP__MAX);
+	__uint(max_entries, FS_OP__MAX + 1);
 	__type(key, __u32);
 	__type(value, struct fs_op_stats);
 } fs_stats SEC(".maps");
@@ -378,7 +379,9 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 				       struct file *file, __s64 ret, void *ctx, bool tail)
 {
 	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
-	__u32 k = op;
+	/* a sync inside an O_SYNC/O_DSYNC write, kept apart: not an fsync call (iolayer) */
+	bool apart = fs_cfg.nested_apart && (s->flags & FS_EV_NESTED);
+	__u32 k = apart ? FS_STATS_NESTED : op;
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
 	/* min_ns ~0 (iolayer) sends nothing: tested first, so the verifier drops the sending */
 	bool slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
@@ -387,7 +390,8 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 		il_drop(IL_DROP_BACKWARDS);
 		return;
 	}
-	who_fs(pid_tgid, op, file, delta, ret);
+	if (!apart)
+		who_fs(pid_tgid, op, file, delta, ret);
 	if (st) { /* per-CPU: plain adds */
 		st->count++;
 		st->total_ns += delta;

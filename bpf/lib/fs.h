@@ -89,7 +89,10 @@ struct fs_cfg {
 	 * bpf_get_current_task_btf(), allowed to tracepoint programs since 5.11); 0: in the
 	 * (thread, operation) hash fs_inflight. */
 	__u32 task_storage;
-	__u32 pad;
+	/* 1: the syncs run inside O_SYNC/O_DSYNC writes (FS_EV_NESTED) are not fsync calls: they
+	 * go to fs_stats[FS_STATS_NESTED], not to fs_stats[FS_OP_FSYNC], and not to attribution
+	 * (the write's time already holds theirs); 0: counted as fsyncs (fsslower's summary). */
+	__u32 nested_apart;
 	struct fs_sys sys[FS_SYS_NR_MAX]; /* the tracepoint method's syscalls, by number */
 };
 
@@ -117,6 +120,9 @@ struct fs_event {
 
 /* Per-operation totals of every traced call (slow or not), one per-CPU array slot per op;
  * user space sums the CPUs. slots[] is a log2 histogram of latency in ns (il_hist_slot). */
+/* fs_stats' entry after the operations': the nested syncs, with fs_cfg.nested_apart. */
+#define FS_STATS_NESTED FS_OP__MAX
+
 struct fs_op_stats {
 	__u64 count;     /* calls completed */
 	__u64 slow;      /* of which at or above the threshold (sent as events) */

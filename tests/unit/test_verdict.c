@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include "libiolayer.h"
 #include "verdict.h"
+#include "measure.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -189,7 +190,7 @@ static void test_idle(void **state)
 
 /* ---- il_verdict_culprit: every layer x culprit case, with made-up process sums ---------- */
 
-#define MB 1000000ULL
+#define MB (1ULL << 20) /* the tables' and sentences' MB: 1024 KB */
 #define S 1000000000ULL
 #define NOBODY "no traced process took part"
 
@@ -209,15 +210,15 @@ static int cast(struct il_who_sum *p)
 {
 	p[0] = who(100, "reader", "/a", "/data/r");        /* syscall: 0.9 s of reads */
 	p[0].op_ns[FS_OP_READ] = 900 * MS;
-	p[0].read_bytes = 50 * MB;
+	p[0].read_bytes = p[0].top_file_read_bytes = 50 * MB;
 	p[1] = who(200, "syncer", "/", "/data/s");         /* filesystem: 2 s of fsync */
 	p[1].op_ns[FS_OP_FSYNC] = 2 * S;
 	p[1].op_ns[FS_OP_WRITE] = 10 * MS;
-	p[1].write_bytes = 4 * MB;
+	p[1].write_bytes = p[1].top_file_write_bytes = 4 * MB;
 	p[2] = who(300, "waiter", "-", "/data/w");         /* writeback: 3 s of I/O wait + 0.5 s writes */
 	p[2].iowait_ns = 3 * S;
 	p[2].op_ns[FS_OP_WRITE] = 500 * MS;
-	p[2].write_bytes = 1 * MB;
+	p[2].write_bytes = p[2].top_file_write_bytes = 1 * MB;
 	p[3] = who(400, "blaster", "/b", "/data/b");       /* block: 80 MB sent to the disk */
 	p[3].disk_bytes = p[3].bio_bytes = p[3].bio_write_bytes = 80 * MB;
 	p[4] = who(500, "jbd2/loop1-8", "/", "");          /* a kernel thread: heavier in everything */
@@ -258,10 +259,10 @@ static void test_culprit_each_layer(void **state)
 	struct il_culprit c;
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
+		[IL_LAYER_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
 		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
-		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 0.4 MB/s to /data/s on loop1",
-		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
+		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
+		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
 		[IL_LAYER_QUEUE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
 		[IL_LAYER_DEVICE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
 	};
@@ -291,10 +292,10 @@ static void test_culprit_writeback_bytes(void **state)
 	int n = cast(p);
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
+		[IL_LAYER_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
 		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
-		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 0.4 MB/s to /data/s on loop1",
-		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 0.1 MB/s to /data/w on loop1",
+		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
+		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
 		[IL_LAYER_QUEUE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
 		[IL_LAYER_DEVICE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
 	};
@@ -323,7 +324,7 @@ static void test_culprit_ties(void **state)
 			p[i].op_ns[FS_OP_READ] = p[i].op_ns[FS_OP_FSYNC] = 1 * S;
 			p[i].iowait_ns = 1 * S;
 			p[i].disk_bytes = 10 * MB;
-			p[i].write_bytes = 20 * MB;
+			p[i].write_bytes = p[i].top_file_write_bytes = 20 * MB;
 		}
 		expect_layers(p, 2, "sda", want);
 	}
@@ -336,8 +337,8 @@ static void test_culprit_nobody(void **state)
 	struct il_culprit c;
 
 	static const char *const reads_only[] = {
-		[IL_LAYER_NONE] = "idle (pid 9) reads 0.1 MB/s from /f on sda",
-		[IL_LAYER_SYSCALL] = "idle (pid 9) reads 0.1 MB/s from /f on sda",
+		[IL_LAYER_NONE] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
+		[IL_LAYER_SYSCALL] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
 		[IL_LAYER_FILESYSTEM] = NOBODY, [IL_LAYER_WRITEBACK] = NOBODY,
 		[IL_LAYER_QUEUE] = NOBODY, [IL_LAYER_DEVICE] = NOBODY,
 	};
@@ -351,7 +352,7 @@ static void test_culprit_nobody(void **state)
 	}
 	/* reads only: named for syscall/VFS, nobody for the filesystem and the block layers */
 	p[0].op_ns[FS_OP_READ] = 1 * MS;
-	p[0].read_bytes = 1 * MB;
+	p[0].read_bytes = p[0].top_file_read_bytes = 1 * MB;
 	expect_layers(p, 1, "sda", reads_only);
 }
 
@@ -361,9 +362,10 @@ static void test_culprit_kthread_only(void **state)
 	struct il_who_sum p[8];
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1", [IL_LAYER_SYSCALL] = NOBODY,
-		[IL_LAYER_FILESYSTEM] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1",
-		[IL_LAYER_WRITEBACK] = "jbd2/loop1-8 (pid 500) writes 0.0 MB/s on loop1",
+		/* no bytes through file syscalls: no verb, no "0.0 MB/s" */
+		[IL_LAYER_NONE] = "jbd2/loop1-8 (pid 500) on loop1", [IL_LAYER_SYSCALL] = NOBODY,
+		[IL_LAYER_FILESYSTEM] = "jbd2/loop1-8 (pid 500) on loop1",
+		[IL_LAYER_WRITEBACK] = "jbd2/loop1-8 (pid 500) on loop1",
 		[IL_LAYER_QUEUE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
 		[IL_LAYER_DEVICE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
 	};
@@ -381,18 +383,193 @@ static void test_culprit_sentence_parts(void **state)
 
 	p[0].op_ns[FS_OP_WRITE] = 1 * S;
 	p[0].write_bytes = 3 * MB;
-	expect(IL_LAYER_SYSCALL, p, 1, NULL, "app (pid 42) writes 0.3 MB/s");
-	expect(IL_LAYER_SYSCALL, p, 1, "", "app (pid 42) writes 0.3 MB/s");
+	expect(IL_LAYER_SYSCALL, p, 1, NULL, "app (pid 42) writes 307.2 KB/s");
+	expect(IL_LAYER_SYSCALL, p, 1, "", "app (pid 42) writes 307.2 KB/s");
 	snprintf(p[0].cgroup, sizeof(p[0].cgroup), "/system.slice/app.service");
 	snprintf(p[0].top_file, sizeof(p[0].top_file), "/var/log/app.log");
+	/* a top file whose own bytes are unknown: where the time went, no "to" */
 	expect(IL_LAYER_SYSCALL, p, 1, "vda",
-	       "app (pid 42, cgroup /system.slice/app.service) writes 0.3 MB/s to /var/log/app.log on vda");
+	       "app (pid 42, cgroup /system.slice/app.service) writes 307.2 KB/s (most time on /var/log/app.log) on vda");
+	p[0].top_file_write_bytes = 3 * MB;
+	expect(IL_LAYER_SYSCALL, p, 1, "vda",
+	       "app (pid 42, cgroup /system.slice/app.service) writes 307.2 KB/s to /var/log/app.log on vda");
 	il_verdict_culprit(IL_LAYER_SYSCALL, p, 1, 0, "vda", &c);
-	assert_true(c.mb_per_s == 0);
+	assert_true(c.bytes_per_s == 0);
 	assert_string_equal(il_culprit_sentence(&c, buf, sizeof(buf)),
-			    "app (pid 42, cgroup /system.slice/app.service) writes 0.0 MB/s to /var/log/app.log on vda");
+			    "app (pid 42, cgroup /system.slice/app.service) writes 0.0 KB/s to /var/log/app.log on vda");
 	/* cut short, still a string */
 	assert_string_equal(il_culprit_sentence(&c, buf, 12), "app (pid 42");
+}
+
+/* ---- the cases of the new user's report (one test each) ---------------------------------- */
+
+/* iolayer -p of a process that does no I/O (a postgres postmaster, sleep): no disk is its
+ * (iolayer.c measures none), so the verdict is none, says what -p covers, and names no kernel
+ * thread of the disk. */
+static void test_pid_no_io(void **state)
+{
+	struct il_layers m = base();
+	struct il_who_sum p[1];
+	struct il_culprit c;
+	char why[512];
+
+	m.disk[0] = 0;
+	m.pid = 17926;
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_non_null(strstr(why, "process 17926 made no file operations on ext4, xfs or btrfs"));
+	assert_non_null(strstr(why, "not its children"));
+	assert_non_null(strstr(why, "sent no block requests"));
+	/* the journal's thread kept in the view for its bytes on the disk: not named for none */
+	p[0] = who(17927, "jbd2/loop0-8", "/", "");
+	p[0].kthread = true;
+	p[0].disk_bytes = p[0].bio_bytes = 40960;
+	il_verdict_culprit(IL_LAYER_NONE, p, 1, 10, "", &c);
+	assert_false(c.found);
+	/* even with a busy disk of other processes' in m: not this process's */
+	m.device = (struct il_lat){ 20000, 9900 * MS, 90 * MS, 32 * MS, 128 * MS };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+}
+
+/* I/O on tmpfs only (every process): the message says which filesystems are traced. */
+static void test_tmpfs_hint(void **state)
+{
+	struct il_layers m = base();
+	char why[512];
+
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_non_null(strstr(why, "no file operations on ext4, xfs or btrfs were seen (the filesystems traced)"));
+	assert_null(strstr(why, "children"));
+}
+
+/* fio's buffered writes (p99 < 4.1 us, 20% of the time) beside a disk busy 0% whose requests
+ * take p99 < 131.1 us: a 4 us write did not wait for a 131 us request, and a disk 0% busy is
+ * slow for nobody. Not the device; its kernel thread is not named. */
+static void test_idle_disk_not_blamed(void **state)
+{
+	struct il_layers m = base();
+	struct il_who_sum p[2];
+	struct il_culprit c;
+	char why[1024];
+	enum il_layer_id l;
+
+	strcpy(m.disk, "loop1");
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000000, 2000 * MS, 40 * US, 2048, 4096 };
+	m.device = (struct il_lat){ 100, 5 * MS, 200 * US, 65536, 131072 };
+	m.queue = (struct il_lat){ 100, 100 * US, 5 * US, 2048, 4096 };
+	l = il_verdict(&m, why, sizeof(why));
+	assert_int_equal(l, IL_LAYER_SYSCALL);
+	assert_null(strstr(why, "accounts for"));
+	assert_non_null(strstr(why, "in the block layer 0.1% of the time"));
+	p[0] = who(22652, "jbd2/loop1-8", "/", "");
+	p[0].kthread = true;
+	p[0].disk_bytes = p[0].bio_bytes = 4096;
+	p[1] = who(22700, "fio", "/", "/mnt/fio.0");
+	p[1].op_ns[FS_OP_WRITE] = 2 * S;
+	p[1].write_bytes = p[1].top_file_write_bytes = 4000 * MB;
+	il_verdict_culprit(l, p, 2, 10, "loop1", &c);
+	assert_true(c.found);
+	assert_int_equal(c.pid, 22700);
+	/* a block verdict: a process with a trivial share of the bytes is not the culprit */
+	p[1].disk_bytes = 1024;
+	p[0].disk_bytes = 100 * MB;
+	il_verdict_culprit(IL_LAYER_DEVICE, p, 2, 10, "loop1", &c);
+	assert_int_equal(c.pid, 22652);
+	/* no file operation, 30% in I/O wait, the disk idle: not the device either */
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 0 };
+	m.iowait = (struct il_lat){ 300, 3000 * MS, 20 * MS, 0, 0 };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_non_null(strstr(why, "no layer stands out: I/O wait took 30.0%"));
+}
+
+/* "nothing is slow in absolute terms" only when every p99 of the table is under 1 ms: not
+ * beside an open of p99 < 2.10 ms, nor a device of p99 < 2.10 ms. */
+static void test_slow_note_every_p99(void **state)
+{
+	struct il_layers m = base();
+	char why[1024];
+
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 2000, 7 * MS, 45 * US, 4096, 8192 };
+	m.ops[FS_OP_FSYNC] = (struct il_lat){ 2000, 2000 * MS, 3 * MS, 131072, 262144 };
+	m.device = (struct il_lat){ 10000, 800 * MS, 2 * MS, 8192, 32768 };
+	il_verdict(&m, why, sizeof(why));
+	assert_non_null(strstr(why, "nothing is slow in absolute terms"));
+	m.ops[FS_OP_OPEN] = (struct il_lat){ 1, 1620 * US, 1620 * US, 2097152, 2097152 };
+	il_verdict(&m, why, sizeof(why));
+	assert_null(strstr(why, "nothing is slow"));
+	m.ops[FS_OP_OPEN].count = 0;
+	m.device.p99_lt_ns = 2097152;
+	il_verdict(&m, why, sizeof(why));
+	assert_null(strstr(why, "nothing is slow"));
+}
+
+/* A logger that reads 0.6 MB/s from elsewhere and writes its log: the sentence writes to the
+ * log (the file's own bytes say which way), at the logger's write rate, in KB/s. */
+static void test_culprit_file_way(void **state)
+{
+	struct il_who_sum p[1] = { who(4052, "wlog", "/", "/mnt/nu/logs/my app log.log") };
+
+	p[0].op_ns[FS_OP_WRITE] = 300 * MS;
+	p[0].op_ns[FS_OP_READ] = 100 * MS;
+	p[0].read_bytes = 6 * MB;
+	p[0].write_bytes = p[0].top_file_write_bytes = 450 * 1024;
+	expect(IL_LAYER_SYSCALL, p, 1, "loop0",
+	       "wlog (pid 4052) writes 45.0 KB/s to /mnt/nu/logs/my app log.log on loop0");
+}
+
+/* fsync p99 < 8.39 ms, the device p99 < 1.05 ms, 4.1 us in the OS queue: 1.05 ms does not
+ * account for 8.39 ms, so the filesystem. With the time from Q to getrq (p99 < 4.19 ms, wbt)
+ * the block layer's p99s make 5.25 ms: the sentence quotes every one and their sum. */
+static void test_block_accounts_quoted(void **state)
+{
+	struct il_layers m = base();
+	char why[1024];
+
+	strcpy(m.disk, "loop2");
+	m.ops[FS_OP_FSYNC] = (struct il_lat){ 1000, 3000 * MS, 8 * MS, 4194304, 8388608 };
+	m.device = (struct il_lat){ 3000, 2000 * MS, 1 * MS, 524288, 1048576 };
+	m.queue = (struct il_lat){ 3000, 10 * MS, 4 * US, 2048, 4096 };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_null(strstr(why, "accounts for"));
+	m.q2g = (struct il_lat){ 3000, 3000 * MS, 4 * MS, 2097152, 4194304 };
+	m.q2c = (struct il_lat){ 3000, 5000 * MS, 5 * MS, 2097152, 8388608 };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_QUEUE);
+	assert_non_null(strstr(why, "p99 < 1.05 ms at the device, p99 < 4.1 us queued in the OS "
+				    "(insert -> issue), p99 < 4.19 ms from queue to getrq"));
+	assert_non_null(strstr(why, "(together p99 < 5.25 ms): the block layer accounts for at least half of it"));
+}
+
+/* Rates in the tables' units: KB/s below 1024 KB/s, then MB/s (of 1024 KB). */
+static void test_fmt_rate(void **state)
+{
+	char b[32];
+	struct il_who_sum p[1] = { who(77, "logger", "/", "/var/log/l") };
+
+	assert_string_equal(il_fmt_rate(46080, b, sizeof(b)), "45.0 KB/s");
+	assert_string_equal(il_fmt_rate(0, b, sizeof(b)), "0.0 KB/s");
+	assert_string_equal(il_fmt_rate(3 * 1048576.0, b, sizeof(b)), "3.0 MB/s");
+	p[0].op_ns[FS_OP_WRITE] = 1 * S;
+	p[0].write_bytes = p[0].top_file_write_bytes = 450 * 1024;
+	expect(IL_LAYER_SYSCALL, p, 1, "sda", "logger (pid 77) writes 45.0 KB/s to /var/log/l on sda");
+}
+
+/* /verdict and --json: duration_s to the millisecond; verdict.who, a sentence, carries the
+ * comm escaped as the text does (process.comm_b64 keeps the bytes). */
+static void test_verdict_json(void **state)
+{
+	struct il_who_sum p[1] = { who(31337, "a\x1b[2Jb\nc", "/", "/tmp/f") };
+	struct json_object *o, *v;
+	struct il_culprit c;
+
+	o = il_json_seconds(7.9964545549999997);
+	assert_string_equal(json_object_to_json_string(o), "7.996");
+	json_object_put(o);
+	p[0].op_ns[FS_OP_WRITE] = 1 * S;
+	p[0].write_bytes = p[0].top_file_write_bytes = 2 * MB;
+	il_verdict_culprit(IL_LAYER_SYSCALL, p, 1, 10, "sda", &c);
+	v = il_verdict_json(IL_LAYER_SYSCALL, "why", &c, "sda");
+	assert_string_equal(json_object_get_string(json_object_object_get(v, "who")),
+			    "a\\x1b[2Jb\\nc (pid 31337) writes 204.8 KB/s to /tmp/f on sda");
+	json_object_put(v);
 }
 
 int main(void)
@@ -407,6 +584,10 @@ int main(void)
 		cmocka_unit_test(test_culprit_ties),      cmocka_unit_test(test_culprit_nobody),
 		cmocka_unit_test(test_culprit_kthread_only), cmocka_unit_test(test_culprit_sentence_parts),
 		cmocka_unit_test(test_before_queue), cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_pid_no_io), cmocka_unit_test(test_tmpfs_hint),
+		cmocka_unit_test(test_idle_disk_not_blamed), cmocka_unit_test(test_slow_note_every_p99),
+		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_block_accounts_quoted),
+		cmocka_unit_test(test_fmt_rate), cmocka_unit_test(test_verdict_json),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

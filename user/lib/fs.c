@@ -237,8 +237,10 @@ static void stats_add(struct fs_op_stats *to, const struct fs_op_stats *v)
 		to->slots[s] += v->slots[s];
 }
 
-/* Sum the CPUs of per-CPU map `map` (FS_OP__MAX struct fs_op_stats) into out. 0, or -errno. */
-static int stats_map_read(struct bpf_object *obj, const char *map, struct fs_op_stats out[FS_OP__MAX])
+/* Sum the CPUs of entries first .. first + n - 1 of per-CPU map `map` (struct fs_op_stats)
+ * into out[0 .. n - 1]. 0, or -errno. */
+static int stats_keys_read(struct bpf_object *obj, const char *map, __u32 first, __u32 n,
+			   struct fs_op_stats *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, map);
 	struct fs_op_stats *v;
@@ -250,8 +252,8 @@ static int stats_map_read(struct bpf_object *obj, const char *map, struct fs_op_
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	memset(out, 0, FS_OP__MAX * sizeof(*out));
-	for (__u32 k = 0; k < FS_OP__MAX; k++) {
+	memset(out, 0, n * sizeof(*out));
+	for (__u32 k = first; k < first + n; k++) {
 		if (bpf_map_lookup_elem(fd, &k, v)) {
 			int err = -errno;
 
@@ -259,10 +261,21 @@ static int stats_map_read(struct bpf_object *obj, const char *map, struct fs_op_
 			return err;
 		}
 		for (int c = 0; c < ncpu; c++)
-			stats_add(&out[k], &v[c]);
+			stats_add(&out[k - first], &v[c]);
 	}
 	free(v);
 	return 0;
+}
+
+/* Sum the CPUs of per-CPU map `map` (FS_OP__MAX struct fs_op_stats) into out. 0, or -errno. */
+static int stats_map_read(struct bpf_object *obj, const char *map, struct fs_op_stats out[FS_OP__MAX])
+{
+	return stats_keys_read(obj, map, 0, FS_OP__MAX, out);
+}
+
+int il_fs_nested_read(struct bpf_object *obj, struct fs_op_stats *out)
+{
+	return stats_keys_read(obj, "fs_stats", FS_STATS_NESTED, 1, out);
 }
 
 int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX])

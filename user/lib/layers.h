@@ -196,6 +196,10 @@ int il_fs_loaded(struct bpf_object *obj);
  * file descriptor is closed). */
 void il_fs_unload(struct bpf_object *obj);
 
+/* The syncs run inside O_SYNC/O_DSYNC writes, summed over the CPUs into *out, when the object
+ * was loaded with fs_cfg.nested_apart (else all zero: they are in the fsync totals). 0, or -errno. */
+int il_fs_nested_read(struct bpf_object *obj, struct fs_op_stats *out);
+
 /* Sum the per-CPU totals of a loaded obj into out[FS_OP__MAX]: every traced call, whatever
  * its interface (fs_stats, and fs_uring_stats when the object has it). 0, or -errno. */
 int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX]);

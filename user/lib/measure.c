@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* What the layers measured, read into the verdict's struct il_layers (see measure.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "escape.h"
@@ -23,6 +24,14 @@ void il_lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, con
 			*at[i] = hi + 1;
 		}
 	}
+}
+
+struct json_object *il_json_seconds(double s)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.3f", s);
+	return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
 struct json_object *il_lat_json(const struct il_lat *l)
@@ -204,8 +213,13 @@ struct json_object *il_verdict_json(enum il_layer_id l, const char *why, const s
 		il_json_add_name(pr, "cgroup", c->cgroup, sizeof(c->cgroup));
 		json_object_object_add(v, "process", pr);
 		il_json_add_name(v, "file", c->file, sizeof(c->file));
+		/* a sentence: its comm and file escaped as in the text output (\n, \x1b); the
+		 * exact bytes are in process.comm(_b64) and file(_b64) */
+		char esc[4 * sizeof(names) + 1];
+
 		il_culprit_sentence(c, names, sizeof(names));
-		json_object_object_add(v, "who", il_json_utf8(names, sizeof(names)));
+		json_object_object_add(v, "who", il_json_utf8(il_text_escape(names, sizeof(names), esc,
+									     sizeof(esc)), sizeof(esc)));
 	}
 	json_object_object_add(v, "disk", disk && disk[0] ? json_object_new_string(disk) : NULL);
 	return v;

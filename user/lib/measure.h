@@ -15,6 +15,9 @@
  * percentiles as the exclusive upper bound of the bucket that holds them, ns. */
 void il_lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots);
 
+/* A duration in seconds, to the millisecond: 7.996, not 7.9964545549999997. */
+struct json_object *il_json_seconds(double s);
+
 /* {"count", "total_ns", "max_ns", "p50_lt_ns", "p99_lt_ns"} of *l. */
 struct json_object *il_lat_json(const struct il_lat *l);
 

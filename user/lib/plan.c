@@ -193,7 +193,7 @@ enum il_family il_plan_family(const struct il_plan *p)
 	return p->chosen < 0 ? IL_FAM_ANY : il_method_family(p->opts[p->chosen].method);
 }
 
-static bool plan_has_family(const struct il_plan *p, enum il_family fam)
+bool il_plan_has_family(const struct il_plan *p, enum il_family fam)
 {
 	for (int j = 0; j < p->nopts; j++)
 		if (il_method_family(p->opts[j].method) == fam)
@@ -225,7 +225,7 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 		p->chosen = -1;
 		/* A method the tool has not for this probe (a tracepoint-only tool asked for kprobes):
 		 * it still works with what it has, and says so whatever the verbosity. */
-		if (want != IL_FAM_ANY && !plan_has_family(p, want)) {
+		if (want != IL_FAM_ANY && !il_plan_has_family(p, want)) {
 			no_such_family = true;
 			want = IL_FAM_ANY;
 		}

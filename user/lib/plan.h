@@ -104,6 +104,9 @@ void il_plans_detach(struct il_plan *plans, int n);
 /* The chosen method of a plan (after il_plans_choose), or -1. */
 int il_plan_method(const struct il_plan *p);
 
+/* Does plan p have an option of family fam? */
+bool il_plan_has_family(const struct il_plan *p, enum il_family fam);
+
 /* The family of the chosen method, IL_FAM_ANY when none was chosen. */
 enum il_family il_plan_family(const struct il_plan *p);
 

@@ -516,6 +516,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 	memset(m, 0, sizeof(*m));
 	*dev = 0;
 	m->elapsed_s = (now->t - base->t) / 1e9;
+	m->pid = src->pid;
 	m->fs_seen = src->nfs > 0;
 	m->wb_seen = src->wb;
 	m->iw_seen = src->iw;
@@ -554,7 +555,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 		__u64 ns = now->disk[i].st.device_ns - (b ? b->device_ns : 0);
 
 		/* dev 0: requests with no disk (the flush machinery) */
-		if (pref ? now->disk[i].dev == pref : now->disk[i].dev && (best < 0 || ns > best_ns))
+		if (pref ? now->disk[i].dev == pref : !src->pid && now->disk[i].dev && (best < 0 || ns > best_ns))
 			best = i, best_ns = ns;
 	}
 	if (best < 0 && pref) {
@@ -634,7 +635,7 @@ static char *verdict(struct server *sv, size_t *len)
 	}
 	pthread_mutex_unlock(&sv->lock);
 	il_who_view_free(&view);
-	json_object_object_add(o, "duration_s", json_object_new_double(m.elapsed_s));
+	json_object_object_add(o, "duration_s", il_json_seconds(m.elapsed_s));
 	json_object_object_add(o, "pid", json_object_new_int64(sv->src->pid));
 	if (m.fs_seen) {
 		ops = json_object_new_object();

@@ -42,6 +42,20 @@ static struct argp_option options[IL_ARRAY_SIZE(all_options) + 1];
 static unsigned enabled;
 static const struct argp *tool_argp; /* the tool's own, given to il_tool_start() */
 
+/* A tool's own wording of shared options' help (il_tool_option_doc). */
+static struct { int key; const char *doc; } docs[4];
+
+void il_tool_option_doc(int key, const char *doc)
+{
+	for (size_t i = 0; i < IL_ARRAY_SIZE(docs); i++) {
+		if (!docs[i].key || docs[i].key == key) {
+			docs[i].key = key;
+			docs[i].doc = doc;
+			return;
+		}
+	}
+}
+
 static void print_version(void)
 {
 	static const char *funcs[] = { "vfs_fsync_range", "do_writepages" };
@@ -173,8 +187,13 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	enabled = opts;
 	tool_argp = argp;
 	for (size_t i = 0; i < IL_ARRAY_SIZE(all_options); i++)
-		if (!all_options[i].need || (opts & all_options[i].need))
-			options[n++] = all_options[i].o;
+		if (!all_options[i].need || (opts & all_options[i].need)) {
+			options[n] = all_options[i].o;
+			for (size_t d = 0; d < IL_ARRAY_SIZE(docs); d++)
+				if (docs[d].key && docs[d].key == options[n].key)
+					options[n].doc = docs[d].doc;
+			n++;
+		}
 	memset(&options[n], 0, sizeof(options[n]));
 	il_log_init(name, 0); /* messages from option parsing carry the name */
 

@@ -54,6 +54,10 @@ extern const struct argp_child il_argp_children[];
  */
 void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int argc, char **argv);
 
+/* Before il_tool_start(): the tool's own help text for shared option key ('p', 'd', 'j'),
+ * where its meaning there is narrower (a default duration, one JSON object). */
+void il_tool_option_doc(int key, const char *doc);
+
 /* For a tool's own parser: report a bad value of an option or argument, exit 1. */
 void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -72,6 +72,69 @@ static size_t why_before_q(const struct il_layers *m, const char *lead, char *wh
 	return n;
 }
 
+/* "no file operations were seen" with what it covers: the filesystems traced, and with -p,
+ * that the process's children are not in it. */
+static size_t no_fs_ops(const struct il_layers *m, char *why, size_t len, size_t n)
+{
+	if (n >= len)
+		return n;
+	if (m->pid)
+		return n + snprintf(why + n, len - n, "process %u made no file operations on ext4, xfs or "
+				    "btrfs (the filesystems traced; -p covers its threads, not its children: "
+				    "trace those by their own pids)", m->pid);
+	return n + snprintf(why + n, len - n, "no file operations on ext4, xfs or btrfs were seen (the "
+			    "filesystems traced)");
+}
+
+/* The largest p99 of everything measured (the table's rows), ns. */
+static __u64 max_p99(const struct il_layers *m, bool blk)
+{
+	const struct il_lat *b[] = { &m->device, &m->queue, &m->before_q, &m->q2g, &m->g2i };
+	__u64 mx = 0;
+
+	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
+		if (m->ops[i].count && m->ops[i].p99_lt_ns > mx)
+			mx = m->ops[i].p99_lt_ns;
+	for (size_t i = 0; blk && i < IL_ARRAY_SIZE(b); i++)
+		if (b[i]->count && b[i]->p99_lt_ns > mx)
+			mx = b[i]->p99_lt_ns;
+	return mx;
+}
+
+/* A phase's p99 when it was seen, else 0. */
+static __u64 p99_of(const struct il_lat *l)
+{
+	return l->count ? l->p99_lt_ns : 0;
+}
+
+/* The block layer's part of the sentence from offset n: every p99 that blk_ns sums (the
+ * device, the OS queue, Q to getrq, before Q), and their sum when more than one. (The time
+ * in the submitter's plug, getrq to insert, is the submitter's batching: not summed.) */
+static size_t why_block(const struct il_layers *m, char *why, size_t len, size_t n, __u64 blk_ns)
+{
+	struct { const struct il_lat *l; const char *where; } parts[] = {
+		{ &m->queue, "queued in the OS (insert -> issue)" },
+		{ &m->q2g, "from queue to getrq (rq-qos, tags)" },
+		{ &m->before_q, "before the queue" },
+	};
+	char a[32];
+	int nparts = 1;
+
+	if (n < len)
+		n += snprintf(why + n, len - n, "block requests on %s take p99 < %s at the device", m->disk,
+			      il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)));
+	for (size_t i = 0; i < IL_ARRAY_SIZE(parts) && n < len; i++) {
+		if (!p99_of(parts[i].l))
+			continue;
+		n += snprintf(why + n, len - n, ", p99 < %s %s", il_fmt_ns(parts[i].l->p99_lt_ns, a, sizeof(a)),
+			      parts[i].where);
+		nparts++;
+	}
+	if (n < len && nparts > 1)
+		n += snprintf(why + n, len - n, " (together p99 < %s)", il_fmt_ns(blk_ns, a, sizeof(a)));
+	return n;
+}
+
 enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 {
 	char a[32], b[32], c[32];
@@ -82,11 +145,14 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
 		if (m->ops[i].count && (top < 0 || m->ops[i].total_ns > m->ops[top].total_ns))
 			top = i;
-	bool blk = m->blk_seen && (m->device.count || m->q2c.count);
+	bool blk = m->blk_seen && m->disk[0] && (m->device.count || m->q2c.count);
 	double share;
 
 	if (top < 0 && !blk) {
-		snprintf(why, len, "no file operations and no block requests were seen");
+		n = no_fs_ops(m, why, len, 0);
+		if (n < len)
+			snprintf(why + n, len - n, m->pid ? " and sent no block requests" :
+				 " and no block requests were seen");
 		return IL_LAYER_NONE;
 	}
 	if (m->wb_seen && m->wb_errors) {
@@ -100,12 +166,16 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	}
 
 	enum il_layer_id l;
-	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns + m->before_q.p99_lt_ns +
-				     m->q2g.p99_lt_ns : 0;
-	bool queue_worse = blk && m->queue.count && m->queue.p99_lt_ns > m->device.p99_lt_ns;
+	/* the block layer's p99s, each phase the sentence quotes */
+	__u64 os_ns = blk ? p99_of(&m->queue) + p99_of(&m->q2g) : 0;
+	__u64 blk_ns = blk ? p99_of(&m->device) + os_ns + p99_of(&m->before_q) : 0;
+	bool queue_worse = blk && os_ns > p99_of(&m->device);
 	bool before_q = blk && before_q_rules(m, &share);
 	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
-
+	/* requests in the block layer at once, on average (before Q, in the OS, at the device) */
+	double in_blk = blk && m->elapsed_s > 0 ?
+		(m->device.total_ns + m->queue.total_ns + m->q2g.total_ns + m->g2i.total_ns +
+		 m->before_q.total_ns) / (m->elapsed_s * 1e9) : 0;
 	double fs_share = 0, iw_share = 0;
 
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
@@ -124,18 +194,40 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			snprintf(why + n, len - n, " (the most time: %s, %llu calls, p99 < %s)", op_names[top],
 				 (unsigned long long)m->ops[top].count,
 				 il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
+		else if (n < len) {
+			n += snprintf(why + n, len - n, "; ");
+			no_fs_ops(m, why, len, n);
+		}
 		return IL_LAYER_NONE;
 	}
+	/* The block layer accounts for the operation when the p99s it quotes make at least half
+	 * of the operation's, the device's own p99 is not above it (a call that returns before a
+	 * request could complete did not wait for one) and the requests were in the block layer
+	 * a non-trivial share of the time (a disk idle 99% of it is slow for nobody). */
+	bool accounts = top >= 0 && blk && in_blk >= IL_IDLE_SHARE && blk_ns * 2 >= m->ops[top].p99_lt_ns &&
+			p99_of(&m->device) <= 2 * m->ops[top].p99_lt_ns;
+
 	if (top < 0 && before_q) {
 		l = IL_LAYER_BLOCK;
-		n = why_before_q(m, "no file operations were seen; ", why, len, 0);
+		n = no_fs_ops(m, why, len, 0);
+		n = why_before_q(m, "; ", why, len, n);
+	} else if (top < 0 && in_blk < IL_IDLE_SHARE) {
+		/* waits, but not on this disk: nothing here to blame */
+		n = no_fs_ops(m, why, len, 0);
+		if (n < len)
+			snprintf(why + n, len - n, "; no layer stands out: I/O wait took %.1f%% of the time, "
+				 "and block requests on %s were in the block layer %.1f%% of it",
+				 iw_share * 100, m->disk, in_blk * 100);
+		return IL_LAYER_NONE;
 	} else if (top < 0) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
-		n = snprintf(why, len, "no file operations were seen; block requests on %s take p99 < %s "
-			     "at the device", m->disk, il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)));
-		if (n < len && m->queue.count)
-			n += snprintf(why + n, len - n, " and p99 < %s in the OS queue",
-				      il_fmt_ns(m->queue.p99_lt_ns, b, sizeof(b)));
+		n = no_fs_ops(m, why, len, 0);
+		if (n < len)
+			n += snprintf(why + n, len - n, "; ");
+		n = why_block(m, why, len, n, blk_ns);
+		if (n < len)
+			n += snprintf(why + n, len - n, ", %s busy %.0f%% of the time", m->disk,
+				      busy > 1 ? 100.0 : busy * 100);
 	} else if (!blk) {
 		l = m->ops[top].count && (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE) ?
 			    IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
@@ -143,22 +235,20 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
 			     l == IL_LAYER_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
 						   : "in the filesystem");
-	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns && before_q) {
+	} else if (accounts && before_q) {
 		l = IL_LAYER_BLOCK;
 		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
 			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
 		n = why_before_q(m, "", why, len, n);
-	} else if (blk_ns * 2 >= m->ops[top].p99_lt_ns) {
+	} else if (accounts) {
 		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
-		n = snprintf(why, len, "%s takes p99 < %s and block requests on %s take p99 < %s at the device",
-			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
-			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)));
-		if (n < len && m->queue.count)
-			n += snprintf(why + n, len - n, " plus p99 < %s queued in the OS",
-				      il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)));
+		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
+			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
+		n = why_block(m, why, len, n, blk_ns);
 		if (n < len)
-			n += snprintf(why + n, len - n, ": the block layer accounts for it (%s busy %.0f%% of "
-				      "the time, %.1f requests in flight on average)",
+			n += snprintf(why + n, len - n, ": the block layer accounts for %s of it (%s busy %.0f%% "
+				      "of the time, %.1f requests in flight on average)",
+				      blk_ns >= m->ops[top].p99_lt_ns ? "all" : "at least half",
 				      m->disk, busy > 1 ? 100.0 : busy * 100, busy);
 	} else {
 		bool throttled = top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages");
@@ -169,23 +259,24 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			l = IL_LAYER_FILESYSTEM;
 		else
 			l = IL_LAYER_SYSCALL;
-		char queued[64] = "";
-
-		if (m->queue.count)
-			snprintf(queued, sizeof(queued), " and p99 < %s queued in the OS",
-				 il_fmt_ns(m->queue.p99_lt_ns, c, sizeof(c)));
-		n = snprintf(why, len, "%s takes p99 < %s while block requests on %s take p99 < %s at the "
-			     "device%s: the time goes above the block layer, in the %s",
-			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), m->disk,
-			     il_fmt_ns(m->device.p99_lt_ns, b, sizeof(b)), queued,
-			     l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-			     : l == IL_LAYER_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
-							  "waits on data already in flight)"
-							: "syscall/VFS layer (locks, page cache)");
+		n = snprintf(why, len, "%s takes p99 < %s while ", op_names[top],
+			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
+		n = why_block(m, why, len, n, blk_ns);
+		if (n < len && in_blk < IL_IDLE_SHARE)
+			n += snprintf(why + n, len - n, " and are in the block layer %.1f%% of the time",
+				      in_blk * 100);
+		if (n < len)
+			n += snprintf(why + n, len - n, ": the time goes above the block layer, in the %s",
+				      l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
+				      : l == IL_LAYER_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
+								   "waits on data already in flight)"
+								 : "syscall/VFS layer (locks, page cache)");
 	}
+	(void)b;
+	(void)c;
 	if (n < len && m->iw_seen && m->iw_top_frame[0])
 		n += snprintf(why + n, len - n, "; most I/O-wait time is under %s", m->iw_top_frame);
-	if (n < len && top >= 0 && m->ops[top].p99_lt_ns <= IL_SLOW_NS)
+	if (n < len && max_p99(m, blk) <= IL_SLOW_NS)
 		snprintf(why + n, len - n, " (every p99 is under 1 ms: nothing is slow in absolute terms)");
 	return l;
 }
@@ -217,17 +308,20 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 			double elapsed_s, const char *disk, struct il_culprit *c)
 {
 	const struct il_who_sum *best = NULL;
-	__u64 bw = 0;
+	__u64 bw = 0, total = 0;
 
 	memset(c, 0, sizeof(*c));
-	/* processes first; kernel threads (which work for them) only when no process took part */
+	for (int i = 0; i < n; i++)
+		total += weight(l, &procs[i]);
+	/* processes first; kernel threads (which work for them) only when no process took a
+	 * non-trivial share */
 	for (int kt = 0; kt < 2 && !best; kt++) {
 		for (int i = 0; i < n; i++) {
 			__u64 w = weight(l, &procs[i]);
 
-			if (procs[i].kthread != kt)
+			if (procs[i].kthread != kt || !w || w < IL_CULPRIT_SHARE * total)
 				continue;
-			if (w > bw || (w && w == bw && best && procs[i].pid < best->pid)) {
+			if (w > bw || (w == bw && best && procs[i].pid < best->pid)) {
 				bw = w;
 				best = &procs[i];
 			}
@@ -242,14 +336,30 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	snprintf(c->file, sizeof(c->file), "%s", best->top_file);
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
 	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE || l == IL_LAYER_BLOCK;
-	c->writes = best->write_bytes >= best->read_bytes;
+	/* which way: the top file's own bytes when it has any (a process that reads one file and
+	 * writes its log writes to the log), else the process's */
+	c->file_way = c->file[0] && (best->top_file_read_bytes || best->top_file_write_bytes);
+	c->writes = c->file_way ? best->top_file_write_bytes >= best->top_file_read_bytes
+				: best->write_bytes >= best->read_bytes;
+	__u64 bytes = c->block ? bw : c->writes ? best->write_bytes : best->read_bytes;
+
+	c->moved = bytes > 0;
 	if (elapsed_s > 0)
-		c->mb_per_s = (c->block ? bw : c->writes ? best->write_bytes
-								       : best->read_bytes) / elapsed_s / 1e6;
+		c->bytes_per_s = bytes / elapsed_s;
+}
+
+const char *il_fmt_rate(double bytes_per_s, char *buf, size_t len)
+{
+	if (bytes_per_s < 1024 * 1024)
+		snprintf(buf, len, "%.1f KB/s", bytes_per_s / 1024);
+	else
+		snprintf(buf, len, "%.1f MB/s", bytes_per_s / (1024 * 1024));
+	return buf;
 }
 
 const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len)
 {
+	char rate[32];
 	size_t n;
 
 	if (!c->found) {
@@ -260,11 +370,15 @@ const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t le
 	if (n < len && c->cgroup[0] && strcmp(c->cgroup, "-") && strcmp(c->cgroup, "/"))
 		n += snprintf(buf + n, len - n, ", cgroup %s", c->cgroup);
 	if (n < len)
-		n += snprintf(buf + n, len - n, ") %s %.1f MB/s", c->block ? "sends" :
-			      c->writes ? "writes" : "reads", c->mb_per_s);
-	if (n < len && c->file[0])
+		n += snprintf(buf + n, len - n, ")");
+	if (n < len && c->moved)
+		n += snprintf(buf + n, len - n, " %s %s", c->block ? "sends" : c->writes ? "writes" : "reads",
+			      il_fmt_rate(c->bytes_per_s, rate, sizeof(rate)));
+	if (n < len && c->file[0] && c->moved && (c->block || c->file_way))
 		n += snprintf(buf + n, len - n, " %s %s", c->block ? "for" : c->writes ? "to" : "from",
 			      c->file);
+	else if (n < len && c->file[0])
+		n += snprintf(buf + n, len - n, " (most time on %s)", c->file);
 	if (n < len && c->disk[0])
 		snprintf(buf + n, len - n, " on %s", c->disk);
 	return buf;

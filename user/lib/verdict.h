@@ -24,8 +24,11 @@ struct il_lat {
 /* What iolayer measured, layer by layer. A layer with seen == false was not traced. */
 struct il_layers {
 	double elapsed_s;
+	__u32 pid;                          /* -p's process (its threads, not its children), 0: all */
 	bool fs_seen;
 	struct il_lat ops[FS_OP__MAX];      /* syscall/VFS: read, write, open, fsync, sync_file_range (enum fs_op) */
+	struct il_lat nested_sync;          /* syncs run inside O_SYNC/O_DSYNC writes: not fsync calls, and
+					     * their time is in the writes' (not judged, shown apart) */
 	bool wb_seen;
 	struct il_lat wb;                   /* ext4_writepages calls (no percentiles: p*_lt_ns 0) */
 	__u64 wb_errors;                    /* calls that returned < 0 */
@@ -70,6 +73,10 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len);
 /* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf; returns buf. */
 const char *il_fmt_ns(__u64 ns, char *buf, size_t len);
 
+/* A rate in the units of iolayer's tables: "45.2 KB/s" below 1024 KB/s, else "3.4 MB/s"
+ * (KB = 1024 bytes, MB = 1024 KB). */
+const char *il_fmt_rate(double bytes_per_s, char *buf, size_t len);
+
 /* ---- who: the process, file and disk behind the slow layer ------------------------------ */
 
 /* One process as the verdict weighs it (built from attribution by user/lib/whoview.c). */
@@ -87,6 +94,8 @@ struct il_who_sum {
 	bool kthread;                /* a kernel thread (flusher, jbd2): named only when no process is */
 	__u64 bio_write_bytes;       /* of bio_bytes, writes */
 	__u64 wb_bytes;              /* its files' pages that kernel threads wrote back to `disk` */
+	__u64 top_file_read_bytes;   /* top_file's own bytes through file syscalls (of every process; */
+	__u64 top_file_write_bytes;  /* only their balance is used: which way the file goes) */
 };
 
 struct il_culprit {
@@ -96,8 +105,10 @@ struct il_culprit {
 	char cgroup[128];
 	char file[512];
 	char disk[32];
-	double mb_per_s;             /* the bytes the sentence speaks of, per second */
-	bool writes;                 /* writes (else reads) */
+	double bytes_per_s;          /* the bytes the sentence speaks of, per second */
+	bool moved;                  /* it moved such bytes at all (else no verb, no rate) */
+	bool writes;                 /* writes (else reads): the file's way when its bytes are known */
+	bool file_way;               /* the file's own bytes say which way (else only where its time went) */
 	bool block;                  /* the bytes are the ones it submitted to the disk */
 };
 
@@ -105,12 +116,17 @@ struct il_culprit {
  * syscall ops for syscall/VFS, fsync and sync_file_range for filesystem, fsync + write +
  * I/O wait for writeback, its bytes on `disk` for the block queue and device: those it
  * submitted and those of its files that kernel threads wrote back), with its top file and
- * the disk. Ties go to the lower pid. A kernel thread is named only when no other process
- * took part. found is false when none took part in that layer. */
+ * the disk. Only a process with a non-trivial share (IL_CULPRIT_SHARE of the layer's weight
+ * over all of procs) is named. Ties go to the lower pid. A kernel thread is named only when
+ * no other process qualifies. found is false when none does. The verb (reads, writes)
+ * follows the top file's own bytes when it has any. */
+#define IL_CULPRIT_SHARE 0.05
 void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
 			double elapsed_s, const char *disk, struct il_culprit *c);
 
-/* "python (pid 4242, cgroup /x) writes 45.0 MB/s to /tmp/log.txt on sda" into buf. */
+/* "python (pid 4242, cgroup /x) writes 45.0 KB/s to /tmp/log.txt on sda" into buf (rates as
+ * il_fmt_rate(); with no bytes moved, no verb; with a top file whose own bytes are unknown,
+ * "(most time on FILE)"). */
 const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len);
 
 #endif

@@ -110,6 +110,8 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 			if (t >= best) {
 				best = t;
 				il_who_file_path(&w.files[j].k, f, s->top_file, sizeof(s->top_file));
+				s->top_file_read_bytes = f->read_bytes;
+				s->top_file_write_bytes = f->write_bytes;
 			}
 		}
 	}
