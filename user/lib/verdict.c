@@ -38,14 +38,17 @@ const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
 #define IL_IDLE_SHARE 0.05
 
 /* The block layer's time on the disk, its part before Q, and whether that part is the
- * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device. */
+ * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device, with bios held there: a
+ * worker queued some for their submitter (blk-throttle's dispatch). Without held bios, the
+ * time before Q is the submission path's own (with tracepoints only, the filesystem's work
+ * between the start of a direct I/O or writeback and each bio): not the block layer's. */
 static bool before_q_rules(const struct il_layers *m, double *share)
 {
 	__u64 before = m->before_q.total_ns, queue = m->q2g.total_ns + m->g2i.total_ns + m->queue.total_ns;
 	__u64 dev = m->device.total_ns, after = m->q2c.count ? m->q2c.total_ns : queue + dev;
 
 	*share = before + after ? (double)before / (before + after) : 0;
-	return m->before_q.count && before > queue && before > dev;
+	return m->before_q.count && m->blk_held && before > queue && before > dev;
 }
 
 /* The reason of an IL_LAYER_BLOCK verdict from offset n of why: how long bios wait before the
@@ -100,8 +103,9 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	}
 
 	enum il_layer_id l;
-	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns + m->before_q.p99_lt_ns +
-				     m->q2g.p99_lt_ns : 0;
+	/* the time before Q is the block layer's only with bios held there (before_q_rules()) */
+	__u64 blk_ns = blk ? m->device.p99_lt_ns + m->queue.p99_lt_ns + m->q2g.p99_lt_ns +
+				     (m->blk_held ? m->before_q.p99_lt_ns : 0) : 0;
 	bool queue_worse = blk && m->queue.count && m->queue.p99_lt_ns > m->device.p99_lt_ns;
 	bool before_q = blk && before_q_rules(m, &share);
 	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
