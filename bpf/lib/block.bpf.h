@@ -1056,6 +1056,8 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx, bool 
 		d->device_max_ns = device;
 	__sync_fetch_and_add(&d->device_slots[il_slot_idx(device)], 1);
 	if (queue) {
+		if (queue > d->queue_max_ns) /* racy between CPUs: at worst a slightly lower max */
+			d->queue_max_ns = queue;
 		__sync_fetch_and_add(&d->queued, 1);
 		__sync_fetch_and_add(&d->queue_ns, queue);
 		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);

@@ -143,6 +143,7 @@ struct il_disk_stats {
 	__u64 queue_ns;      /* sum of insert -> issue, ns */
 	__u64 device_ns;     /* sum of issue -> complete, ns */
 	__u64 device_max_ns; /* longest issue -> complete, ns */
+	__u64 queue_max_ns;  /* longest insert -> issue, ns */
 	__u64 queue_slots[IL_HIST_SLOTS];
 	__u64 device_slots[IL_HIST_SLOTS];
 	__u64 ops[IL_OP__MAX]; /* requests completed, by operation (enum il_req_op_kind): reads and

@@ -109,7 +109,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 		const struct il_disk_stats *bd = &rows[best].st;
 
 		il_lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
-		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
+		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, bd->queue_max_ns, bd->queue_slots);
 		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
 		measure_bios(obj, m, rows[best].dev, bd);
 	}
