@@ -292,24 +292,6 @@ struct {
 
 static const struct il_bio_info il_zero_bio;
 
-/* The address of iomap_dio_bio_end_io, the end_io of iomap's direct-I/O bios (0 when the
- * kernel has none): such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c),
- * whose iocb names the file and, for a synchronous direct I/O, whose submit.waiter is the
- * submitter. Set by user space from /proc/kallsyms after load, before attach
- * (il_block_loaded): a typeless __ksym made libbpf read all of kallsyms at load. */
-volatile __u64 il_iomap_dio_end_io = 0;
-
-static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
-{
-	__u64 end_io = il_iomap_dio_end_io;
-
-	if (!bpf_core_type_exists(struct iomap_dio) || !end_io)
-		return NULL;
-	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != end_io)
-		return NULL;
-	return BPF_CORE_READ(bio, bi_private);
-}
-
 /* The current task's submission in progress now starts: operation key (struct inode * or
  * struct kiocb *) at now. */
 static __always_inline void il_sub_begin(__u64 key, __u64 now)
