@@ -146,8 +146,10 @@ struct il_disk_stats {
 	__u64 queue_max_ns;  /* longest insert -> issue, ns */
 	__u64 queue_slots[IL_HIST_SLOTS];
 	__u64 device_slots[IL_HIST_SLOTS];
-	__u64 ops[IL_OP__MAX]; /* requests completed, by operation (enum il_req_op_kind): reads and
-				* writes as /proc/diskstats counts them, flushes apart */
+	__u64 ops[IL_OP__MAX]; /* requests issued (block_rq_issue) and completed, by operation
+				* (enum il_req_op_kind). An fsync's empty PREFLUSH write, which
+				* the flush machinery ends with no issue of its own, is not one:
+				* /proc/diskstats counts it as a write besides its flush */
 	/* With bio tracking (il_block_track_bios()): */
 	__u64 bios_queued;   /* block_bio_queue */
 	__u64 merges;        /* bios merged into a request (block_bio_backmerge/frontmerge) and
