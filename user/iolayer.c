@@ -138,8 +138,8 @@ static void blk_rows(const struct il_layers *m)
 	}
 }
 
-/* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_cgroup,
- * block_throttle. */
+/* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_held
+ * (I/Os whose first bio a worker queued for its submitter), block_cgroup, block_throttle. */
 static void blk_json(struct json_object *ly, const struct il_layers *m)
 {
 	static const char *keys[] = { "before_q", "q2g", "g2i", "i2d", "d2c", "q2c" };
@@ -156,6 +156,7 @@ static void blk_json(struct json_object *ly, const struct il_layers *m)
 		json_object_object_add(ph, keys[i], x);
 	}
 	json_object_object_add(ly, "block_phases", ph);
+	json_object_object_add(ly, "block_held", json_object_new_uint64(m->blk_held));
 	il_json_add_name(ly, "block_cgroup", m->blk_cgroup, sizeof(m->blk_cgroup));
 	il_json_add_name(ly, "block_throttle", m->blk_throttle, sizeof(m->blk_throttle));
 }

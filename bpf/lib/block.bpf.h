@@ -26,8 +26,9 @@
  *   inherits its parent's times), block_bio_remap/block_rq_remap (a partition's or a stacked
  *   device's bio), block_rq_requeue, block_bio_complete (bio-based devices: dm, md);
  *   and the time before Q: submit_bio (fentry, kprobe) when the kernel allows, else the
- *   tracepoints that mark a submission's start (iomap:iomap_dio_rw_begin/iomap_dio_complete,
- *   writeback:writeback_single_inode_start, ext4:ext4_writepages).
+ *   tracepoints that mark a submission's start and end in the submitting task
+ *   (iomap:iomap_dio_rw_begin/iomap_dio_complete, writeback:writeback_single_inode_start/
+ *   writeback_single_inode, ext4:ext4_writepages/ext4_writepages_result; il_sub_task).
  * Each bio is kept by address in a bounded LRU hash (il_bio_start) with its Q time and its
  * submitter; a request is linked to its first bio (request.bio, the one that got G) when it is
  * inserted or issued, so its completion yields every phase (il_block_done()).
@@ -211,7 +212,8 @@ struct il_bio_info {
 	__u32 part;              /* il_bio_part_dev() at Q */
 	__u32 from;              /* block_bio_remap's device */
 	__u32 bytes, opf;        /* at Q: bi_iter.bi_size, bi_opf */
-	__u32 pad;
+	__u32 held;              /* Q ran in another task than the submitter's (pid): a worker
+				  * queued it after holding it (blk-throttle's dispatch) */
 	char comm[IL_TASK_COMM_LEN];
 };
 
@@ -256,14 +258,28 @@ struct {
 	__type(value, struct il_dio_info);
 } il_dio_start SEC(".maps");
 
-/* struct inode * -> when its last writeback began (writeback_single_inode_start,
- * ext4_writepages): the start of its page-cache write bios in tracepoint mode. */
+/* A submission in progress in a task, with tracepoints only: a writeback of an inode
+ * (writeback_single_inode_start or ext4_writepages .. writeback_single_inode or
+ * ext4_writepages_result) or a direct I/O (iomap_dio_rw_begin .. iomap_dio_complete). A bio
+ * the task queues for that inode or kiocb starts at the later of the operation's start and
+ * the task's last block event since (last_ns): one operation submits many bios one after the
+ * other, and what the task did for the earlier ones (their rq-qos waits, tag waits, plug
+ * flushes) is not the later ones' submission. Times: bpf_ktime_get_ns(). */
+struct il_sub_op {
+	__u64 key;      /* struct inode * (writeback) or struct kiocb * (direct I/O) */
+	__u64 start_ns; /* when the operation began */
+	__u64 last_ns;  /* the task's last Q, G, merge, insert or issue since, 0 none */
+};
+
+/* task pid -> its submission in progress. Keyed by task, not by inode: a start kept per inode
+ * was taken by any later bio of that inode, from any task (jbd2's journal writes through the
+ * block device's inode picked up the start of a sync's writeback of it seconds before). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u64);
-} il_wb_start SEC(".maps");
+	__type(key, __u32);
+	__type(value, struct il_sub_op);
+} il_sub_task SEC(".maps");
 
 /* Per (disk, cgroup) totals of the aggregate mode (struct il_blk_cg). */
 struct {
@@ -276,32 +292,66 @@ struct {
 
 static const struct il_bio_info il_zero_bio;
 
-/* The address of iomap_dio_bio_end_io, the end_io of iomap's direct-I/O bios (0 when the
- * kernel has none): such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c),
- * whose iocb names the file and, for a synchronous direct I/O, whose submit.waiter is the
- * submitter. Set by user space from /proc/kallsyms after load, before attach
- * (il_block_loaded): a typeless __ksym made libbpf read all of kallsyms at load. */
-volatile __u64 il_iomap_dio_end_io = 0;
-
-static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
+/* The current task's submission in progress now starts: operation key (struct inode * or
+ * struct kiocb *) at now. */
+static __always_inline void il_sub_begin(__u64 key, __u64 now)
 {
-	__u64 end_io = il_iomap_dio_end_io;
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct il_sub_op op = { .key = key, .start_ns = now };
 
-	if (!bpf_core_type_exists(struct iomap_dio) || !end_io)
-		return NULL;
-	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != end_io)
-		return NULL;
-	return BPF_CORE_READ(bio, bi_private);
+	bpf_map_update_elem(&il_sub_task, &pid, &op, BPF_ANY);
+}
+
+/* The current task's operation key ends (its bios are all submitted). */
+static __always_inline void il_sub_end(__u64 key)
+{
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct il_sub_op *op = bpf_map_lookup_elem(&il_sub_task, &pid);
+
+	if (op && op->key == key)
+		bpf_map_delete_elem(&il_sub_task, &pid);
+}
+
+/* A block event (Q, G, merge, insert, issue) of the current task at now: the next bio of its
+ * submission in progress, if any, starts after it. */
+static __always_inline void il_sub_touch(__u64 now)
+{
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct il_sub_op *op = bpf_map_lookup_elem(&il_sub_task, &pid);
+
+	if (op)
+		op->last_ns = now;
+}
+
+/* The current task's submission in progress, NULL none. */
+static __always_inline struct il_sub_op *il_sub_current(void)
+{
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+
+	return bpf_map_lookup_elem(&il_sub_task, &pid);
+}
+
+/* Where a bio of operation key starts when op (il_sub_current()) is that operation: the later
+ * of its start and the task's last block event; 0 when op is another operation or none. */
+static __always_inline __u64 il_sub_start(const struct il_sub_op *op, __u64 key)
+{
+	if (!op || !key || op->key != key)
+		return 0;
+	return op->last_ns > op->start_ns ? op->last_ns : op->start_ns;
 }
 
 /* The submitter of bio into b (and b->submit_ns when a start is known) when block_bio_queue
  * runs and submit_bio did not already say: the direct I/O's record, else the waiter of a
  * synchronous direct I/O, else the current task (the bio's submitter unless a worker queues
- * it: blk-throttle's dispatch, dm's deferred bios). A page-cache write bio starts when its
- * inode's writeback did. */
+ * it: blk-throttle's dispatch, dm's deferred bios). With tracepoints only, a bio the current
+ * task queues during its own direct I/O or writeback of the bio's inode starts where
+ * il_sub_start() says; a bio a worker queues for a direct I/O starts with that direct I/O; any
+ * other has no start (before Q not measured: jbd2's journal writes, a sync's block device
+ * writes, writeback bios a worker queues). */
 static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key;
+	struct il_sub_op *op = il_sub_current();
 
 	if (dio && bpf_core_type_exists(struct iomap_dio)) {
 		struct kiocb *iocb = BPF_CORE_READ(dio, iocb);
@@ -312,7 +362,7 @@ static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, s
 		d = bpf_map_lookup_elem(&il_dio_start, &key);
 		if (d) {
 			if (!b->submit_ns)
-				b->submit_ns = d->ns;
+				b->submit_ns = il_sub_start(op, key) ?: d->ns;
 			b->tgid = d->tgid;
 			b->pid = d->pid;
 			__builtin_memcpy(b->comm, d->comm, sizeof(b->comm));
@@ -327,14 +377,8 @@ static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, s
 			return;
 		}
 	}
-	if (!b->submit_ns && il_opf_op(b->opf) == IL_OP_WRITE) {
-		__u64 *wb;
-
-		key = (__u64)who_bio_inode(bio);
-		wb = key ? bpf_map_lookup_elem(&il_wb_start, &key) : NULL;
-		if (wb)
-			b->submit_ns = *wb;
-	}
+	if (!b->submit_ns && op && il_opf_op(b->opf) == IL_OP_WRITE)
+		b->submit_ns = il_sub_start(op, (__u64)who_bio_inode(bio));
 	b->tgid = id >> 32;
 	b->pid = (__u32)id;
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
@@ -389,7 +433,11 @@ static __always_inline void il_block_submit(struct bio *bio)
 		il_drop(IL_DROP_MAP_FULL);
 }
 
-/* iomap:iomap_dio_rw_begin / iomap_dio_complete: a direct I/O starts and ends. */
+/* iomap:iomap_dio_rw_begin / iomap_dio_complete: a direct I/O starts and ends. Its record by
+ * kiocb names the submitter of a bio a worker queues (blk-throttle's dispatch); the task's
+ * record (il_sub_task) times the bios the task queues itself. An asynchronous direct I/O
+ * completes elsewhere: its task's record stays until the task's next operation replaces it,
+ * and is taken only by bios of the same kiocb. */
 static __always_inline void il_block_dio_begin(struct kiocb *iocb)
 {
 	__u64 key = (__u64)iocb, id = bpf_get_current_pid_tgid();
@@ -399,23 +447,32 @@ static __always_inline void il_block_dio_begin(struct kiocb *iocb)
 		return;
 	bpf_get_current_comm(d.comm, sizeof(d.comm));
 	bpf_map_update_elem(&il_dio_start, &key, &d, BPF_ANY);
+	il_sub_begin(key, d.ns);
 }
 
 static __always_inline void il_block_dio_end(struct kiocb *iocb)
 {
 	__u64 key = (__u64)iocb;
 
-	if (blk_cfg.bios)
-		bpf_map_delete_elem(&il_dio_start, &key);
+	if (!blk_cfg.bios)
+		return;
+	bpf_map_delete_elem(&il_dio_start, &key);
+	il_sub_end(key);
 }
 
-/* writeback_single_inode_start / ext4_writepages: the writeback of inode's pages starts. */
+/* writeback_single_inode_start / ext4_writepages: the current task starts writing back
+ * inode's pages (ext4_writepages, nested in the former, restarts it later). */
 static __always_inline void il_block_wb_start(struct inode *inode)
 {
-	__u64 key = (__u64)inode, now = bpf_ktime_get_ns();
-
 	if (blk_cfg.bios)
-		bpf_map_update_elem(&il_wb_start, &key, &now, BPF_ANY);
+		il_sub_begin((__u64)inode, bpf_ktime_get_ns());
+}
+
+/* writeback_single_inode / ext4_writepages_result: that writeback ends. */
+static __always_inline void il_block_wb_end(struct inode *inode)
+{
+	if (blk_cfg.bios)
+		il_sub_end((__u64)inode);
 }
 
 /* The record of bio, made (zeroed) when absent; NULL when the map refuses. */
@@ -469,6 +526,9 @@ static __always_inline void il_block_bio_queue(struct bio *bio)
 	dio = il_bio_iomap_dio(bio);
 	if (!b->tgid)
 		il_bio_who(bio, dio, b);
+	/* queued by another task than its submitter: held and let go by a worker */
+	b->held = b->pid && b->pid != (__u32)bpf_get_current_pid_tgid();
+	il_sub_touch(b->queue_ns);
 	if (!b->cgroup) /* no blk-cgroup: the submitter's, when it is the current task */
 		b->cgroup = b->tgid == bpf_get_current_pid_tgid() >> 32 ? bpf_get_current_cgroup_id() : 0;
 	if (blk_cfg.files && !b->ino)
@@ -487,6 +547,7 @@ static __always_inline void il_block_getrq(struct bio *bio)
 	b = bpf_map_lookup_elem(&il_bio_start, &key);
 	if (b && !b->getrq_ns)
 		b->getrq_ns = bpf_ktime_get_ns();
+	il_sub_touch(b && b->getrq_ns ? b->getrq_ns : bpf_ktime_get_ns());
 }
 
 /* block_bio_backmerge/frontmerge: bio joins an existing request. A back-merged bio is never
@@ -498,6 +559,7 @@ static __always_inline void il_block_bio_merge(struct bio *bio, bool back)
 	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	IL_DISK_COUNT(who_bio_dev(bio), merges);
+	il_sub_touch(bpf_ktime_get_ns());
 	if (back)
 		bpf_map_delete_elem(&il_bio_start, &key);
 }
@@ -642,8 +704,10 @@ static __always_inline void il_block_link_bios(struct request *rq)
  * nothing of it, not even its zeroed record, costs the other modes). */
 static __always_inline void il_block_link(struct request *rq)
 {
-	if (blk_cfg.bios && !blk_cfg.bio_only)
+	if (blk_cfg.bios && !blk_cfg.bio_only) {
 		il_block_link_bios(rq);
+		il_sub_touch(bpf_ktime_get_ns());
+	}
 }
 
 /* block_rq_requeue: rq goes back to be issued again (its issue time restarts at the next D). */
@@ -698,6 +762,7 @@ static __always_inline void il_io_from_bio(struct il_blk_io *io, const struct il
 	io->pid = b->pid;
 	io->part = b->part;
 	io->from = b->from;
+	io->held = b->held;
 	__builtin_memcpy(io->comm, b->comm, sizeof(io->comm));
 }
 
@@ -942,6 +1007,8 @@ static __always_inline void il_block_account(const struct il_blk_io *io)
 	__sync_fetch_and_add(&c->queue_ns, q);
 	if (il_blk_phase_ns(io, io->bio_based ? IL_PH_Q2C : IL_PH_D2C, &ns))
 		__sync_fetch_and_add(&c->device_ns, ns);
+	if (io->held)
+		__sync_fetch_and_add(&c->held, 1);
 	if (io->tgid)
 		c->tgid = io->tgid;
 }
@@ -971,6 +1038,8 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx, bool 
 		d->device_max_ns = device;
 	__sync_fetch_and_add(&d->device_slots[il_slot_idx(device)], 1);
 	if (queue) {
+		if (queue > d->queue_max_ns) /* racy between CPUs: at worst a slightly lower max */
+			d->queue_max_ns = queue;
 		__sync_fetch_and_add(&d->queued, 1);
 		__sync_fetch_and_add(&d->queue_ns, queue);
 		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
@@ -1081,6 +1150,9 @@ static __always_inline void il_block_forget(struct request *rq)
 	IL_BLOCK_BIO_TP(wb_inode_start, "writeback_single_inode_start",                         \
 		il_block_wb_start((struct inode *)ctx[0]))                                      \
 	IL_BLOCK_BIO_TP(ext4_wb_start, "ext4_writepages", il_block_wb_start((struct inode *)ctx[0])) \
+	IL_BLOCK_BIO_TP(wb_inode_end, "writeback_single_inode",                                 \
+		il_block_wb_end((struct inode *)ctx[0]))                                        \
+	IL_BLOCK_BIO_TP(ext4_wb_end, "ext4_writepages_result", il_block_wb_end((struct inode *)ctx[0])) \
 	SEC("fentry/submit_bio")                                                                \
 	int BPF_PROG(blk_submit_fentry, struct bio *bio) { il_block_submit(bio); return 0; }     \
 	SEC("kprobe/submit_bio")                                                                \

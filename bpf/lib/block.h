@@ -42,9 +42,11 @@ enum il_blk_tp {
  * The points of a bio's life, in blktrace's letters, and the phases between them (btt's
  * names). Times are bpf_ktime_get_ns(), 0 when the point was not seen.
  *   submit  the bio's submission began: submit_bio() (fentry/kprobe), else, with
- *           tracepoints only, the start of its direct I/O (iomap:iomap_dio_rw_begin) or of
- *           its inode's writeback (writeback:writeback_single_inode_start,
- *           ext4:ext4_writepages)
+ *           tracepoints only, in the task that queues it: the start of its direct I/O
+ *           (iomap:iomap_dio_rw_begin) or of its inode's writeback
+ *           (writeback:writeback_single_inode_start, ext4:ext4_writepages), or the task's
+ *           last block event since (Q, G, merge, insert, issue of its earlier bios), the
+ *           later of the two
  *   Q       block:block_bio_queue        G  block:block_getrq (a request was allocated)
  *   I       block:block_rq_insert        D  block:block_rq_issue (sent to the driver)
  *   C       block:block_rq_complete, or block:block_bio_complete for bio-based devices
@@ -88,7 +90,10 @@ struct il_blk_io {
 	__u8 error;             /* completed (in any part) with an error */
 	__u8 bio_based;         /* a bio of a bio-based device, no request */
 	__u8 requeued;          /* the request was requeued (block_rq_requeue) */
-	__u8 pad[2];
+	__u8 held;              /* its first bio was queued (block_bio_queue) by another task
+				 * than its submitter: held, then let go by a worker (blk-throttle's
+				 * dispatch work) */
+	__u8 pad;
 	char comm[IL_TASK_COMM_LEN]; /* submitter's thread name */
 };
 
@@ -138,10 +143,13 @@ struct il_disk_stats {
 	__u64 queue_ns;      /* sum of insert -> issue, ns */
 	__u64 device_ns;     /* sum of issue -> complete, ns */
 	__u64 device_max_ns; /* longest issue -> complete, ns */
+	__u64 queue_max_ns;  /* longest insert -> issue, ns */
 	__u64 queue_slots[IL_HIST_SLOTS];
 	__u64 device_slots[IL_HIST_SLOTS];
-	__u64 ops[IL_OP__MAX]; /* requests completed, by operation (enum il_req_op_kind): reads and
-				* writes as /proc/diskstats counts them, flushes apart */
+	__u64 ops[IL_OP__MAX]; /* requests issued (block_rq_issue) and completed, by operation
+				* (enum il_req_op_kind). An fsync's empty PREFLUSH write, which
+				* the flush machinery ends with no issue of its own, is not one:
+				* /proc/diskstats counts it as a write besides its flush */
 	/* With bio tracking (il_block_track_bios()): */
 	__u64 bios_queued;   /* block_bio_queue */
 	__u64 merges;        /* bios merged into a request (block_bio_backmerge/frontmerge) and
@@ -168,7 +176,8 @@ struct il_blk_cg {
 	__u64 queue_ns;      /* Q2G + G2I + I2D */
 	__u64 device_ns;     /* D2C (Q2C for bio-based devices) */
 	__u32 tgid;          /* the last submitter seen (for its /proc/PID/cgroup) */
-	__u32 pad;
+	__u32 held;          /* I/Os whose first bio a worker queued for its submitter (held
+			      * before Q, as blk-throttle does: struct il_blk_io.held) */
 };
 
 #endif

@@ -13,6 +13,24 @@
 #include "lib/core_fixes.bpf.h"
 #include "lib/who.h"
 
+/* The address of iomap_dio_bio_end_io, the end_io of iomap's direct-I/O bios (0 when the
+ * kernel has none): such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c),
+ * whose iocb names the file and, for a synchronous direct I/O, whose submit.waiter is the
+ * submitter. Set by user space from /proc/kallsyms after load, before attach
+ * (il_block_loaded, user/lib/block.c): a typeless __ksym made libbpf read all of kallsyms at load. */
+volatile __u64 il_iomap_dio_end_io = 0;
+
+static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
+{
+	__u64 end_io = il_iomap_dio_end_io;
+
+	if (!bpf_core_type_exists(struct iomap_dio) || !end_io)
+		return NULL;
+	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != end_io)
+		return NULL;
+	return BPF_CORE_READ(bio, bi_private);
+}
+
 #ifdef IL_NO_WHO
 /* A tool that never attributes (fsslower, iowaitstack) defines IL_NO_WHO before including
  * the layers: the calls below compile to nothing, and the object has no attribution maps and
@@ -323,6 +341,9 @@ static __always_inline int who_bio(struct bio *bio)
 	struct who_proc *p;
 	struct who_file *f;
 	struct who_pd *pd;
+	struct iomap_dio *dio;
+	struct dentry *d = NULL;
+	struct inode *inode;
 	bool is_new;
 
 	/* data only: REQ_OP_READ 0 and REQ_OP_WRITE 1 (the same in every kernel); a discard's
@@ -343,7 +364,18 @@ static __always_inline int who_bio(struct bio *bio)
 		if (write)
 			__sync_fetch_and_add(&pd->write_bytes, bytes);
 	}
-	f = who_file_get(who_bio_inode(bio), NULL);
+	/* the file: a direct I/O's own (its pages are the process's, in no page cache), else
+	 * the inode whose page cache holds the bio's first page */
+	dio = il_bio_iomap_dio(bio);
+	if (dio) {
+		struct file *fl = BPF_CORE_READ(dio, iocb, ki_filp);
+
+		inode = BPF_CORE_READ(fl, f_inode);
+		d = BPF_CORE_READ(fl, f_path.dentry);
+	} else {
+		inode = who_bio_inode(bio);
+	}
+	f = who_file_get(inode, d);
 	if (f) {
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
 		if (!BPF_CORE_READ(task, mm)) { /* a kernel thread: the flusher, or the journal */

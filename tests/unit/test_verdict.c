@@ -140,6 +140,11 @@ static void test_before_queue(void **state)
 	m.before_q = (struct il_lat){ 60, 2890 * MS, 105 * MS, 64 * MS, 134 * MS };
 	m.q2g = (struct il_lat){ 60, 1 * MS, 20 * US, 8 * US, 16 * US };
 	m.q2c = (struct il_lat){ 60, 5 * MS, 600 * US, 128 * US, 262 * US };
+	/* no bio was held (queued by a worker for its submitter): the time before Q is the
+	 * submission path's own (the writes' stale starts of the Redis case), not the block
+	 * layer's */
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_SYSCALL);
+	m.blk_held = 29;
 	strcpy(m.blk_cgroup, "/slow");
 	strcpy(m.blk_throttle, "blkio.throttle.write_iops_device 7:3 20");
 	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_BLOCK);

@@ -24,7 +24,7 @@
 /* The bio-tracking maps and their sizes when tracking is on (1 entry when off). */
 static const struct { const char *name; __u32 size; } bio_maps[] = {
 	{ "il_bio_start", 16384 }, { "il_rq_bio", 16384 }, { "il_dio_start", 4096 },
-	{ "il_wb_start", 4096 },
+	{ "il_sub_task", 4096 },
 };
 
 /* The tracepoints that lost their leading request_queue in 5.11, and how many arguments the
@@ -179,6 +179,8 @@ void il_block_submit_plan(struct bpf_object *obj, struct il_plan *p)
 		{ "dio_complete", "iomap:iomap_dio_complete" },
 		{ "wb_inode_start", "writeback:writeback_single_inode_start" },
 		{ "ext4_wb_start", "ext4:ext4_writepages" },
+		{ "wb_inode_end", "writeback:writeback_single_inode" },
+		{ "ext4_wb_end", "ext4:ext4_writepages_result" },
 	};
 	static const char *prefix[2] = { "btf", "raw" };
 	static const char tp_limits[] =

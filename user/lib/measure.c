@@ -74,10 +74,16 @@ static void measure_bios(struct bpf_object *obj, struct il_layers *m, __u32 dev,
 			 ph[IL_PH_G2I].slots);
 	il_lat_from_hist(&m->q2c, ph[IL_PH_Q2C].count, ph[IL_PH_Q2C].ns, ph[IL_PH_Q2C].max_ns,
 			 ph[IL_PH_Q2C].slots);
-	for (int i = 0; i < n; i++)
-		if (rows[i].k.dev == dev && rows[i].v.before_q_ns &&
+	/* only a cgroup some of whose bios a worker queued for them (held before Q) is named:
+	 * time before Q without it is the submission path's own */
+	for (int i = 0; i < n; i++) {
+		if (rows[i].k.dev != dev)
+			continue;
+		m->blk_held += rows[i].v.held;
+		if (rows[i].v.held && rows[i].v.before_q_ns &&
 		    (best < 0 || rows[i].v.before_q_ns > rows[best].v.before_q_ns))
 			best = i;
+	}
 	if (best >= 0) {
 		il_block_cgroup_path(rows[best].k.cgroup, rows[best].v.tgid, m->blk_cgroup,
 				     sizeof(m->blk_cgroup));
@@ -112,7 +118,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 		const struct il_disk_stats *bd = &rows[best].st;
 
 		il_lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
-		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, 0, bd->queue_slots);
+		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, bd->queue_max_ns, bd->queue_slots);
 		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
 		measure_bios(obj, m, rows[best].dev, bd);
 	}

@@ -572,7 +572,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 		slots_sub(d, a->device_slots, b->device_slots);
 		il_lat_from_hist(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
 		slots_sub(d, a->queue_slots, b->queue_slots);
-		il_lat_from_hist(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, 0, d);
+		il_lat_from_hist(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, a->queue_max_ns, d);
 	}
 }
 

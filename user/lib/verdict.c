@@ -38,14 +38,17 @@ const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
 #define IL_IDLE_SHARE 0.05
 
 /* The block layer's time on the disk, its part before Q, and whether that part is the
- * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device. */
+ * largest of before Q, the OS queue (Q2G, G2I, I2D) and the device, with bios held there: a
+ * worker queued some for their submitter (blk-throttle's dispatch). Without held bios, the
+ * time before Q is the submission path's own (with tracepoints only, the filesystem's work
+ * between the start of a direct I/O or writeback and each bio): not the block layer's. */
 static bool before_q_rules(const struct il_layers *m, double *share)
 {
 	__u64 before = m->before_q.total_ns, queue = m->q2g.total_ns + m->g2i.total_ns + m->queue.total_ns;
 	__u64 dev = m->device.total_ns, after = m->q2c.count ? m->q2c.total_ns : queue + dev;
 
 	*share = before + after ? (double)before / (before + after) : 0;
-	return m->before_q.count && before > queue && before > dev;
+	return m->before_q.count && m->blk_held && before > queue && before > dev;
 }
 
 /* The reason of an IL_LAYER_BLOCK verdict from offset n of why: how long bios wait before the
@@ -108,7 +111,7 @@ static __u64 p99_of(const struct il_lat *l)
 }
 
 /* The block layer's part of the sentence from offset n: every p99 that blk_ns sums (the
- * device, the OS queue, Q to getrq, before Q), and their sum when more than one. (The time
+ * device, the OS queue, Q to getrq, before Q when bios were held there), and their sum when more than one. (The time
  * in the submitter's plug, getrq to insert, is the submitter's batching: not summed.) */
 static size_t why_block(const struct il_layers *m, char *why, size_t len, size_t n, __u64 blk_ns)
 {
@@ -124,7 +127,7 @@ static size_t why_block(const struct il_layers *m, char *why, size_t len, size_t
 		n += snprintf(why + n, len - n, "block requests on %s take p99 < %s at the device", m->disk,
 			      il_fmt_ns(m->device.p99_lt_ns, a, sizeof(a)));
 	for (size_t i = 0; i < IL_ARRAY_SIZE(parts) && n < len; i++) {
-		if (!p99_of(parts[i].l))
+		if (!p99_of(parts[i].l) || (parts[i].l == &m->before_q && !m->blk_held))
 			continue;
 		n += snprintf(why + n, len - n, ", p99 < %s %s", il_fmt_ns(parts[i].l->p99_lt_ns, a, sizeof(a)),
 			      parts[i].where);
@@ -166,16 +169,17 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 	}
 
 	enum il_layer_id l;
-	/* the block layer's p99s, each phase the sentence quotes */
+	/* the block layer's p99s, each phase the sentence quotes; the time before Q is the block
+	 * layer's only with bios held there (before_q_rules()) */
 	__u64 os_ns = blk ? p99_of(&m->queue) + p99_of(&m->q2g) : 0;
-	__u64 blk_ns = blk ? p99_of(&m->device) + os_ns + p99_of(&m->before_q) : 0;
+	__u64 blk_ns = blk ? p99_of(&m->device) + os_ns + (m->blk_held ? p99_of(&m->before_q) : 0) : 0;
 	bool queue_worse = blk && os_ns > p99_of(&m->device);
 	bool before_q = blk && before_q_rules(m, &share);
 	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
 	/* requests in the block layer at once, on average (before Q, in the OS, at the device) */
 	double in_blk = blk && m->elapsed_s > 0 ?
 		(m->device.total_ns + m->queue.total_ns + m->q2g.total_ns + m->g2i.total_ns +
-		 m->before_q.total_ns) / (m->elapsed_s * 1e9) : 0;
+		 (m->blk_held ? m->before_q.total_ns : 0)) / (m->elapsed_s * 1e9) : 0;
 	double fs_share = 0, iw_share = 0;
 
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)

@@ -48,7 +48,9 @@ struct il_layers {
 	struct il_lat q2g;                  /* Q -> G: rq-qos throttling, waiting for a tag */
 	struct il_lat g2i;                  /* G -> I (or D): in the submitter's plug */
 	struct il_lat q2c;                  /* Q -> C */
-	char blk_cgroup[128];               /* the cgroup whose bios waited longest before Q, "" */
+	__u64 blk_held;                     /* its I/Os whose first bio a worker queued for the
+					     * submitter: held before Q (struct il_blk_cg.held) */
+	char blk_cgroup[128];               /* the cgroup with held bios that waited longest before Q, "" */
 	char blk_throttle[192];             /* that cgroup's throttle rules for the disk, "" none */
 };
 
