@@ -420,7 +420,7 @@ int main(int argc, char **argv)
 	bool bios = rq_bios || (env.disk ? il_block_bio_based(env.dev) : il_block_any_bio_based());
 	bool submit = env.from == IL_MK_SUBMIT || env.breakdown;
 
-	skel = biolatency_bpf__open();
+	skel = IL_SKEL_OPEN(biolatency_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_block_cfg(skel->obj);

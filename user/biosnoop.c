@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	if (env.cgroup && il_block_cgroup_id(env.cgroup, &env.cgroup_id))
 		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
-	skel = biosnoop_bpf__open();
+	skel = IL_SKEL_OPEN(biosnoop_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_block_cfg(skel->obj);

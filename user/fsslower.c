@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 
 	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
 		      IL_OPT_CSV, argc, argv);
-	skel = fsslower_bpf__open();
+	skel = IL_SKEL_OPEN(fsslower_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_fs_cfg(skel->obj);

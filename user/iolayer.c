@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
-	skel = iolayer_bpf__open();
+	skel = IL_SKEL_OPEN(iolayer_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_autoload_none(skel->obj);

@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 	if (env.interval && !env.top_set)
 		env.top = 5;
 
-	skel = iowaitstack_bpf__open();
+	skel = IL_SKEL_OPEN(iowaitstack_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_iowait_cfg(skel->obj);

@@ -346,7 +346,7 @@ int main(int argc, char **argv)
 	if ((int)strlen(env.func) > func_width)
 		func_width = strlen(env.func);
 
-	skel = writeback_ret_bpf__open();
+	skel = IL_SKEL_OPEN(writeback_ret_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_wb_cfg(skel->obj);

@@ -72,6 +72,16 @@ wait_for() {
 # A TCP port on 127.0.0.1 that nothing listens on now.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
+# make_loop NAME SIZE: a loop device over a sparse file of SIZE in /dev/shm, both removed at
+# exit; sets LOOPDEV (/dev/loopN) and LOOPNAME (loopN).
+make_loop() {
+	local img=/dev/shm/iolayer-$1-$$.img
+	truncate -s "$2" "$img"; at_exit "rm -f $img"
+	LOOPDEV=$(losetup -f --show "$img") || { echo "Bail out! losetup $img failed"; exit 1; }
+	at_exit "losetup_retry $LOOPDEV"
+	LOOPNAME=${LOOPDEV#/dev/}
+}
+
 require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 
 # A loop device over a file in /dev/shm, formatted ext4 and mounted.

@@ -312,7 +312,8 @@ def section_c(recs, labels):
         rss = med([x[1] / 1024 for x in ok if x[1] >= 0])
         ex = med([x[3] / 1e6 for x in ok if x[3] >= 0])
         summary[t] = (ready, rss)
-        name = "libbpf-tools biolatency" if t == "lt-biolatency" else t
+        name = ("libbpf-tools biolatency" if t == "lt-biolatency" else
+                t.replace(":nocache", " (first start: no CO-RE cache)"))
         rows.append([name, "-" if ready is None else f"{ready:.0f}",
                      "-" if not ok else f"{min(x[0] for x in ok) / 1e6:.0f}-{max(x[0] for x in ok) / 1e6:.0f}",
                      "-" if rss is None else f"{rss:.1f}",
@@ -322,7 +323,10 @@ def section_c(recs, labels):
              "",
              "From just before exec until the tool prints its \"Hit Ctrl-C\" line (read on a "
              "pseudo-terminal), VmRSS 2 s later, and the time from Ctrl-C to its exit (final "
-             "summary and detaching), default options; medians of the rounds.",
+             "summary and detaching), default options; medians of the rounds. A tool's "
+             "first start on a kernel makes its CO-RE BTF cache (/var/cache/iolayer, "
+             "bpftool gen min_core_btf); the rows \"first start\" run without it, as "
+             "libbpf's search of all of vmlinux's BTF does.",
              "",
              table(["tool", "start-up ms", "range ms", "RSS MB", "exit ms", "ready"], rows)]
     return lines, summary

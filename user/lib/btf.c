@@ -31,6 +31,8 @@ static struct raw {
 	__u32 str_len;
 	__u32 *off;         /* off[id - 1]: offset of type id in types */
 	__u32 n;            /* types, ids 1..n */
+	const void *data;   /* the file's bytes (mapped or read) */
+	size_t size;
 } raw;
 
 /* Bytes a type's record takes after its struct btf_type, by kind; -1 for a kind this reader
@@ -166,6 +168,8 @@ static bool raw_load(void)
 	    (size_t)h->hdr_len + h->type_off + h->type_len > size ||
 	    (size_t)h->hdr_len + h->str_off + h->str_len > size || !h->str_len)
 		goto bad;
+	raw.data = data;
+	raw.size = size;
 	raw.types = data + h->hdr_len + h->type_off;
 	raw.strs = data + h->hdr_len + h->str_off;
 	raw.str_len = h->str_len;
@@ -187,6 +191,15 @@ bad:
 	raw_free();
 	raw.tried = true;
 	return false;
+}
+
+int il_btf_vmlinux_bytes(const void **data, size_t *size)
+{
+	if (!raw_load())
+		return -ENOENT;
+	*data = raw.data;
+	*size = raw.size;
+	return 0;
 }
 
 static const struct btf_type *raw_type(__u32 id)

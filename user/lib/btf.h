@@ -21,6 +21,10 @@ bool il_btf_has_vmlinux(void);
  * loaded (il_tool_loaded). A later look-up reads it again. */
 void il_btf_release(void);
 
+/* The bytes of /sys/kernel/btf/vmlinux as read for the look-ups below (valid until
+ * il_btf_release). 0, or -ENOENT when the kernel has none or it cannot be read. */
+int il_btf_vmlinux_bytes(const void **data, size_t *size);
+
 /* Find type `name` of BTF kind `kind` (BTF_KIND_FUNC, BTF_KIND_TYPEDEF, ...) in vmlinux BTF,
  * then in the loaded modules' BTF. On success sets *type_id and *obj_fd (0 for vmlinux, else
  * an fd of the module's BTF object that the caller closes). 0, or -ENOENT. */

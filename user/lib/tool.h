@@ -18,6 +18,8 @@
 
 #include <argp.h>
 #include <stdbool.h>
+#include <bpf/libbpf.h>
+#include "corebtf.h"
 #include "plan.h"
 
 /* Which shared options a tool takes. */
@@ -61,6 +63,18 @@ void il_tool_option_doc(int key, const char *doc);
 /* For a tool's own parser: report a bad value of an option or argument, exit 1. */
 void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/* Open skeleton NAME (biolatency_bpf, ...) with its CO-RE relocations made against the small
+ * BTF cached for it and this kernel when there is one (il_core_btf), else against vmlinux's.
+ * The skeleton, or NULL with errno set (SKEL__open_opts). */
+#define IL_SKEL_OPEN(name)                                                                  \
+	({                                                                                   \
+		size_t elf_size_;                                                            \
+		const void *elf_ = name##__elf_bytes(&elf_size_);                            \
+		LIBBPF_OPTS(bpf_object_open_opts, open_opts_,                                \
+			    .btf_custom_path = il_core_btf(elf_, elf_size_));                \
+		name##__open_opts(&open_opts_);                                              \
+	})
 
 /* The result of SKEL__load(): 0, or -1 after the one line every tool prints. */
 int il_tool_loaded(int err);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The CO-RE BTF cache (IOLAYER_CACHE_DIR): made at the first start on a kernel, used after,
+# made again when damaged, off when empty; the same exact answer with and without it.
+source "$(dirname "$0")/lib.sh"
+require_root
+plan 14
+
+make_loop cb 16M
+BL=$(tool biolatency)
+cache=$TMPD/cache
+
+# write requests of the loop device in biolatency -D -F --json output
+writes_of() {
+	jq -s --arg d "$LOOPNAME" '[.[] | .histograms? // [] | .[] | select(.disk == $d and .op == "write") | .total] | add // 0' "$1"
+}
+# N direct 4 KiB writes to the loop device under biolatency; prints the requests counted
+run_writes() { # N OUT ERR [ENV...]
+	local n=$1 out=$2 err=$3; shift 3
+	env "$@" "$BL" -v -D -F --json -d "$LOOPNAME" >"$out" 2>"$err" &
+	local pid=$!
+	wait_for 10 grep -q 'Hit Ctrl-C' "$err" || { kill -INT $pid; wait $pid; echo none; return; }
+	dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count="$n" status=none
+	kill -INT $pid; wait $pid
+	echo "$?:$(writes_of "$out")"
+}
+
+# 1. first start: the file is made, private, and the run counts every request
+got=$(run_writes 200 "$TMPD/1.out" "$TMPD/1.err" IOLAYER_CACHE_DIR="$cache")
+is "$got" "0:200" "first start with an empty cache: exit 0, 200 writes in, 200 requests out"
+check "-v says the CO-RE BTF was cached" grep -q 'CO-RE BTF cached for this kernel' "$TMPD/1.err"
+files=("$cache"/core-btf/*.btf)
+is "${#files[@]}" 1 "one cache file"
+is "$(stat -c %a "$cache/core-btf")" 700 "the cache directory is root's alone (0700)"
+check "the file is BTF (bpftool reads it)" eval "bpftool btf dump file '${files[0]}' >/dev/null"
+
+# 2. second start: the file is used as it is
+before=$(stat -c %Y.%i "${files[0]}")
+got=$(run_writes 150 "$TMPD/2.out" "$TMPD/2.err" IOLAYER_CACHE_DIR="$cache")
+is "$got" "0:150" "second start (cache hit): 150 writes in, 150 requests out"
+ok "$(! grep -q 'CO-RE BTF cached' "$TMPD/2.err"; echo $?)" "the second start makes nothing"
+is "$(stat -c %Y.%i "${files[0]}")" "$before" "the cached file is kept as it was"
+diag "answer: cache hit: $got"
+
+# 3. a damaged file is made again, and the run is still right
+head -c 512 /dev/urandom >"${files[0]}"
+got=$(run_writes 120 "$TMPD/3.out" "$TMPD/3.err" IOLAYER_CACHE_DIR="$cache")
+is "$got" "0:120" "damaged cache file: 120 writes in, 120 requests out"
+check "-v says the damaged file was made again" grep -q 'is damaged: made again' "$TMPD/3.err"
+check "the file is BTF again" eval "bpftool btf dump file '${files[0]}' >/dev/null"
+
+# 4. IOLAYER_CACHE_DIR empty: no cache, the same answer
+rm -rf "$cache"
+got=$(run_writes 100 "$TMPD/4.out" "$TMPD/4.err" IOLAYER_CACHE_DIR=)
+is "$got" "0:100" "cache off: 100 writes in, 100 requests out"
+ok "$([ ! -e "$cache" ]; echo $?)" "cache off: nothing written"
+
+# 5. a cache directory others may write is not used
+mkdir -m 0777 "$cache"
+got=$(run_writes 50 "$TMPD/5.out" "$TMPD/5.err" IOLAYER_CACHE_DIR="$cache")
+ok "$([ "$got" = "0:50" ] && grep -q 'is not a directory only root may write' "$TMPD/5.err" &&
+	[ -z "$(ls -A "$cache")" ]; echo $?)" "a world-writable cache directory: not used, said under -v, same answer (got $got)"
+
+done_testing
