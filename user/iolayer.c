@@ -17,8 +17,8 @@
 #define DEFAULT_DURATION_S 10
 
 static const char doc[] =
-"Trace every kernel I/O layer at once -- syscall/VFS, filesystem, writeback, I/O wait,\n"
-"block queue, device -- then say which one is slow, and why.\n"
+"Trace every kernel I/O layer at once -- syscall/VFS, filesystem, writeback,\n"
+"I/O wait, block queue, device -- then say which one is slow, and why.\n"
 "\n"
 "USAGE: iolayer [-p PID] [-d SECONDS] [--json]\n"
 "       iolayer --serve [ADDR:]PORT [-p PID]\n"
@@ -31,6 +31,7 @@ static const char doc[] =
 "  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
 "  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
+"  iolayer --serve 0.0.0.0 # every address, port 19435; runs until stopped\n"
 "\n"
 "-p follows one process: its children (a server's workers, a shell's commands)\n"
 "are not in it; give their own pids. File operations are traced on ext4, xfs\n"
@@ -44,9 +45,9 @@ static const char doc[] =
 enum { OPT_TOP = 0x100, OPT_SERVE };
 
 static const struct argp_option opts[] = {
-	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files (default 5; 0: all; --serve: 1 to 100)", 0 },
-	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Run until stopped, serving Prometheus metrics on /metrics "
-	  "and the verdict on /verdict (ADDR default 127.0.0.1; an ADDR alone: PORT 19435)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files\n(default 5; 0: all; --serve: 1 to 100)", 0 },
+	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Serve Prometheus metrics (/metrics) and the\n"
+	  "verdict (/verdict); ADDR default 127.0.0.1", 0 },
 	{ 0 },
 };
 
@@ -333,8 +334,8 @@ int main(int argc, char **argv)
 	struct wb_cfg *wbc;
 	unsigned long long t0;
 
-	il_tool_option_doc('p', "Only this process: all its threads, not its children");
-	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict (default 10; Ctrl-C ends early)");
+	il_tool_option_doc('p', "Only this process: all its threads,\nnot its children");
+	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict\n(default 10; Ctrl-C ends early)");
 	il_tool_option_doc('j', "JSON output: one object, at the end");
 	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)

@@ -3,7 +3,7 @@
 # and no line that argp broke at its 79 columns ("I/O\nwait", "all\ndisks"): the texts are
 # wrapped by hand, at phrase boundaries.
 source "$(dirname "$0")/lib.sh"
-plan 18
+plan 24
 
 for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
 	bin=$IOLAYER_BUILD/bin/$t
@@ -16,14 +16,13 @@ for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
 	ARGP_HELP_FMT=rmargin=1000 "$bin" -h >"$TMPD/$t.wide" 2>&1
 	bad_lines=$(diff <(sed '/^Mandatory or optional/,$d' "$TMPD/$t.h") \
 		<(sed '/^Mandatory or optional/,$d' "$TMPD/$t.wide") | grep '^<')
-	todo=
-	# iolayer's doc is user/iolayer.c's, changed by others at the time of writing
-	[ "$t" = iolayer ] && todo=" # TODO user/iolayer.c's doc and option texts: wrap them by hand"
-	if [ -z "$bad_lines" ]; then ok 0 "$t -h: no line broken in mid-phrase$todo"; else
-		failed_before=$_tap_fail
-		ok 1 "$t -h: no line broken in mid-phrase$todo"
+	if [ -z "$bad_lines" ]; then ok 0 "$t -h: no line broken in mid-phrase"; else
+		ok 1 "$t -h: no line broken in mid-phrase"
 		while IFS= read -r l; do diag "$l"; done <<<"$bad_lines"
-		[ -n "$todo" ] && _tap_fail=$failed_before # a TODO failure fails nothing
 	fi
+	# glibc's argp loses the option column after a hand-broken line that reaches column ~74:
+	# what follows starts at column 0, in every margin, so the diff above cannot see it
+	flush=$(sed -n '/^OPTIONS:/,/^Mandatory or optional/p' "$TMPD/$t.h" | sed '1d;$d' | grep -v '^ \|^$')
+	is "$flush" "" "$t -h: every option line in the option columns"
 done
 done_testing
