@@ -11,7 +11,7 @@ const volatile __u64 min_ns = 0;           /* -m: I/Os at least this long (from 
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22);
+	__uint(max_entries, 1 << 20); /* bytes; --ringbuf sets it (user/biosnoop.c) */
 } bs_events SEC(".maps");
 
 static __always_inline int emit(const struct il_blk_io *io)

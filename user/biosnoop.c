@@ -21,7 +21,8 @@ static struct env {
 	bool dev_part;
 	__u64 cgroup_id;
 	unsigned long long min_ms;
-} env;
+	unsigned ringbuf_mb;         /* --ringbuf: MiB of ring buffer for the rows */
+} env = { .ringbuf_mb = 1 };
 
 static const char doc[] =
 "Trace block I/O: one row per request (or per bio of a bio-based device:\n"
@@ -30,6 +31,7 @@ static const char doc[] =
 "queue, in the OS queue and at the device.\n"
 "\n"
 "USAGE: biosnoop [-d DISK|PARTITION] [-p PID] [-C CGROUP] [-m MS] [--json]\n"
+"                [--ringbuf MB]\n"
 "\n"
 "EXAMPLES:\n"
 "  biosnoop                  # every I/O until Ctrl-C\n"
@@ -49,10 +51,13 @@ static const char doc[] =
 "\n"
 "OPTIONS:";
 
+enum { OPT_RINGBUF = 0x100 };
+
 static const struct argp_option opts[] = {
 	{ "disk", 'd', "DISK", 0, "Only I/O of this disk, or sent to this partition\n(sda, nvme0n1, dm-0, sda1)", 0 },
 	{ "cgroup", 'C', "CGROUP", 0, "Only I/O of this cgroup\n(a path in the blkio or v2 hierarchy)", 0 },
 	{ "min", 'm', "MS", 0, "Only I/Os of at least MS milliseconds in all\n(default 0)", 0 },
+	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1,\nrounded up to a power of two): give more\nwhen a burst of I/O loses rows", 0 },
 	{ 0 },
 };
 
@@ -62,6 +67,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'd': env.disk = arg; break;
 	case 'C': env.cgroup = arg; break;
 	case 'm': env.min_ms = il_arg_uint(arg, "the minimum latency (-m, milliseconds)", 0, 1000000000); break;
+	case OPT_RINGBUF: env.ringbuf_mb = il_arg_ringbuf_mb(arg); break;
 	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
@@ -240,6 +246,7 @@ int main(int argc, char **argv)
 	skel->rodata->targ_tgid = il_opts.pid;
 	skel->rodata->targ_cgroup = env.cgroup_id;
 	skel->rodata->min_ns = env.min_ms * 1000000ULL;
+	bpf_map__set_max_entries(skel->maps.bs_events, env.ringbuf_mb << 20);
 
 	il_autoload_none(skel->obj);
 	il_block_plan(skel->obj, true, &plans[0]);

@@ -106,14 +106,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'L':
 		env.show_tid = true;
 		break;
-	case OPT_RINGBUF: {
-		unsigned mb = il_arg_uint(arg, "the ring buffer size (--ringbuf, MiB)", 1, 1024);
-
-		env.ringbuf_mb = 1;
-		while (env.ringbuf_mb < mb)
-			env.ringbuf_mb *= 2;
+	case OPT_RINGBUF:
+		env.ringbuf_mb = il_arg_ringbuf_mb(arg);
 		break;
-	}
 	case ARGP_KEY_ARG:
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:

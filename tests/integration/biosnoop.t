@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v jq >/dev/null || skip_all "no jq"
-plan 20
+plan 21
 
 N=100
 loop_ext4_setup 64
@@ -63,6 +63,7 @@ is "$(jq -s '[.[] | select(.file)] | length' "$TMPD/m.json")" 0 "-m 1000: no I/O
 # 4. bad input: one line, exit 1
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BS -d nosuchdisk
 bad "unknown cgroup: one line, exit 1" "no cgroup 'no/such/cgroup'" $BS -C no/such/cgroup
+bad "--ringbuf 0: one line, exit 1" "must be a whole number from 1 to 1024, got '0'" $BS --ringbuf 0
 is "$(bpf_progs_named btf_bio_ raw_bio_ blk_submit_)" "" "no biosnoop BPF program left after exit"
 
 done_testing

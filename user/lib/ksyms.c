@@ -214,13 +214,17 @@ bool il_ksyms_readable(void)
 static bool ksym_find(const char *name, unsigned long *addr)
 {
 	size_t len = strlen(name);
-	char line[512];
+	char line[512], *buf;
 	bool found = false;
 	FILE *f = fopen("/proc/kallsyms", "r");
 
 	if (!f)
 		return false;
-	setvbuf(f, NULL, _IOFBF, 64 << 10); /* fewer reads: each costs a seq_file round */
+	/* fewer reads (each costs a seq_file round): glibc ignores the size given with a NULL
+	 * buffer and reads /proc files 1 KiB at a time */
+	buf = malloc(64 << 10);
+	if (buf)
+		setvbuf(f, buf, _IOFBF, 64 << 10);
 	while (!found && fgets(line, sizeof(line), f)) {
 		const char *sp = strchr(line, ' '), *end;
 
@@ -234,6 +238,7 @@ static bool ksym_find(const char *name, unsigned long *addr)
 			*addr = strtoul(line, NULL, 16);
 	}
 	fclose(f);
+	free(buf);
 	return found;
 }
 

@@ -77,6 +77,15 @@ unsigned long long il_arg_uint(const char *s, const char *what, unsigned long lo
 	return v;
 }
 
+unsigned il_arg_ringbuf_mb(const char *s)
+{
+	unsigned mb = il_arg_uint(s, "the ring buffer size (--ringbuf, MiB)", 1, 1024), p2 = 1;
+
+	while (p2 < mb)
+		p2 *= 2;
+	return p2;
+}
+
 const char *il_clock_str(char *buf, size_t len)
 {
 	time_t t = time(NULL);

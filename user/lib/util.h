@@ -31,6 +31,10 @@ int il_parse_uint(const char *s, const char *what, unsigned long long min,
 unsigned long long il_arg_uint(const char *s, const char *what, unsigned long long min,
 			       unsigned long long max);
 
+/* A --ringbuf argument: MiB of ring buffer, 1 to 1024, rounded up to a power of two (what
+ * BPF_MAP_TYPE_RINGBUF takes); exit(IL_EXIT_ERR) after one line when it is not. */
+unsigned il_arg_ringbuf_mb(const char *s);
+
 /* Local wall-clock time as "HH:MM:SS" into buf (>= 9 bytes); returns buf. */
 const char *il_clock_str(char *buf, size_t len);
 
