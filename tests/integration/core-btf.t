@@ -16,7 +16,7 @@ writes_of() {
 # N direct 4 KiB writes to the loop device under biolatency; prints the requests counted
 run_writes() { # N OUT ERR [ENV...]
 	local n=$1 out=$2 err=$3; shift 3
-	env "$@" "$BL" -v -D -F --json -d "$LOOPNAME" >"$out" 2>"$err" &
+	env "$@" $BL -v -D -F --json -d "$LOOPNAME" >"$out" 2>"$err" &
 	local pid=$!
 	wait_for 10 grep -q 'Hit Ctrl-C' "$err" || { kill -INT $pid; wait $pid; echo none; return; }
 	dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count="$n" status=none
