@@ -14,6 +14,9 @@ struct {
 	__uint(max_entries, 1 << 20); /* bytes; --ringbuf sets it (user/biosnoop.c) */
 } bs_events SEC(".maps");
 
+/* bs_events' last reader wakeup (il_wakeup_flags()). */
+__u64 bs_last_wakeup = 0;
+
 static __always_inline int emit(const struct il_blk_io *io)
 {
 	struct il_blk_io *e;
@@ -36,7 +39,8 @@ static __always_inline int emit(const struct il_blk_io *io)
 	if (!e)
 		return 0;
 	__builtin_memcpy(e, io, sizeof(*e));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, il_wakeup_flags(&bs_events, &bs_last_wakeup,
+					      io->ts[IL_MK_C] ? io->ts[IL_MK_C] : bpf_ktime_get_ns()));
 	return 0;
 }
 

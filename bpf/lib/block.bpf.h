@@ -501,16 +501,65 @@ static __always_inline struct gendisk *il_bio_disk(struct bio *bio)
 	return BPF_CORE_READ(bio, bi_bdev, bd_disk);
 }
 
+/* Per CPU, the last disk a bio was asked about (bio->bi_bdev, bio->bi_disk before 5.12) and
+ * whether it is request-based: a disk's bios come in runs, so one read answers most of them
+ * instead of four (block_bio_queue runs for every bio of every disk). */
+struct il_rq_based_last {
+	__u64 key;      /* struct block_device * (struct gendisk * before 5.12); 0: none yet */
+	__u64 rq_based; /* gendisk.queue->mq_ops set */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct il_rq_based_last);
+} il_rq_based_last SEC(".maps");
+
+/* Is bio's disk request-based (blk-mq: gendisk.queue->mq_ops)? btf: bio is a BTF pointer (a
+ * tp_btf program's argument), read with plain loads, no helper call; else with
+ * bpf_probe_read_kernel(). A block_device freed and another allocated at its address between
+ * two bios on one CPU would get the old answer. */
+static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
+{
+	struct bio___o *old = (void *)bio;
+	struct il_rq_based_last *last;
+	struct block_device *bdev = NULL;
+	struct gendisk *disk = NULL;
+	__u32 zero = 0;
+	__u64 key;
+	bool rq;
+
+	if (bpf_core_field_exists(old->bi_disk)) {
+		disk = btf ? old->bi_disk : BPF_CORE_READ(old, bi_disk);
+		key = (__u64)disk;
+	} else {
+		bdev = btf ? bio->bi_bdev : BPF_CORE_READ(bio, bi_bdev);
+		key = (__u64)bdev;
+	}
+	last = bpf_map_lookup_elem(&il_rq_based_last, &zero);
+	if (last && key && last->key == key)
+		return last->rq_based;
+	if (!bpf_core_field_exists(old->bi_disk))
+		disk = btf ? bdev->bd_disk : BPF_CORE_READ(bdev, bd_disk);
+	rq = (btf ? disk->queue->mq_ops : BPF_CORE_READ(disk, queue, mq_ops)) != NULL;
+	if (last) {
+		last->key = key;
+		last->rq_based = rq;
+	}
+	return rq;
+}
+
 /* block_bio_queue (Q). With blk_cfg.bio_only, a bio of a request-based disk
  * (gendisk.queue->mq_ops set) is not followed. */
-static __always_inline void il_block_bio_queue(struct bio *bio)
+static __always_inline void il_block_bio_queue(struct bio *bio, bool btf)
 {
 	struct il_bio_info *b;
 	struct iomap_dio *dio;
 
 	if (!blk_cfg.bios)
 		return;
-	if (blk_cfg.bio_only && BPF_CORE_READ(il_bio_disk(bio), queue, mq_ops))
+	if (blk_cfg.bio_only && il_bio_rq_based(bio, btf))
 		return;
 	b = il_bio_get(bio);
 	if (!b)
@@ -1108,17 +1157,18 @@ static __always_inline void il_block_forget(struct request *rq)
  * The bio-tracking programs, tp_btf and raw_tp twins named as il_block_bio_plan() and
  * il_block_submit_plan() expect (btf_X / raw_X), and submit_bio's fentry and kprobe. The
  * including object passes its handler of a bio-based device's finished bio, a function
- * (struct il_blk_io *io). Only the programs of the chosen plans load.
+ * (struct il_blk_io *io). Only the programs of the chosen plans load. A body sees il_btf: true
+ * in the tp_btf twin, whose arguments are BTF pointers that plain loads may read.
  */
 #define IL_BLOCK_BIO_TP(name, tp, body)                                                         \
 	SEC("tp_btf/" tp)                                                                       \
-	int BPF_PROG(btf_##name) { body; return 0; }                                            \
+	int BPF_PROG(btf_##name) { const bool il_btf = true; (void)il_btf; body; return 0; }   \
 	SEC("raw_tp/" tp)                                                                       \
-	int BPF_PROG(raw_##name) { body; return 0; }
+	int BPF_PROG(raw_##name) { const bool il_btf = false; (void)il_btf; body; return 0; }
 
 #define IL_BLOCK_BIO_PROGS(on_bio_done)                                                         \
 	IL_BLOCK_BIO_TP(bio_queue, "block_bio_queue",                                           \
-		il_block_bio_queue((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_QUEUE, 0)))          \
+		il_block_bio_queue((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_QUEUE, 0), il_btf))  \
 	IL_BLOCK_BIO_TP(getrq, "block_getrq",                                                   \
 		il_block_getrq((struct bio *)IL_TP_ARG(ctx, IL_BTP_GETRQ, 0)))                  \
 	/* (q, rq, bio) before 5.11: bio is ctx[2] */                                           \

@@ -92,6 +92,26 @@ static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 	return e;
 }
 
+/* The flags to submit a record to ring buffer rb with: wake its reader only when
+ * IL_WAKEUP_NS passed since the last wakeup (*last_wakeup, one per ring buffer, shared by all
+ * CPUs: a lost race costs one extra or one later wakeup) or IL_WAKEUP_BYTES wait (the rings
+ * are 1 MiB or more). A lone record shows at once; at thousands of records a second the reader
+ * wakes ~50 times a second instead of once per record, a wakeup costing microseconds in the
+ * submitting program. What is not woken for is read within 100 ms (il_run(), user/lib/run.c,
+ * reads the ring whenever its poll times out). now: bpf_ktime_get_ns(). */
+#define IL_WAKEUP_NS (20 * 1000 * 1000ULL)
+#define IL_WAKEUP_BYTES (256 * 1024)
+
+static __always_inline __u64 il_wakeup_flags(void *rb, __u64 *last_wakeup, __u64 now)
+{
+	if (now - *last_wakeup >= IL_WAKEUP_NS ||
+	    bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= IL_WAKEUP_BYTES) {
+		*last_wakeup = now;
+		return BPF_RB_FORCE_WAKEUP;
+	}
+	return BPF_RB_NO_WAKEUP;
+}
+
 /* Copy size bytes of data into ring buffer rb as one record (IL_DROP_RINGBUF_FULL counted
  * when it does not fit): for records whose length is known only when they are built. */
 static __always_inline void il_ringbuf_output(void *rb, void *data, __u64 size, __u64 flags)

@@ -258,24 +258,8 @@ static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *
 	return 0;
 }
 
-/* Wake the reader for an event only when FS_WAKEUP_NS passed since the last wakeup or
- * FS_WAKEUP_BYTES are waiting: a lone slow call shows at once, while at tens of thousands
- * of events a second the reader wakes ~50 times a second instead of once per event (and
- * user space drains what is left every second). fs_last_wakeup is shared by all CPUs; a
- * lost race only costs one extra or one later wakeup. */
-#define FS_WAKEUP_NS (20 * 1000 * 1000ULL)
-#define FS_WAKEUP_BYTES (256 * 1024)
+/* fs_events' last reader wakeup (il_wakeup_flags()). */
 __u64 fs_last_wakeup = 0;
-
-static __always_inline __u64 fs_wakeup_flags(__u64 now)
-{
-	if (now - fs_last_wakeup >= FS_WAKEUP_NS ||
-	    bpf_ringbuf_query(&fs_events, BPF_RB_AVAIL_DATA) >= FS_WAKEUP_BYTES) {
-		fs_last_wakeup = now;
-		return BPF_RB_FORCE_WAKEUP;
-	}
-	return BPF_RB_NO_WAKEUP;
-}
 
 /* What a syscall tracepoint's exit leaves fs_send beside the event it built in fs_scratch
  * slot 0 (per-CPU, like the event: both are read at once by the tail call). */
@@ -328,7 +312,7 @@ static __always_inline void fs_event_send(struct fs_event *e, struct file *file,
 		     BPF_CORE_READ(file, f_path.mnt));
 	il_ringbuf_output(&fs_events, e,
 			  il_path_event_size(__builtin_offsetof(struct fs_event, names), &e->path),
-			  fs_wakeup_flags(now));
+			  il_wakeup_flags(&fs_events, &fs_last_wakeup, now));
 }
 
 /* Send the event of a call on file that returned ret at now after delta ns. It is built in

@@ -53,6 +53,9 @@ struct {
 	__uint(max_entries, 1 << 20);
 } wb_events SEC(".maps");
 
+/* wb_events' last reader wakeup (il_wakeup_flags()). */
+__u64 wb_last_wakeup = 0;
+
 /* Where an event is built before it is copied into wb_events with only the bytes its path
  * uses. */
 struct {
@@ -204,7 +207,8 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 			e->stack_id = s->stack_id;
 	}
 	il_ringbuf_output(&wb_events, e,
-			  il_path_event_size(__builtin_offsetof(struct wb_event, names), &e->path), 0);
+			  il_path_event_size(__builtin_offsetof(struct wb_event, names), &e->path),
+			  il_wakeup_flags(&wb_events, &wb_last_wakeup, bpf_ktime_get_ns()));
 out:
 	bpf_map_delete_elem(&wb_starts, &tid);
 	return 0;

@@ -149,7 +149,9 @@ int il_run(const struct il_run *r)
 		if (n <= 0) /* timeout or signal: nothing is ready */
 			for (int i = 0; i < nfds; i++)
 				fds[i].revents = 0;
-		if (rb_i >= 0 && (fds[rb_i].revents & POLLIN)) {
+		/* also at every timeout: records submitted without a wakeup (il_wakeup_flags(),
+		 * bpf/lib/common.bpf.h) wait at most 100 ms */
+		if (rb_i >= 0 && ((fds[rb_i].revents & POLLIN) || n == 0)) {
 			n = ring_buffer__consume(r->rb);
 			if (n < 0) {
 				il_err("reading the ring buffer failed: %s", strerror(-n));
