@@ -3,7 +3,8 @@
 # and no line that argp broke at its 79 columns ("I/O\nwait", "all\ndisks"): the texts are
 # wrapped by hand, at phrase boundaries.
 source "$(dirname "$0")/lib.sh"
-plan 24
+plan 36
+top=$(cd "$(dirname "$0")/../.." && pwd)
 
 for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
 	bin=$IOLAYER_BUILD/bin/$t
@@ -24,5 +25,13 @@ for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
 	# what follows starts at column 0, in every margin, so the diff above cannot see it
 	flush=$(sed -n '/^OPTIONS:/,/^Mandatory or optional/p' "$TMPD/$t.h" | sed '1d;$d' | grep -v '^ \|^$')
 	is "$flush" "" "$t -h: every option line in the option columns"
+	# its man page: every long option of -h (but --help), and an OVERHEAD section
+	txt=$(MANWIDTH=200 man -l "$top/docs/man/$t.8" 2>/dev/null)
+	missing=
+	for o in $(grep -oE '^ +(-[a-zA-Z0-9], )?--[a-z][a-z-]*' "$TMPD/$t.h" | grep -oE -- '--[a-z-]+' | sort -u); do
+		[ "$o" = --help ] || grep -q -- "$o" <<<"$txt" || missing="$missing $o"
+	done
+	is "$missing" "" "$t.8 names every long option of $t -h"
+	check "$t.8 has an OVERHEAD section" grep -qx OVERHEAD <<<"$txt"
 done
 done_testing
