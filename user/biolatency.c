@@ -78,13 +78,19 @@ static const char *const from_names[IL_MK_C] = { "submit", "queue", "-", "insert
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	static int pos;
+	static bool q_given, from_given; /* -Q is --from=insert: another --from with it conflicts */
 
 	switch (key) {
 	case 'm': env.ms = true; break;
 	case 'T': env.timestamp = true; break;
 	case 'D': env.per_disk = true; break;
 	case 'F': env.per_op = true; break;
-	case 'Q': env.from = IL_MK_I; break;
+	case 'Q':
+		if (from_given && env.from != IL_MK_I)
+			il_argp_fail(state, "-Q (--from=insert) and --from=%s conflict: give one", from_names[env.from]);
+		env.from = IL_MK_I;
+		q_given = true;
+		break;
 	case 'C': env.per_cgroup = true; break;
 	case OPT_BREAKDOWN: env.breakdown = true; break;
 	case OPT_FROM:
@@ -92,6 +98,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			;
 		if (env.from == IL_MK_C || env.from == IL_MK_G)
 			il_argp_fail(state, "--from must be submit, queue, insert or issue, got '%s'", arg);
+		if (q_given && env.from != IL_MK_I)
+			il_argp_fail(state, "-Q (--from=insert) and --from=%s conflict: give one", arg);
+		from_given = true;
 		break;
 	case 'd': env.disk = arg; break;
 	case ARGP_KEY_ARG:

@@ -127,7 +127,7 @@ static void print_header(void)
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
 		if (env.show_tid)
 			printf("%-7s ", "TID");
-		printf("%1s %-7s %-8s %8s %-8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF", "FILENAME");
+		printf("%1s %-10s %-8s %8s %-8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF", "FILENAME");
 	}
 	fflush(stdout);
 }
@@ -171,7 +171,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);
-		printf("%c %-7s %-8lld %8.2f %-8s %s\n", op_letter[e->op % FS_OP__MAX], bytes,
+		printf("%c %-10s %-8lld %8.2f %-8s %s\n", op_letter[e->op % FS_OP__MAX], bytes,
 		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface,
 		       il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
 		break;
@@ -409,11 +409,17 @@ int main(int argc, char **argv)
 	}
 	il_signals_init();
 	print_header();
+	char who[64] = "";
+	if (il_opts.tid)
+		snprintf(who, sizeof(who), " of thread %d", il_opts.tid);
+	else if (il_opts.pid)
+		snprintf(who, sizeof(who), " of process %d", il_opts.pid);
 	if (env.min_ms)
-		fprintf(stderr, "Tracing %s operations slower than %llu ms... Hit Ctrl-C to end.\n",
-			names, env.min_ms);
+		fprintf(stderr, "Tracing %s operations%s%s slower than %llu ms... Hit Ctrl-C to end.\n",
+			names, who, env.file ? " on one file" : "", env.min_ms);
 	else
-		fprintf(stderr, "Tracing every %s operation... Hit Ctrl-C to end.\n", names);
+		fprintf(stderr, "Tracing every %s operation%s%s... Hit Ctrl-C to end.\n", names, who,
+			env.file ? " on one file" : "");
 
 	/* The BPF side skips wakeups at high event rates; drain the rest every second. */
 	struct il_run run = { .interval_s = 1, .tick = drain, .ctx = rb,

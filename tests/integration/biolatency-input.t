@@ -3,7 +3,7 @@
 # does not have: it traces with its tracepoints and says so in one line, at every verbosity.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 9
+plan 11
 
 BL=$(tool biolatency)
 RAWBL=$BIN/biolatency   # without IOLAYER_ATTACH: these checks force their own method
@@ -11,6 +11,8 @@ RAWBL=$BIN/biolatency   # without IOLAYER_ATTACH: these checks force their own m
 bad "unknown attach method" "^biolatency: unknown attach method 'bogus'" $BL --attach=bogus
 bad "three positional arguments" "^biolatency: unexpected argument '3'" $BL 1 2 3
 bad "interval 0" "^biolatency: interval .* got '0'" $BL 0
+bad "-Q with --from=submit" "^biolatency: -Q \(--from=insert\) and --from=submit conflict: give one" $BL -Q --from=submit
+bad "--from=queue then -Q" "^biolatency: -Q \(--from=insert\) and --from=queue conflict: give one" $BL --from=queue -Q
 bad "count 0" "^biolatency: count .* got '0'" $BL 1 0
 bad "unknown option, in the tool's name" "^biolatency: unrecognized option '--nope' \(try --help\)$" $BL --nope
 

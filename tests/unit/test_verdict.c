@@ -541,6 +541,11 @@ static void test_block_accounts_quoted(void **state)
 	assert_non_null(strstr(why, "p99 < 1.05 ms at the device, p99 < 4.1 us queued in the OS "
 				    "(insert -> issue), p99 < 4.19 ms from queue to getrq"));
 	assert_non_null(strstr(why, "(together p99 < 5.25 ms): the block layer accounts for at least half of it"));
+	/* the plug (getrq -> insert) is quoted, not summed: the same verdict and sum */
+	m.g2i = (struct il_lat){ 3000, 6000 * MS, 4 * MS, 2097152, 4194304 };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_QUEUE);
+	assert_non_null(strstr(why, "(together p99 < 5.25 ms; the p99 < 4.19 ms from getrq to insert, in the "
+				    "submitter's plug, is not counted: its own batching): the block layer"));
 }
 
 /* Rates in the tables' units: KB/s below 1024 KB/s, then MB/s (of 1024 KB). */
