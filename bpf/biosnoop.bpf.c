@@ -39,8 +39,7 @@ static __always_inline int emit(const struct il_blk_io *io)
 	if (!e)
 		return 0;
 	__builtin_memcpy(e, io, sizeof(*e));
-	bpf_ringbuf_submit(e, il_wakeup_flags(&bs_events, &bs_last_wakeup,
-					      io->ts[IL_MK_C] ? io->ts[IL_MK_C] : bpf_ktime_get_ns()));
+	bpf_ringbuf_submit(e, il_wakeup_flags(&bs_events, &bs_last_wakeup, io->ts[IL_MK_C]));
 	return 0;
 }
 

@@ -213,13 +213,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int drain(void *rb)
-{
-	ring_buffer__consume(rb);
-	fflush(stdout);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
@@ -271,7 +264,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "Tracing block I/O%s (times in ms)... Hit Ctrl-C to end.\n",
 		env.disk || il_opts.pid || env.cgroup || env.min_ms ? ", filtered" : "");
 
-	struct il_run run = { .interval_s = 1, .tick = drain, .ctx = rb, .rb = rb };
+	struct il_run run = { .rb = rb };
 	if (il_run(&run) < 0)
 		goto out;
 	ring_buffer__consume(rb);

@@ -215,12 +215,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int drain(void *rb)
-{
-	ring_buffer__consume(rb);
-	return 0;
-}
-
 /* ---- summary ------------------------------------------------------------------------ */
 
 /* "lo-hi" in ms of the histogram bucket holding the pct-th percentile. */
@@ -409,21 +403,22 @@ int main(int argc, char **argv)
 	}
 	il_signals_init();
 	print_header();
+	/* what -p, --tid and -f leave: " of process N on one file" */
 	char who[64] = "";
-	if (il_opts.tid)
-		snprintf(who, sizeof(who), " of thread %d", il_opts.tid);
-	else if (il_opts.pid)
-		snprintf(who, sizeof(who), " of process %d", il_opts.pid);
+	int n = 0;
+	if (il_opts.tid || il_opts.pid)
+		n = snprintf(who, sizeof(who), " of %s %u", il_opts.tid ? "thread" : "process",
+			     il_opts.tid ? il_opts.tid : il_opts.pid);
+	if (env.file)
+		snprintf(who + n, sizeof(who) - n, " on one file");
 	if (env.min_ms)
-		fprintf(stderr, "Tracing %s operations%s%s slower than %llu ms... Hit Ctrl-C to end.\n",
-			names, who, env.file ? " on one file" : "", env.min_ms);
+		fprintf(stderr, "Tracing %s operations%s slower than %llu ms... Hit Ctrl-C to end.\n",
+			names, who, env.min_ms);
 	else
-		fprintf(stderr, "Tracing every %s operation%s%s... Hit Ctrl-C to end.\n", names, who,
-			env.file ? " on one file" : "");
+		fprintf(stderr, "Tracing every %s operation%s... Hit Ctrl-C to end.\n", names, who);
 
-	/* The BPF side skips wakeups at high event rates; drain the rest every second. */
-	struct il_run run = { .interval_s = 1, .tick = drain, .ctx = rb,
-			      .duration_s = il_opts.duration_s, .rb = rb };
+	/* rows the BPF side sent without a wakeup: il_run reads them at its poll's timeouts */
+	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb };
 	if (il_run(&run) < 0)
 		goto out;
 	err = il_fs_stats_read(skel->obj, stats);

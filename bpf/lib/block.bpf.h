@@ -531,17 +531,17 @@ static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
 	bool rq;
 
 	if (bpf_core_field_exists(old->bi_disk)) {
-		disk = btf ? old->bi_disk : BPF_CORE_READ(old, bi_disk);
+		disk = IL_BTF_READ(btf, old, bi_disk);
 		key = (__u64)disk;
 	} else {
-		bdev = btf ? bio->bi_bdev : BPF_CORE_READ(bio, bi_bdev);
+		bdev = IL_BTF_READ(btf, bio, bi_bdev);
 		key = (__u64)bdev;
 	}
 	last = bpf_map_lookup_elem(&il_rq_based_last, &zero);
 	if (last && key && last->key == key)
 		return last->rq_based;
 	if (!bpf_core_field_exists(old->bi_disk))
-		disk = btf ? bdev->bd_disk : BPF_CORE_READ(bdev, bd_disk);
+		disk = IL_BTF_READ(btf, bdev, bd_disk);
 	rq = (btf ? disk->queue->mq_ops : BPF_CORE_READ(disk, queue, mq_ops)) != NULL;
 	if (last) {
 		last->key = key;
@@ -931,7 +931,7 @@ static __always_inline int il_block_end(unsigned long long *ctx, bool btf, struc
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 error = (__u32)ctx[1], nr_bytes = (__u32)ctx[2], zero = 0;
-	__u32 left = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	__u32 left = IL_BTF_READ(btf, rq, __data_len);
 	__u64 key = (__u64)rq, *errors;
 	struct il_rq_slot *s;
 	struct il_rq_times *t = il_rq_times_find(key, &s);

@@ -92,6 +92,10 @@ static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 	return e;
 }
 
+/* Field f of kernel pointer p: a plain load when p is a BTF pointer (btf: a tp_btf program's
+ * argument, or read through one), else bpf_probe_read_kernel() (raw_tp). */
+#define IL_BTF_READ(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))
+
 /* The flags to submit a record to ring buffer rb with: wake its reader only when
  * IL_WAKEUP_NS passed since the last wakeup (*last_wakeup, one per ring buffer, shared by all
  * CPUs: a lost race costs one extra or one later wakeup) or IL_WAKEUP_BYTES wait (the rings

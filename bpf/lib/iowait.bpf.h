@@ -166,10 +166,6 @@ static __always_inline __u64 iw_user_caller(void)
 	return fn && fn <= ip && ip - fn < IW_WRAPPER_MAX ? word : 0;
 }
 
-/* Field f of task t: a plain load when t is a BTF pointer (btf: a tp_btf program's argument),
- * else bpf_probe_read_kernel(). */
-#define IW_TASK_READ(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
-
 /* prev, in I/O wait (il_task_in_iowait), is switched out in state prev_state. btf: prev is a
  * BTF pointer (tp_btf), whose fields are read with plain loads. */
 static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, __u32 prev_state,
@@ -180,8 +176,8 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	__u64 mm;
 	long err;
 
-	tid = IW_TASK_READ(btf, prev, pid);
-	tgid = IW_TASK_READ(btf, prev, tgid);
+	tid = IL_BTF_READ(btf, prev, pid);
+	tgid = IL_BTF_READ(btf, prev, tgid);
 	if (!tid || (iw_cfg.targ_tgid && tgid != iw_cfg.targ_tgid) || (iw_cfg.targ_tid && tid != iw_cfg.targ_tid))
 		return;
 	if (prev_state == 0) /* TASK_RUNNING: woken before it slept */
@@ -190,7 +186,7 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	s.kstack = iw_stackid(ctx, 0);
 	s.ustack = IW_STACK_NONE;
 	s.tgid = tgid;
-	s.nswitches = IW_TASK_READ(btf, prev, nvcsw) + IW_TASK_READ(btf, prev, nivcsw);
+	s.nswitches = IL_BTF_READ(btf, prev, nvcsw) + IL_BTF_READ(btf, prev, nivcsw);
 	if (iw_cfg.user_stacks && (mm = (__u64)BPF_CORE_READ(prev, mm))) {
 		s.ustack = iw_stackid(ctx, BPF_F_USER_STACK);
 		if (s.ustack >= 0)
@@ -221,7 +217,7 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	 * without a map lookup. */
 	if (!(btf ? il_task_in_iowait_btf(next) : il_task_in_iowait(next)))
 		return;
-	tid = IW_TASK_READ(btf, next, pid);
+	tid = IL_BTF_READ(btf, next, pid);
 	s = bpf_map_lookup_elem(&iw_sleeping, &tid);
 	if (!s)
 		return; /* began before tracing, or filtered out at switch-out */
@@ -237,7 +233,7 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	if (delta < iw_cfg.min_ns || (iw_cfg.max_ns && delta > iw_cfg.max_ns))
 		return;
 	key.tid = tid;
-	key.tgid = IW_TASK_READ(btf, next, tgid);
+	key.tgid = IL_BTF_READ(btf, next, tgid);
 	who_iowait(next, key.tgid, delta);
 	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
 	v = il_lookup_or_init(&iw_waits, &key, &zero);

@@ -208,7 +208,7 @@ static __always_inline int wb_exit(void *ctx, int ret, bool ret_known, __s64 pag
 	}
 	il_ringbuf_output(&wb_events, e,
 			  il_path_event_size(__builtin_offsetof(struct wb_event, names), &e->path),
-			  il_wakeup_flags(&wb_events, &wb_last_wakeup, bpf_ktime_get_ns()));
+			  il_wakeup_flags(&wb_events, &wb_last_wakeup, now));
 out:
 	bpf_map_delete_elem(&wb_starts, &tid);
 	return 0;

@@ -32,7 +32,9 @@ struct il_run {
 	unsigned interval_s;       /* call tick() every interval_s seconds; 0: never */
 	unsigned count;            /* stop after this many ticks; 0: no limit */
 	unsigned duration_s;       /* stop after this many seconds; 0: no limit */
-	struct ring_buffer *rb;    /* polled, when not NULL, with stdout and the watched target */
+	struct ring_buffer *rb;    /* polled, when not NULL, with stdout and the watched target;
+				    * also read at every 100-ms poll timeout (records sent
+				    * without a wakeup: il_wakeup_flags(), bpf/lib/common.bpf.h) */
 	int (*tick)(void *ctx);    /* non-zero return stops the loop */
 	void *ctx;
 };
