@@ -7,8 +7,8 @@
 # Needs device-mapper's delay target (the vmtest guests have it; the host has no dm: skip).
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v jq >/dev/null || skip_all "no jq"
-command -v dmsetup >/dev/null || skip_all "no dmsetup (apt-get install dmsetup)"
+require_cmd jq jq
+require_cmd dmsetup dmsetup
 modprobe -q dm-delay 2>/dev/null || dmsetup targets 2>/dev/null | grep -qw delay ||
 	skip_all "no dm-delay target in this kernel"
 plan 11

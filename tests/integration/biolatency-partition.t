@@ -10,7 +10,7 @@
 # no_prefetch_block_bitmaps the background reads of block bitmaps after the mount (5.9 and later).
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v sfdisk >/dev/null || skip_all "no sfdisk (tools/install-deps installs fdisk)"
+require_cmd fdisk sfdisk
 plan 12
 
 BL=$(tool biolatency)

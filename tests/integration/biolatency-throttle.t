@@ -9,7 +9,7 @@
 # iolayer's verdict is the block layer, names the throttle, the loop device and the cgroup.
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v jq >/dev/null || skip_all "no jq"
+require_cmd jq jq
 
 # The cgroup hierarchy that throttles block I/O: v1 blkio when mounted, else v2 with io.
 V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)

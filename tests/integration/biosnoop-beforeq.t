@@ -14,7 +14,7 @@
 #   - no row waits 1 s before Q (nothing is throttled; the idle gap is 2 s), jbd2's included.
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v jq >/dev/null || skip_all "no jq"
+require_cmd jq jq
 plan 9
 
 loop_ext4_setup 256

@@ -5,7 +5,7 @@
 # the file's rows belong to anyone else (dd's other rows: ext4 reading its bitmaps). Then the filters (-p, -d, -m), text output, bad input.
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v jq >/dev/null || skip_all "no jq"
+require_cmd jq jq
 plan 21
 
 N=100

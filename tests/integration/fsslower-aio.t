@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-command -v fio >/dev/null || skip_all "fio is not installed (tools/install-deps installs it)"
+require_cmd fio fio
 plan 12
 
 loop_ext4_setup

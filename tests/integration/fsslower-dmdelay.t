@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-command -v dmsetup >/dev/null || skip_all "no dmsetup (apt-get install dmsetup)"
+require_cmd dmsetup dmsetup
 modprobe -q dm-delay 2>/dev/null || skip_all "no dm-delay module in this kernel"
 plan 6
 

@@ -5,8 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null && command -v redis-cli >/dev/null ||
-	skip_all "redis-server/redis-tools not installed (tools/install-deps installs them)"
+require_cmd redis-server redis-server
+require_cmd redis-tools redis-benchmark redis-cli
 plan 9
 
 loop_ext4_setup

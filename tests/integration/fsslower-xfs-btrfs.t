@@ -6,9 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-for fs in xfs btrfs; do
-	command -v "mkfs.$fs" >/dev/null || skip_all "mkfs.$fs not installed (xfsprogs, btrfs-progs)"
-done
+require_cmd xfsprogs mkfs.xfs
+require_cmd btrfs-progs mkfs.btrfs
 plan 13
 
 loop_ext4_setup

@@ -6,7 +6,7 @@
 # each name decodes back to its original bytes (KEY_b64 when present, else KEY).
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v python3 >/dev/null || skip_all "needs python3"
+require_cmd python3 python3
 plan 29
 
 loop_ext4_setup

@@ -7,7 +7,7 @@
 # verdict and no cgroup named, nothing being held before the queue.
 source "$(dirname "$0")/lib.sh"
 require_root
-command -v jq >/dev/null || skip_all "no jq"
+require_cmd jq jq
 
 loop_ext4_setup 64
 SCHED=/sys/block/$LOOPNAME/queue/scheduler

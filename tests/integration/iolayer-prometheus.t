@@ -7,9 +7,10 @@
 # that reads one byte a second and one that sends one byte a second; tracing stays exact.
 source "$(dirname "$0")/lib.sh"
 require_root
-for t in prometheus promtool curl jq python3; do
-	command -v $t >/dev/null || skip_all "$t is not installed (tools/install-deps installs it)"
-done
+require_cmd prometheus prometheus promtool
+require_cmd curl curl
+require_cmd jq jq
+require_cmd python3 python3
 plan 34
 
 loop_ext4_setup 256

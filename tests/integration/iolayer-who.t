@@ -12,6 +12,9 @@
 #     fsyncs = the members added, bytes = the growth of aof_current_size.
 source "$(dirname "$0")/lib.sh"
 require_root
+require_cmd python3 python3
+require_cmd redis-server redis-server
+require_cmd redis-tools redis-benchmark redis-cli
 plan 34
 
 IL=$(tool iolayer)
@@ -140,15 +143,12 @@ else
 fi
 
 # ---- 3. a Python logger with a rotating log -------------------------------------------------
-if ! command -v python3 >/dev/null; then
-	for i in 1 2 3 4 5 6 7; do skip "python3 not installed"; done
-else
-	# 16 records of 2 MiB; maxBytes 20 MiB: the 10th record would pass it (10 x (2 MiB + 1)
-	# >= 20 MiB), so 9 records stay in app.log.1 and 7 go to the new app.log (one rotation).
-	# No formatter: each record is the message plus the handler's terminator, "\n".
-	NR=16 M=$((2 << 20)) MAXB=$((20 << 20))
-	mkdir -p "$A/logs"
-	cat >"$TMPD/logger.py" <<'EOF'
+# 16 records of 2 MiB; maxBytes 20 MiB: the 10th record would pass it (10 x (2 MiB + 1)
+# >= 20 MiB), so 9 records stay in app.log.1 and 7 go to the new app.log (one rotation).
+# No formatter: each record is the message plus the handler's terminator, "\n".
+NR=16 M=$((2 << 20)) MAXB=$((20 << 20))
+mkdir -p "$A/logs"
+cat >"$TMPD/logger.py" <<'EOF'
 import logging, logging.handlers, sys
 path, n, m, maxb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 h = logging.handlers.RotatingFileHandler(path, maxBytes=maxb, backupCount=2)
@@ -161,81 +161,76 @@ for i in range(n):
     log.info(rec)
 h.close()
 EOF
-	pycomm=$(python3 -c 'import sys; sys.stdout.write(open("/proc/self/comm").read().strip())')
-	check "iolayer (no -p) starts" tool_start "$TMPD/3.json" "$TMPD/3.err" $IL -d 600 --json --top 0
-	python3 "$TMPD/logger.py" "$A/logs/app.log" $NR $M $MAXB &
-	PY=$!
-	wait "$PY"
-	is "$?" 0 "the logger ran"
-	tool_stop
-	j3() { jq -r "$1" "$TMPD/3.json"; }
-	logbytes=$(j3 "[.files[] | select(.path == \"$A/logs/app.log\" or .path == \"$A/logs/app.log.1\") | .write_bytes] | add // 0")
-	diag "logger: $(stat -c '%n %s' "$A"/logs/* | tr '\n' ' ')"
-	diag "answer: logger $(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | \"\\(.path | ltrimstr(\"$A/logs/\"))=\\(.write_bytes)\"] | sort | join(\" \")")"
-	is "$(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | .path] | sort | join(\" \")")" \
-		"$A/logs/app.log $A/logs/app.log.1" "files[] names both app.log and the rotated app.log.1"
-	check "bytes written to the log = $NR x ($M + 1) within 1 % ($logbytes)" within "$logbytes" $((NR * (M + 1))) 1
-	# Without -p the verdict weighs every process on the machine. The logger's writes land in
-	# the page cache and take little time (tens of ms), so where another program, not this
-	# test's, spends a quarter of that or more in file operations and I/O wait meanwhile (other
-	# tests on a shared machine), the layer and the process named may rightly be its: then, and
-	# only then, these three skip, saying who.
-	busy="(([.ops[].total_ns] | add) + .iowait_ns)"
-	pyb=$(j3 "[.processes[] | select(.pid == $PY) | $busy] | add // 0")
-	read -r rb rpid rcomm < <(j3 "[.processes[] | select(.pid != $PY and (.kthread | not)) | {pid, comm, b: $busy}] |
-		max_by(.b) // {b: 0} | \"\\(.b) \\(.pid) \\(.comm)\"")
-	diag "logger: python3 $pyb ns in file operations and I/O wait; the busiest other process: $rcomm (pid $rpid) $rb ns"
-	if [ "$((rb * 4))" -ge "$pyb" ]; then
-		why="another process, $rcomm (pid $rpid), spent $rb ns in I/O meanwhile, the logger $pyb ns"
-		skip "$why"; skip "$why"; skip "$why"
-	else
-		vp=$(j3 .verdict.process.pid)
-		is "$vp/$(j3 .verdict.process.comm)" "$PY/$pycomm" "the verdict names $pycomm and its pid"
-		check "the verdict names the log file ($(j3 .verdict.file))" \
-			test "$(j3 .verdict.file)" = "$A/logs/app.log" -o "$(j3 .verdict.file)" = "$A/logs/app.log.1"
-		is "$(j3 .verdict.disk)" "$a_DEV" "the verdict's disk is the log's, $a_DEV"
-	fi
+pycomm=$(python3 -c 'import sys; sys.stdout.write(open("/proc/self/comm").read().strip())')
+check "iolayer (no -p) starts" tool_start "$TMPD/3.json" "$TMPD/3.err" $IL -d 600 --json --top 0
+python3 "$TMPD/logger.py" "$A/logs/app.log" $NR $M $MAXB &
+PY=$!
+wait "$PY"
+is "$?" 0 "the logger ran"
+tool_stop
+j3() { jq -r "$1" "$TMPD/3.json"; }
+logbytes=$(j3 "[.files[] | select(.path == \"$A/logs/app.log\" or .path == \"$A/logs/app.log.1\") | .write_bytes] | add // 0")
+diag "logger: $(stat -c '%n %s' "$A"/logs/* | tr '\n' ' ')"
+diag "answer: logger $(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | \"\\(.path | ltrimstr(\"$A/logs/\"))=\\(.write_bytes)\"] | sort | join(\" \")")"
+is "$(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | .path] | sort | join(\" \")")" \
+	"$A/logs/app.log $A/logs/app.log.1" "files[] names both app.log and the rotated app.log.1"
+check "bytes written to the log = $NR x ($M + 1) within 1 % ($logbytes)" within "$logbytes" $((NR * (M + 1))) 1
+# Without -p the verdict weighs every process on the machine. The logger's writes land in
+# the page cache and take little time (tens of ms), so where another program, not this
+# test's, spends a quarter of that or more in file operations and I/O wait meanwhile (other
+# tests on a shared machine), the layer and the process named may rightly be its: then, and
+# only then, these three skip, saying who.
+busy="(([.ops[].total_ns] | add) + .iowait_ns)"
+pyb=$(j3 "[.processes[] | select(.pid == $PY) | $busy] | add // 0")
+read -r rb rpid rcomm < <(j3 "[.processes[] | select(.pid != $PY and (.kthread | not)) | {pid, comm, b: $busy}] |
+	max_by(.b) // {b: 0} | \"\\(.b) \\(.pid) \\(.comm)\"")
+diag "logger: python3 $pyb ns in file operations and I/O wait; the busiest other process: $rcomm (pid $rpid) $rb ns"
+if [ "$((rb * 4))" -ge "$pyb" ]; then
+	why="another process, $rcomm (pid $rpid), spent $rb ns in I/O meanwhile, the logger $pyb ns"
+	skip "$why"; skip "$why"; skip "$why"
+else
+	vp=$(j3 .verdict.process.pid)
+	is "$vp/$(j3 .verdict.process.comm)" "$PY/$pycomm" "the verdict names $pycomm and its pid"
+	check "the verdict names the log file ($(j3 .verdict.file))" \
+		test "$(j3 .verdict.file)" = "$A/logs/app.log" -o "$(j3 .verdict.file)" = "$A/logs/app.log.1"
+	is "$(j3 .verdict.disk)" "$a_DEV" "the verdict's disk is the log's, $a_DEV"
 fi
 
 # ---- 4. Redis, appendfsync always -----------------------------------------------------------
-if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null || ! command -v redis-cli >/dev/null; then
-	for i in 1 2 3 4 5 6; do skip "redis-server/redis-tools not installed (tools/install-deps installs them)"; done
-else
-	for ((i = 0; i < 50; i++)); do # a free port on 127.0.0.1
-		port=$((20000 + RANDOM % 30000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-	done
-	mkdir -p "$A/redis"
-	redis-server --bind 127.0.0.1 --port "$port" --dir "$A/redis" --appendonly yes --appendfsync always \
-		--save "" --daemonize no --logfile "$TMPD/redis.log" &
-	RPID=$!
-	at_exit "kill $RPID; wait $RPID"
-	rcli() { redis-cli -p "$port" "$@" 2>/dev/null | tr -d '\r'; }
-	aofsize() { rcli info persistence | awk -F: '$1 == "aof_current_size" { print $2 }'; }
-	wait_for 10 eval '[ "$(rcli ping)" = PONG ]' || { diag_file "$TMPD/redis.log"; echo "Bail out! redis-server did not start"; exit 1; }
-	NS=1000
-	s0=$(rcli scard myset) z0=$(aofsize)
-	check "iolayer (no -p) starts" tool_start "$TMPD/4.json" "$TMPD/4.err" $IL -d 600 --json --top 0
-	# one client, no pipelining, random members: each SADD that adds a member is one write and
-	# one fdatasync of the AOF (appendfsync always)
-	redis-benchmark -p "$port" -t sadd -n $NS -c 1 -P 1 -r 1000000000 -q >/dev/null 2>&1
-	tool_stop
-	s1=$(rcli scard myset) z1=$(aofsize)
-	j4() { jq -r "$1" "$TMPD/4.json"; }
-	aof=$(j4 .verdict.file)
-	aofrow() { j4 ".files[] | select(.path == \"$aof\") | $1"; }
-	# Redis 7.0's INFO persistence has no count of AOF fsyncs (aof_delayed_fsync counts only
-	# the postponed ones of everysec): the known answer is the members SADD added (SCARD
-	# growth, at most $NS; a repeated random member adds none and writes nothing), one
-	# fdatasync each; the AOF's bytes are INFO's aof_current_size growth.
-	diag "redis: $NS SADDs, $((s1 - s0)) members added, aof_current_size +$((z1 - z0)); iolayer: $aof"
-	diag "answer: redis members_added=$((s1 - s0)) aof_fsyncs=$(aofrow .fsyncs) aof_growth=$((z1 - z0)) aof_write_bytes=$(aofrow .write_bytes)"
-	is "$(j4 .verdict.process.pid)/$(j4 .verdict.process.comm)" "$RPID/redis-server" "the verdict names redis-server"
-	check "the verdict names its appendonly file ($aof)" \
-		eval '[[ $aof =~ ^$A/redis/appendonlydir/[^/]+\.incr\.aof$ ]]'
-	is "$(aofrow .fsyncs)" $((s1 - s0)) "fsyncs of the AOF = members added (SCARD growth)"
-	is "$(aofrow .write_bytes)" $((z1 - z0)) "bytes written to the AOF = aof_current_size growth"
-	check "about one SADD in $NS adds a member ($((s1 - s0)))" test $((s1 - s0)) -ge $((NS - 10))
-fi
+for ((i = 0; i < 50; i++)); do # a free port on 127.0.0.1
+	port=$((20000 + RANDOM % 30000))
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
+mkdir -p "$A/redis"
+redis-server --bind 127.0.0.1 --port "$port" --dir "$A/redis" --appendonly yes --appendfsync always \
+	--save "" --daemonize no --logfile "$TMPD/redis.log" &
+RPID=$!
+at_exit "kill $RPID; wait $RPID"
+rcli() { redis-cli -p "$port" "$@" 2>/dev/null | tr -d '\r'; }
+aofsize() { rcli info persistence | awk -F: '$1 == "aof_current_size" { print $2 }'; }
+wait_for 10 eval '[ "$(rcli ping)" = PONG ]' || { diag_file "$TMPD/redis.log"; echo "Bail out! redis-server did not start"; exit 1; }
+NS=1000
+s0=$(rcli scard myset) z0=$(aofsize)
+check "iolayer (no -p) starts" tool_start "$TMPD/4.json" "$TMPD/4.err" $IL -d 600 --json --top 0
+# one client, no pipelining, random members: each SADD that adds a member is one write and
+# one fdatasync of the AOF (appendfsync always)
+redis-benchmark -p "$port" -t sadd -n $NS -c 1 -P 1 -r 1000000000 -q >/dev/null 2>&1
+tool_stop
+s1=$(rcli scard myset) z1=$(aofsize)
+j4() { jq -r "$1" "$TMPD/4.json"; }
+aof=$(j4 .verdict.file)
+aofrow() { j4 ".files[] | select(.path == \"$aof\") | $1"; }
+# Redis 7.0's INFO persistence has no count of AOF fsyncs (aof_delayed_fsync counts only
+# the postponed ones of everysec): the known answer is the members SADD added (SCARD
+# growth, at most $NS; a repeated random member adds none and writes nothing), one
+# fdatasync each; the AOF's bytes are INFO's aof_current_size growth.
+diag "redis: $NS SADDs, $((s1 - s0)) members added, aof_current_size +$((z1 - z0)); iolayer: $aof"
+diag "answer: redis members_added=$((s1 - s0)) aof_fsyncs=$(aofrow .fsyncs) aof_growth=$((z1 - z0)) aof_write_bytes=$(aofrow .write_bytes)"
+is "$(j4 .verdict.process.pid)/$(j4 .verdict.process.comm)" "$RPID/redis-server" "the verdict names redis-server"
+check "the verdict names its appendonly file ($aof)" \
+	eval '[[ $aof =~ ^$A/redis/appendonlydir/[^/]+\.incr\.aof$ ]]'
+is "$(aofrow .fsyncs)" $((s1 - s0)) "fsyncs of the AOF = members added (SCARD growth)"
+is "$(aofrow .write_bytes)" $((z1 - z0)) "bytes written to the AOF = aof_current_size growth"
+check "about one SADD in $NS adds a member ($((s1 - s0)))" test $((s1 - s0)) -ge $((NS - 10))
 
 done_testing

@@ -82,6 +82,17 @@ make_loop() {
 	LOOPNAME=${LOOPDEV#/dev/}
 }
 
+# require_cmd PACKAGE COMMAND...: every command is installed, else a bail-out naming the
+# Debian package. tools/install-deps (which make check runs) installs them all, so a missing
+# one is a broken set-up, never a reason to skip.
+require_cmd() {
+	local pkg=$1 c
+	shift
+	for c in "$@"; do
+		command -v "$c" >/dev/null ||
+			{ echo "Bail out! $c is not installed: tools/install-deps installs it ($pkg)"; exit 1; }
+	done
+}
 require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 
 # A loop device over a file in /dev/shm, formatted ext4 and mounted.
