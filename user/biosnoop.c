@@ -166,7 +166,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		static const char *const keys[IL_PH__MAX] = { "before_q_us", "q2g_us", "g2i_us",
 							      "i2d_us", "d2c_us", "q2c_us" };
 
-		json_object_object_add(o, "time_s", json_object_new_double(when));
+		char ts[32];
+
+		snprintf(ts, sizeof(ts), "%.6f", when); /* to the µs, as TIME(s): no float noise */
+		json_object_object_add(o, "time_s", json_object_new_double_s(strtod(ts, NULL), ts));
 		il_json_add_name(o, "comm", comm, sizeof(comm));
 		json_object_object_add(o, "pid", e->tgid ? json_object_new_int64(e->tgid) : NULL);
 		json_object_object_add(o, "tid", e->pid ? json_object_new_int64(e->pid) : NULL);
