@@ -1206,6 +1206,8 @@ static __always_inline void il_block_forget(struct request *rq)
 	SEC("fentry/submit_bio")                                                                \
 	int BPF_PROG(blk_submit_fentry, struct bio *bio) { il_block_submit(bio); return 0; }     \
 	SEC("kprobe/submit_bio")                                                                \
-	int BPF_KPROBE(blk_submit_kprobe, struct bio *bio) { il_block_submit(bio); return 0; }
+	int BPF_KPROBE(blk_submit_kprobe, struct bio *bio) { il_block_submit(bio); return 0; }     \
+	SEC("syscall")                                                                          \
+	int il_dio_end_io_find(void *ctx) { return il_dio_end_io_lookup(); }
 
 #endif /* IOLAYER_BLOCK_BPF_H */

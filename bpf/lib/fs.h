@@ -93,6 +93,15 @@ struct fs_cfg {
 	 * go to fs_stats[FS_STATS_NESTED], not to fs_stats[FS_OP_FSYNC], and not to attribution
 	 * (the write's time already holds theirs); 0: counted as fsyncs (fsslower's summary). */
 	__u32 nested_apart;
+	/* The kernel's BTF id of struct file where its tp_btf programs may call the kfunc
+	 * bpf_rdonly_cast (6.2+; user space then attaches the _cast twins of the raw_syscalls
+	 * programs, which read a descriptor's file with plain loads); 0 otherwise. */
+	__u32 file_btf_id;
+	/* The kernel's BTF id of struct task_struct, with file_btf_id: the _cast twins read the
+	 * task's files through an untrusted cast of it, as a load of a pointer from the trusted
+	 * task pointer costs the verifier (6.3+) three searches of vmlinux's BTF by name
+	 * (btf_nested_type_is_trusted), ~3 ms of start-up per program. */
+	__u32 task_btf_id;
 	struct fs_sys sys[FS_SYS_NR_MAX]; /* the tracepoint method's syscalls, by number */
 };
 

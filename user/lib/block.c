@@ -62,13 +62,16 @@ struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 	return c;
 }
 
-/* The address of iomap_dio_bio_end_io (BPF's il_iomap_dio_end_io), looked up in
- * /proc/kallsyms by a thread while the object loads: reading kallsyms up to it takes
- * 20-40 ms, which the verifier's time hides. */
+/* The address of iomap_dio_bio_end_io (BPF's il_iomap_dio_end_io): found by the BPF
+ * program il_dio_end_io_find, run once after load, where the kernel has
+ * bpf_kallsyms_lookup_name (5.16+); else looked up in /proc/kallsyms by a thread while the
+ * object loads (reading kallsyms up to it takes 15-40 ms, which the verifier's time hides
+ * only in part on 2 CPUs). */
 static struct {
 	pthread_t thread;
 	bool started;   /* the thread runs */
 	bool wanted;    /* bio tracking is on: the address is needed */
+	bool in_bpf;    /* il_dio_end_io_find does it */
 	unsigned long addr;
 } dio_end_io;
 
@@ -86,6 +89,16 @@ int il_block_loaded(struct bpf_object *obj)
 
 	if (!dio_end_io.wanted)
 		return 0;
+	if (dio_end_io.in_bpf) {
+		struct bpf_program *p = bpf_object__find_program_by_name(obj, "il_dio_end_io_find");
+		LIBBPF_OPTS(bpf_test_run_opts, run);
+
+		dio_end_io.wanted = false;
+		err = bpf_prog_test_run_opts(bpf_program__fd(p), &run);
+		if (err)
+			il_err("cannot run il_dio_end_io_find: %s", il_errno_name(errno));
+		return err ? -errno : 0;
+	}
 	if (dio_end_io.started)
 		pthread_join(dio_end_io.thread, NULL);
 	else
@@ -105,7 +118,10 @@ static void track_bios(struct bpf_object *obj, bool files, bool dio)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
-	if (dio && !dio_end_io.wanted) {
+	if (dio && !dio_end_io.wanted &&
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL, BPF_FUNC_kallsyms_lookup_name, NULL) == 1) {
+		dio_end_io.wanted = dio_end_io.in_bpf = true; /* loaded with the bio plan */
+	} else if (dio && !dio_end_io.wanted) {
 		pthread_attr_t attr;
 
 		dio_end_io.wanted = true;
@@ -158,6 +174,9 @@ void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 	static const char *prefix[2] = { "btf", "raw" };
 	const struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
+	/* not part of a plan: loaded where it runs, after load (il_block_loaded) */
+	if (dio_end_io.in_bpf)
+		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "il_dio_end_io_find"), true);
 	il_plan_init(p, "block bio lifetime");
 	for (int m = 0; m < 2; m++) {
 		char name[32];

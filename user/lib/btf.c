@@ -310,6 +310,18 @@ int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd)
 	return -ENOENT;
 }
 
+__u32 il_btf_vmlinux_id(const char *name, int kind)
+{
+	struct btf *vm;
+	int t;
+
+	if (raw_load())
+		return raw_find(name, kind);
+	vm = il_btf_vmlinux();
+	t = vm ? btf__find_by_name_kind(vm, name, kind) : -1;
+	return t > 0 ? t : 0;
+}
+
 /* Through typedefs and qualifiers to the type they name (as btf__resolve_type does, without
  * sizes): NULL at void or past a bad id. */
 static const struct btf_type *raw_skip_mods(const struct btf_type *t)

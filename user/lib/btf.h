@@ -30,6 +30,10 @@ int il_btf_vmlinux_bytes(const void **data, size_t *size);
  * an fd of the module's BTF object that the caller closes). 0, or -ENOENT. */
 int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd);
 
+/* The id of type `name` of BTF kind `kind` in vmlinux BTF only (the modules' are not read);
+ * 0 when it has none or there is no vmlinux BTF. */
+__u32 il_btf_vmlinux_id(const char *name, int kind);
+
 /* Number of arguments of tracepoint NAME's BTF prototype (btf_trace_NAME), not counting the
  * leading `void *`; -1 when the kernel's BTF does not describe it. Tracepoint argument lists
  * change between kernels (block_rq_issue lost its request_queue in 5.11). */

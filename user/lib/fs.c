@@ -7,7 +7,9 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "bpfobj.h"
+#include "btf.h"
 #include "escape.h"
 #include "layers.h"
 #include "log.h"
@@ -110,6 +112,16 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 		bpf_map__set_max_entries(tasks, 1);
 	}
 	il_debug("fs layer: in-flight calls in %s", c->task_storage ? "task-local storage" : "a hash map");
+	/* The raw_syscalls programs' _cast twins read a descriptor's file with plain loads:
+	 * where tp_btf programs may call bpf_rdonly_cast (6.2+) */
+	if (c->task_storage && il_btf_vmlinux_id("bpf_rdonly_cast", BTF_KIND_FUNC)) {
+		c->file_btf_id = il_btf_vmlinux_id("file", BTF_KIND_STRUCT);
+		c->task_btf_id = il_btf_vmlinux_id("task_struct", BTF_KIND_STRUCT);
+		if (!c->task_btf_id)
+			c->file_btf_id = 0;
+	}
+	il_debug("fs layer: a descriptor's file read with %s",
+		 c->file_btf_id ? "plain loads (bpf_rdonly_cast)" : "probe reads");
 	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls); i++) {
 		int nr = sys_calls[i].nr;
 
@@ -131,6 +143,7 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 {
 	const struct il_fs_info *fs = &il_fs_table[t];
 	char name[64], target[IL_TARGET_LEN];
+	bool cast;
 
 	il_plan_init(p, fs->what);
 	for (int m = 0; m < 2; m++) {
@@ -156,8 +169,9 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
 	}
 	il_plan_option(p, IL_M_TP_BTF, limits_tp);
-	il_plan_add(p, obj, "fs_sys_enter", "raw_syscalls:sys_enter", false);
-	il_plan_add(p, obj, "fs_sys_exit", "raw_syscalls:sys_exit", false);
+	cast = ((struct fs_cfg *)il_obj_rodata_must(obj, "fs_cfg", sizeof(struct fs_cfg)))->file_btf_id;
+	il_plan_add(p, obj, cast ? "fs_sys_enter_cast" : "fs_sys_enter", "raw_syscalls:sys_enter", false);
+	il_plan_add(p, obj, cast ? "fs_sys_exit_cast" : "fs_sys_exit", "raw_syscalls:sys_exit", false);
 	il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, false);
 	il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, false);
 	if (t == FS_EXT4) {
