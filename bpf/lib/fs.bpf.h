@@ -306,11 +306,15 @@ static __always_inline int fs_begin(__u64 pid_tgid, enum fs_op op, struct file *
 /* fs_events' last reader wakeup (il_wakeup_flags()). */
 __u64 fs_last_wakeup = 0;
 
-/* What a syscall tracepoint's exit leaves fs_send beside the event it built in fs_scratch
- * slot 0 (per-CPU, like the event: both are read at once by the tail call). */
+/* What a classic tracepoint's program leaves fs_send beside the event it built in fs_scratch
+ * slot `slot` (per-CPU, like the event: both are read at once by the tail call). Classic
+ * tracepoint programs do not nest on a CPU (bpf_prog_active), so one entry serves them all. */
 struct fs_send_args {
 	struct file *file;
 	__u64 now;
+	__u32 slot;       /* fs_scratch slot of the event: 1 for io_uring completions */
+	__u32 has_comm;   /* 1: comm is the caller's name (io_uring's submitter), else current's */
+	char comm[IL_TASK_COMM_LEN];
 };
 
 struct {
@@ -360,35 +364,30 @@ static __always_inline void fs_event_send(struct fs_event *e, struct file *file,
 			  il_wakeup_flags(&fs_events, &fs_last_wakeup, now));
 }
 
-/* Send the event of a call on file that returned ret at now after delta ns. It is built in
- * this CPU's fs_scratch slot and sent with only the bytes its path uses. comm: the name of
- * the task that made the call, or NULL for the current task's (it also picks slot 1 over 0:
- * only io_uring completions, which may run elsewhere, give one). */
+/* Send the event of the current task's call on file that returned ret at now after delta ns.
+ * It is built in this CPU's fs_scratch slot 0 and sent with only the bytes its path uses. */
 static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
-				    struct file *file, __s64 ret, __u64 now, __u64 delta,
-				    const char *comm)
+				    struct file *file, __s64 ret, __u64 now, __u64 delta)
 {
-	__u32 slot = comm ? 1 : 0;
+	__u32 slot = 0;
 	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
 
 	if (!e)
 		return;
 	fs_event_head(e, pid_tgid, op, s, file, ret, now, delta);
-	if (comm)
-		__builtin_memcpy(e->comm, comm, sizeof(e->comm));
-	else
-		bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	fs_event_send(e, file, now);
 }
 
-/* fs_emit for the classic tracepoints' exits (ctx: theirs): the event's head is built in
- * fs_scratch slot 0, and fs_send, tail-called, adds the rest and sends it. */
+/* fs_emit for the classic tracepoints' programs (ctx: theirs): the event's head is built in
+ * fs_scratch (slot 0, or 1 with a comm, as for fs_emit), and fs_send, tail-called, adds the
+ * rest and sends it: the path walk is verified once, in fs_send. */
 static __always_inline void fs_emit_tail(void *ctx, __u64 pid_tgid, enum fs_op op,
 					 const struct fs_start *s, struct file *file, __s64 ret,
-					 __u64 now, __u64 delta)
+					 __u64 now, __u64 delta, const char *comm)
 {
-	__u32 zero = 0;
-	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &zero);
+	__u32 zero = 0, slot = comm ? 1 : 0;
+	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
 	struct fs_send_args *a = bpf_map_lookup_elem(&fs_send_args, &zero);
 
 	if (!e || !a)
@@ -396,6 +395,10 @@ static __always_inline void fs_emit_tail(void *ctx, __u64 pid_tgid, enum fs_op o
 	fs_event_head(e, pid_tgid, op, s, file, ret, now, delta);
 	a->file = file;
 	a->now = now;
+	a->slot = slot;
+	a->has_comm = comm != NULL;
+	if (comm)
+		__builtin_memcpy(a->comm, comm, sizeof(a->comm));
 	bpf_tail_call(ctx, &fs_send_prog, 0);
 	il_drop(IL_DROP_RINGBUF_FULL); /* only when fs_send is missing: the event is lost */
 }
@@ -433,9 +436,9 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	if (!slow)
 		return;
 	if (tail)
-		fs_emit_tail(ctx, pid_tgid, op, s, file, ret, now, delta);
+		fs_emit_tail(ctx, pid_tgid, op, s, file, ret, now, delta, NULL);
 	else
-		fs_emit(pid_tgid, op, s, file, ret, now, delta, NULL);
+		fs_emit(pid_tgid, op, s, file, ret, now, delta);
 }
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
@@ -622,13 +625,20 @@ int fs_sys_exit_sync_file_range(struct fs_sys_exit_rec *ctx)
 SEC("tp")
 int fs_send(void *ctx)
 {
-	__u32 zero = 0;
-	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &zero);
+	__u32 zero = 0, slot;
 	struct fs_send_args *a = bpf_map_lookup_elem(&fs_send_args, &zero);
+	struct fs_event *e;
 
-	if (!e || !a)
+	if (!a)
 		return 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	slot = a->slot;
+	e = bpf_map_lookup_elem(&fs_scratch, &slot);
+	if (!e)
+		return 0;
+	if (a->has_comm)
+		__builtin_memcpy(e->comm, a->comm, sizeof(e->comm));
+	else
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
 	fs_event_send(e, a->file, a->now);
 	return 0;
 }
@@ -888,7 +898,7 @@ int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
 	who_fs_of(st.pid_tgid, st.op, file, delta, ret);
 	if (slow)
-		fs_emit(st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
+		fs_emit_tail(ctx, st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
 	return 0;
 }
 

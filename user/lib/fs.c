@@ -211,8 +211,8 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 		/* every method counts sync_file_range at its syscall tracepoints */
 		c->sync_range_magic[types[i]] = il_fs_table[types[i]].magic;
 	}
-	/* every method has syscall tracepoints (sync_file_range at least), whose slow events
-	 * go out through fs_send */
+	/* every method has syscall tracepoints (sync_file_range at least) and io_uring's, whose
+	 * slow events go out through fs_send */
 	if (n && c->min_ns != ~0ULL)
 		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "fs_send"), true);
 }
