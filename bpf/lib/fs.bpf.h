@@ -969,6 +969,47 @@ static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
  * mitigation), BPF ns per 64-byte pwrite64: ext4 634 + 230 -> 300 + 199 (entry + exit);
  * tmpfs, a file not reported, 446 + 149 -> 169 + 126. */
 
+/* Per CPU: the thread whose last raw_syscalls entry on this CPU recorded nothing (tid 0:
+ * none), and its context switches (task_struct.nvcsw + nivcsw) then. An exit on this CPU by
+ * that thread with no switch since is the return of that very call: nothing to look up (the
+ * task storage lookup is most of an untraced exit's cost). A thread that moved to another CPU
+ * has switched, so a stale entry never matches; an entry that records clears it. Only with
+ * task storage (the task's BTF pointer for the counts). */
+struct fs_none {
+	__u64 switches;
+	__u32 tid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fs_none);
+} fs_none SEC(".maps");
+
+/* Note on this CPU that the current thread's (task, tid) entry records nothing (none) or a
+ * start (!none). */
+static __always_inline void fs_none_set(struct task_struct *task, __u32 tid, bool none)
+{
+	__u32 zero = 0;
+	struct fs_none *n = task ? bpf_map_lookup_elem(&fs_none, &zero) : NULL;
+
+	if (!n)
+		return;
+	n->tid = none ? tid : 0;
+	n->switches = task->nvcsw + task->nivcsw;
+}
+
+/* Did the current thread's entry of this call record nothing (fs_none)? */
+static __always_inline bool fs_none_sure(struct task_struct *task, __u32 tid)
+{
+	__u32 zero = 0;
+	struct fs_none *n = task ? bpf_map_lookup_elem(&fs_none, &zero) : NULL;
+
+	return n && n->tid == tid && n->switches == task->nvcsw + task->nivcsw;
+}
+
 /* The current task's BTF pointer (fs_cfg.task_storage), else NULL. */
 static __always_inline struct task_struct *fs_cur_task(void)
 {
@@ -1019,14 +1060,13 @@ static __always_inline struct file *fs_sys_fd_file(struct task_struct *task, lon
  * (its arguments are in other registers, a position in two), but counted as IL_DROP_COMPAT
  * when it reads, writes or syncs a traced file: its fd is args[0], in bx. A 32-bit open's or
  * AIO call's file is not known at entry: not counted. */
-static __always_inline int fs_sys_compat(struct task_struct *task, struct pt_regs *regs,
-					 __u8 kind32, bool cast)
+static __always_inline void fs_sys_compat(struct task_struct *task, struct pt_regs *regs,
+					  __u8 kind32, bool cast)
 {
 	if (kind32 != FS_SK_RW && kind32 != FS_SK_RWV && kind32 != FS_SK_FSYNC)
-		return 0;
+		return;
 	if (fs_sys_fd_file(task, (__u32)regs->bx, cast))
 		il_drop(IL_DROP_COMPAT);
-	return 0;
 }
 
 /* The syscall's entry: regs (struct pt_regs, its arguments: x86_64 di, si, dx, r10, in the
@@ -1038,8 +1078,9 @@ static __always_inline int fs_sys_compat(struct task_struct *task, struct pt_reg
 static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool cast)
 {
 	struct task_struct *task;
+	struct file *file = NULL;
+	bool rec = false;
 	struct fs_sys sc;
-	struct file *file;
 	__u64 pid_tgid;
 	__s64 pos;
 
@@ -1053,14 +1094,16 @@ static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool c
 	if (!fs_task_wanted(pid_tgid))
 		return 0;
 	if (fs_compat_syscall(task)) /* its number means another call */
-		return fs_sys_compat(task, regs, sc.kind32, cast);
-	if (sc.kind == FS_SK_NONE)
+		fs_sys_compat(task, regs, sc.kind32, cast);
+	else if (sc.kind == FS_SK_OPEN || sc.kind == FS_SK_AIO)
+		rec = true; /* a start without a file */
+	else if (sc.kind != FS_SK_NONE)
+		rec = (file = fs_sys_fd_file(task, regs->di, cast)) != NULL;
+	fs_none_set(task, (__u32)pid_tgid, !rec);
+	if (!rec)
 		return 0;
-	if (sc.kind == FS_SK_OPEN || sc.kind == FS_SK_AIO)
-		return fs_begin_of(task, pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
-	file = fs_sys_fd_file(task, regs->di, cast);
 	if (!file)
-		return 0;
+		return fs_begin_of(task, pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
 	pos = sc.pos ? (__s64)regs->r10 : -1;
 	if (pos < 0)
 		pos = cast ? fs_file_btf(file, true)->f_pos : BPF_CORE_READ(file, f_pos);
@@ -1088,7 +1131,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 		return fs_aio_exit(sc.op, ret);
 	task = fs_cur_task();
 	pid_tgid = fs_pid_tgid(task);
-	if (!fs_take_of(task, pid_tgid, sc.op, &s))
+	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s))
 		return 0;
 	file = s.file;
 	if (sc.kind == FS_SK_OPEN) {

@@ -28,6 +28,7 @@ def read(path):
 
 # The tracepoint a program runs on: from its perf event (bpftrace), else from its name.
 HOOK_BY_NAME = [
+    (r"^fs_sys_(enter|exit)_ca(st)?$", r"raw sys_\1"),  # the _cast twins (15-char names)
     (r"^fs_sys_(enter|exit)_(\w+)$", r"sys_\1_\2"),
     (r"^fs_sys_(enter|exit)$", r"raw sys_\1"),
     (r"^fs_tp_(ext4_sync_file_(enter|exit))$", r"\1"),
