@@ -331,14 +331,20 @@ static __always_inline __u32 who_bio_dev(struct bio *bio)
 
 /* The inode whose page cache the bio's first page belongs to, NULL for anonymous or direct-
  * I/O pages: bio->bi_io_vec[0].bv_page->mapping (struct address_space *, low bits set for
- * anon/movable pages: PAGE_MAPPING_FLAGS, include/linux/page-flags.h) ->host. */
+ * anon/movable pages: PAGE_MAPPING_FLAGS, include/linux/page-flags.h) ->host. The page may
+ * be a tail page of a large folio (ext4 has them since 6.16, xfs since 5.18), whose mapping
+ * field holds something else: the folio's head page is read instead, page->compound_head
+ * less its tail bit 0 (include/linux/page-flags.h, since 4.6). */
 static __always_inline struct inode *who_bio_inode(struct bio *bio)
 {
 	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
-	unsigned long mapping;
+	unsigned long mapping, head;
 
 	if (!page)
 		return NULL;
+	head = BPF_CORE_READ(page, compound_head);
+	if (head & 1)
+		page = (struct page *)(head - 1);
 	mapping = (unsigned long)BPF_CORE_READ(page, mapping);
 	if (!mapping || (mapping & 3))
 		return NULL;

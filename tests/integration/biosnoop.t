@@ -6,7 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
-plan 21
+plan 24
 
 N=100
 loop_ext4_setup 64
@@ -60,7 +60,35 @@ dd if=/dev/zero of="$F" bs=4k count=20 oflag=direct conv=notrunc status=none
 tool_stop
 is "$(jq -s '[.[] | select(.file)] | length' "$TMPD/m.json")" 0 "-m 1000: no I/O of 1 s or more"
 
-# 4. bad input: one line, exit 1
+# 4. Buffered rewrites inside a large folio (PostgreSQL's WAL pattern): 4 MiB written and
+# synced, then $N 8 KiB rewrites at 4 KiB past a folio boundary, each fdatasync'ed. Where ext4
+# caches the file in large folios (6.16+), each sync writes only the dirty blocks, so the
+# request's first page is a tail page of the folio: its file is the folio's.
+F2=$MNT/wal
+require_cmd python3 python3
+check "biosnoop starts (--json, rewrites)" tool_start "$TMPD/w.json" "$TMPD/w.err" $BS -d "$LOOPNAME" --json
+python3 - "$F2" "$N" >"$TMPD/w.pid" <<'PY'
+import os, sys
+print(os.getpid(), flush=True)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.pwrite(fd, b"y" * (4 << 20), 0)
+os.fsync(fd)
+for i in range(1, int(sys.argv[2]) + 1):
+    os.pwrite(fd, b"x" * 8192, i * 8192 + 4096)
+    os.fdatasync(fd)
+PY
+sleep 0.2
+tool_stop
+WP=$(cat "$TMPD/w.pid")
+wq() { jq -s --arg f "$F2" --argjson p "$WP" "$1" "$TMPD/w.json"; }
+wrows=$(wq '[.[] | select(.pid == $p and (.rwbs | startswith("W")) and .bytes > 0)] | length')
+named=$(wq '[.[] | select(.pid == $p and (.rwbs | startswith("W")) and .bytes > 0 and .file == $f)] | length')
+diag "answer: rewrites: write_rows=$wrows named=$named"
+ok "$([ "$wrows" -ge "$N" ] && echo 0 || echo 1)" "$N synced rewrites: at least $N write rows of the writer ($wrows)"
+is "$named" "$wrows" "every one names $F2"
+[ "$named" = "$wrows" ] || wq '.[] | select(.pid == $p and .file != $f)' | head -3 | diag_file /dev/stdin
+
+# 5. bad input: one line, exit 1
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BS -d nosuchdisk
 bad "unknown cgroup: one line, exit 1" "no cgroup 'no/such/cgroup'" $BS -C no/such/cgroup
 bad "--ringbuf 0: one line, exit 1" "must be a whole number from 1 to 1024, got '0'" $BS --ringbuf 0
