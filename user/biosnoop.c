@@ -91,7 +91,7 @@ static const char *row_disk(const struct il_blk_io *e, char *buf, size_t len, __
 /* The file of a row ("" when unknown). */
 static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
 {
-	struct who_file_key k = { .dev = e->ino_dev, .ino = e->ino };
+	struct who_file_key k = { .dev = e->ino_dev, .gen = e->ino_gen, .ino = e->ino };
 	struct who_file f;
 
 	buf[0] = 0;

@@ -208,7 +208,7 @@ struct il_bio_info {
 	__u64 cgroup;            /* il_bio_cgroup(), else the submitter's v2 cgroup */
 	__u64 ino;               /* its file, 0 unknown (with blk_cfg.files) */
 	__u64 sector;            /* at Q */
-	__u32 ino_dev, tgid, pid;
+	__u32 ino_dev, ino_gen, tgid, pid;
 	__u32 part;              /* il_bio_part_dev() at Q */
 	__u32 from;              /* block_bio_remap's device */
 	__u32 bytes, opf;        /* at Q: bi_iter.bi_size, bi_opf */
@@ -384,7 +384,7 @@ static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, s
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
 }
 
-/* The file bio belongs to into b (ino_dev, ino), its names into who_files: a direct I/O's
+/* The file bio belongs to into b (ino_dev, ino_gen, ino), its names into who_files: a direct I/O's
  * file (iocb->ki_filp), else the inode whose page cache holds the bio's first page (a block
  * device's own, for metadata and journals: who_files records its device). */
 static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
@@ -404,6 +404,7 @@ static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, 
 		return;
 	who_file_get(inode, d);
 	b->ino_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	b->ino_gen = BPF_CORE_READ(inode, i_generation);
 	b->ino = BPF_CORE_READ(inode, i_ino);
 }
 
@@ -807,6 +808,7 @@ static __always_inline void il_io_from_bio(struct il_blk_io *io, const struct il
 	io->cgroup = b->cgroup;
 	io->ino = b->ino;
 	io->ino_dev = b->ino_dev;
+	io->ino_gen = b->ino_gen;
 	io->tgid = b->tgid;
 	io->pid = b->pid;
 	io->part = b->part;

@@ -76,7 +76,8 @@ struct il_blk_io {
 				 * submitter's v2 cgroup; 0 unknown */
 	__u64 ino;              /* inode of the file the I/O belongs to, 0 unknown */
 	__u64 sector;           /* first sector on the disk */
-	__u32 ino_dev;          /* its superblock's dev (key of who_files with ino) */
+	__u32 ino_dev;          /* its superblock's dev (key of who_files with ino, ino_gen) */
+	__u32 ino_gen;          /* its inode.i_generation */
 	__u32 tgid, pid;        /* submitter, 0 unknown */
 	__u32 dev;              /* the disk, major << 20 | minor */
 	__u32 part;             /* the block device the bio was sent to (a partition or the
@@ -93,9 +94,11 @@ struct il_blk_io {
 	__u8 held;              /* its first bio was queued (block_bio_queue) by another task
 				 * than its submitter: held, then let go by a worker (blk-throttle's
 				 * dispatch work) */
-	__u8 pad;
+	__u8 pad[5];
 	char comm[IL_TASK_COMM_LEN]; /* submitter's thread name */
 };
+_Static_assert(__builtin_offsetof(struct il_blk_io, comm) + IL_TASK_COMM_LEN == sizeof(struct il_blk_io),
+	       "struct il_blk_io has no padding: it goes whole through the ring buffer");
 
 /* Time in phase ph of io (ns) into *ns: 1, or 0 when io has no such phase (a point not seen,
  * or the clock going backwards). */

@@ -145,9 +145,9 @@ static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
 	f->deeper = BPF_CORE_READ(d, d_parent) != d;
 }
 
-/* The file entry of inode (dev and ino from struct inode: i_sb->s_dev, i_ino); names are
- * taken from dentry d (may be NULL: then the inode's first alias, inode->i_dentry) when the
- * entry is new. */
+/* The file entry of inode (dev, generation and ino from struct inode: i_sb->s_dev,
+ * i_generation, i_ino); names are taken from dentry d (may be NULL: then the inode's first
+ * alias, inode->i_dentry) when the entry is new. */
 static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d)
 {
 	struct who_file_key k = {};
@@ -157,6 +157,7 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
 	if (!inode)
 		return NULL;
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.gen = BPF_CORE_READ(inode, i_generation);
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
 	if (f && is_new) {

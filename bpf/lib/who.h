@@ -49,7 +49,8 @@ struct who_proc {
 /* One file (key: superblock dev, inode). */
 struct who_file_key {
 	__u32 dev;               /* super_block.s_dev, kernel encoding (major << 20 | minor) */
-	__u32 pad;
+	__u32 gen;               /* inode.i_generation: a new file that gets a deleted one's
+				  * inode number (ext4 and xfs reuse them) is another file */
 	__u64 ino;
 };
 

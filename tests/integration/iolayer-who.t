@@ -10,12 +10,15 @@
 #     after the rotation), bytes = N x (M + 1).
 #  4. redis-server, appendfsync always, redis-benchmark SADD, no -p: redis-server and its AOF,
 #     fsyncs = the members added, bytes = the growth of aof_current_size.
+#  5. an inode number reused: a file written and fsynced, deleted, and a new file in another
+#     directory that gets its inode number: two files[] rows, each with its own path, bytes
+#     and fsyncs.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 34
+plan 38
 
 IL=$(tool iolayer)
 
@@ -232,5 +235,35 @@ check "the verdict names its appendonly file ($aof)" \
 is "$(aofrow .fsyncs)" $((s1 - s0)) "fsyncs of the AOF = members added (SCARD growth)"
 is "$(aofrow .write_bytes)" $((z1 - z0)) "bytes written to the AOF = aof_current_size growth"
 check "about one SADD in $NS adds a member ($((s1 - s0)))" test $((s1 - s0)) -ge $((NS - 10))
+
+# 5. inode reuse (PostgreSQL deletes pg_internal.init, then a new WAL segment elsewhere may
+# take its number): files are told apart by inode.i_generation too
+NR=100
+mkdir -p "$A/reuse/d1" "$A/reuse/d2"
+check "iolayer (no -p) starts" tool_start "$TMPD/5.json" "$TMPD/5.err" $IL -d 600 --json --top 0
+python3 - "$A/reuse" "$NR" >"$TMPD/reuse.out" <<'PY'
+import os, sys
+base, n = sys.argv[1], int(sys.argv[2])
+old, new = base + "/d1/old.init", base + "/d2/new.wal"
+fd = os.open(old, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"a" * 4096)
+os.fsync(fd)
+os.close(fd)
+ino = os.stat(old).st_ino
+os.unlink(old)
+fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+print(ino, os.fstat(fd).st_ino)
+for i in range(n):
+    os.write(fd, b"w" * 8192)
+    os.fdatasync(fd)
+os.close(fd)
+PY
+tool_stop
+read -r ino_old ino_new <"$TMPD/reuse.out"
+j5() { jq -r ".files[] | select(.path == \"$1\") | \"\(.write_bytes) \(.fsyncs)\"" "$TMPD/5.json"; }
+diag "answer: reuse inode_reused=$([ "$ino_old" = "$ino_new" ] && echo yes) new=$(j5 "$A/reuse/d2/new.wal") old=$(j5 "$A/reuse/d1/old.init (deleted)")"
+is "$ino_new" "$ino_old" "the new file got the deleted file's inode number ($ino_old)"
+is "$(j5 "$A/reuse/d2/new.wal")" "$((NR * 8192)) $NR" "the new file: its own row, $NR x 8 KiB and $NR fsyncs"
+is "$(j5 "$A/reuse/d1/old.init (deleted)")" "4096 1" "the deleted file: its 4 KiB and 1 fsync"
 
 done_testing
