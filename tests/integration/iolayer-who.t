@@ -12,13 +12,13 @@
 #     fsyncs = the members added, bytes = the growth of aof_current_size.
 #  5. an inode number reused: a file written and fsynced, deleted, and a new file in another
 #     directory that gets its inode number: two files[] rows, each with its own path, bytes
-#     and fsyncs.
+#     and fsyncs; the new file's sync_file_range calls are not fsyncs.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 38
+plan 39
 
 IL=$(tool iolayer)
 
@@ -242,7 +242,7 @@ NR=100
 mkdir -p "$A/reuse/d1" "$A/reuse/d2"
 check "iolayer (no -p) starts" tool_start "$TMPD/5.json" "$TMPD/5.err" $IL -d 600 --json --top 0
 python3 - "$A/reuse" "$NR" >"$TMPD/reuse.out" <<'PY'
-import os, sys
+import ctypes, os, sys
 base, n = sys.argv[1], int(sys.argv[2])
 old, new = base + "/d1/old.init", base + "/d2/new.wal"
 fd = os.open(old, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -256,14 +256,20 @@ print(ino, os.fstat(fd).st_ino)
 for i in range(n):
     os.write(fd, b"w" * 8192)
     os.fdatasync(fd)
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(7):  # (fd, offset, nbytes, SYNC_FILE_RANGE_WRITE)
+    if libc.sync_file_range(fd, ctypes.c_int64(0), ctypes.c_int64(0), 2):
+        raise OSError(ctypes.get_errno(), "sync_file_range")
 os.close(fd)
 PY
+is "$?" 0 "the workload ran"
 tool_stop
 read -r ino_old ino_new <"$TMPD/reuse.out"
-j5() { jq -r ".files[] | select(.path == \"$1\") | \"\(.write_bytes) \(.fsyncs)\"" "$TMPD/5.json"; }
+j5() { jq -r ".files[] | select(.path == \"$1\") | \"\(.write_bytes) \(.fsyncs) \(.sync_ranges)\"" "$TMPD/5.json"; }
 diag "answer: reuse inode_reused=$([ "$ino_old" = "$ino_new" ] && echo yes) new=$(j5 "$A/reuse/d2/new.wal") old=$(j5 "$A/reuse/d1/old.init (deleted)")"
 is "$ino_new" "$ino_old" "the new file got the deleted file's inode number ($ino_old)"
-is "$(j5 "$A/reuse/d2/new.wal")" "$((NR * 8192)) $NR" "the new file: its own row, $NR x 8 KiB and $NR fsyncs"
-is "$(j5 "$A/reuse/d1/old.init (deleted)")" "4096 1" "the deleted file: its 4 KiB and 1 fsync"
+is "$(j5 "$A/reuse/d2/new.wal")" "$((NR * 8192)) $NR 7" \
+	"the new file: its own row, $NR x 8 KiB, $NR fsyncs, and its 7 sync_file_range calls apart"
+is "$(j5 "$A/reuse/d1/old.init (deleted)")" "4096 1 0" "the deleted file: its 4 KiB and 1 fsync"
 
 done_testing

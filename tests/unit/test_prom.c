@@ -276,6 +276,7 @@ static void three_files(struct il_who_file_sum f[3])
 	strcpy(f[0].path, HOSTILE_PATH);
 	f[0].op_ns = 5 * S / 2;
 	f[0].fsyncs = 500;
+	f[1].sync_ranges = 64;
 	f[0].write_bytes = 2048000;
 	f[0].bio_write_bytes = 4096000;
 	f[1].k.dev = 7 << 20;
@@ -375,12 +376,19 @@ static const char top_text[] =
 	"iolayer_file_fs_seconds_total{" F0 "} 2.5\n"
 	"iolayer_file_fs_seconds_total{" F1 "} 1\n"
 	"iolayer_file_fs_seconds_total{path=\"other\"} 0.00000001\n"
-	"# HELP iolayer_file_fsyncs_total Syncs of the top files (fsync, fdatasync, the syncs of "
-	"O_SYNC writes, sync_file_range); the others add up in path=\"other\".\n"
+	"# HELP iolayer_file_fsyncs_total fsync and fdatasync calls on the top files (io_uring's "
+	"included; not the syncs inside O_SYNC writes); the others add up in path=\"other\".\n"
 	"# TYPE iolayer_file_fsyncs_total counter\n"
 	"iolayer_file_fsyncs_total{" F0 "} 500\n"
 	"iolayer_file_fsyncs_total{" F1 "} 0\n"
 	"iolayer_file_fsyncs_total{path=\"other\"} 1\n"
+	"# HELP iolayer_file_sync_ranges_total sync_file_range calls on the top files (they start "
+	"or wait for writeback, and make nothing durable: not fsyncs); the others add up in "
+	"path=\"other\".\n"
+	"# TYPE iolayer_file_sync_ranges_total counter\n"
+	"iolayer_file_sync_ranges_total{" F0 "} 0\n"
+	"iolayer_file_sync_ranges_total{" F1 "} 64\n"
+	"iolayer_file_sync_ranges_total{path=\"other\"} 0\n"
 	"# HELP iolayer_file_fs_bytes_total Bytes read from and written to the top files through "
 	"file operations; the others add up in path=\"other\".\n"
 	"# TYPE iolayer_file_fs_bytes_total counter\n"

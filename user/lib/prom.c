@@ -209,7 +209,7 @@ struct il_prom_top_row {
 /* The columns of the process and file tables. */
 enum { P_FS_NS = 0, P_FS_OPS = FS_OP__MAX, P_IOWAIT_NS = 2 * FS_OP__MAX, P_READ, P_WRITE,
        P_DISK_READ, P_DISK_WRITE, P__MAX };
-enum { F_FS_NS, F_FSYNCS, F_READ, F_WRITE, F_DISK_READ, F_DISK_WRITE, F__MAX };
+enum { F_FS_NS, F_FSYNCS, F_SYNC_RANGES, F_READ, F_WRITE, F_DISK_READ, F_DISK_WRITE, F__MAX };
 _Static_assert(P__MAX <= IL_PROM_TOP_VALS && F__MAX <= IL_PROM_TOP_VALS, "IL_PROM_TOP_VALS");
 
 /* A family of a table: columns first .. first + n - 1, told apart by label (NULL: n is 1). */
@@ -249,9 +249,12 @@ static const struct top_family proc_fams[] = {
 static const struct top_family file_fams[] = {
 	{ "iolayer_file_fs_seconds", "seconds", "Time spent in file operations on the top files; "
 	  "the others add up in path=\"other\".", NULL, NULL, F_FS_NS, 1, true },
-	{ "iolayer_file_fsyncs", NULL, "Syncs of the top files (fsync, fdatasync, the syncs of "
-	  "O_SYNC writes, sync_file_range); the others add up in path=\"other\".", NULL, NULL,
-	  F_FSYNCS, 1, false },
+	{ "iolayer_file_fsyncs", NULL, "fsync and fdatasync calls on the top files (io_uring's "
+	  "included; not the syncs inside O_SYNC writes); the others add up in path=\"other\".",
+	  NULL, NULL, F_FSYNCS, 1, false },
+	{ "iolayer_file_sync_ranges", NULL, "sync_file_range calls on the top files (they start or "
+	  "wait for writeback, and make nothing durable: not fsyncs); the others add up in "
+	  "path=\"other\".", NULL, NULL, F_SYNC_RANGES, 1, false },
 	{ "iolayer_file_fs_bytes", "bytes", "Bytes read from and written to the top files through "
 	  "file operations; the others add up in path=\"other\".", "dir", dirs, F_READ, 2, false },
 	{ "iolayer_file_disk_bytes", "bytes", "Bytes of the top files' pages read from and written to "
@@ -289,6 +292,7 @@ static int file_rows(const struct il_who_view *v, struct il_prom_top_row *r)
 		r[i].order = i;
 		r[i].v[F_FS_NS] = f->op_ns;
 		r[i].v[F_FSYNCS] = f->fsyncs;
+		r[i].v[F_SYNC_RANGES] = f->sync_ranges;
 		r[i].v[F_READ] = f->read_bytes;
 		r[i].v[F_WRITE] = f->write_bytes;
 		r[i].v[F_DISK_READ] = f->bio_read_bytes;

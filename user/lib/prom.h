@@ -121,6 +121,7 @@ void il_prom_top_free(struct il_prom_top *t);
  *   iolayer_process_iowait_seconds_total{pid,comm,cgroup}   iolayer_process_fs_bytes_total{...,dir}
  *   iolayer_process_disk_bytes_total{pid,comm,cgroup,dir}   (dir: read, write)
  *   iolayer_file_fs_seconds_total{path}   iolayer_file_fsyncs_total{path}
+ *   iolayer_file_sync_ranges_total{path}
  *   iolayer_file_fs_bytes_total{path,dir}   iolayer_file_disk_bytes_total{path,dir}
  * Each process (file) in a series of its own shows its counts since start, as in v. Which
  * ones: the t->n with the most time (file operations and I/O wait for a process, file

@@ -71,7 +71,8 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 		s->flusher_pid = f->flusher_pid;
 		s->read_bytes = f->read_bytes;
 		s->write_bytes = f->write_bytes;
-		s->fsyncs = f->op_count[FS_OP_FSYNC] + f->op_count[FS_OP_SYNC_RANGE];
+		s->fsyncs = f->op_count[FS_OP_FSYNC];
+		s->sync_ranges = f->op_count[FS_OP_SYNC_RANGE];
 		for (int o = 0; o < FS_OP__MAX; o++)
 			s->op_ns += f->op_ns[o];
 		s->bio_write_bytes = f->bio_write_bytes;
@@ -228,7 +229,7 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 			il_text_escape(p->comm, sizeof(p->comm), comm, sizeof(comm)),
 			il_text_escape(p->cgroup, sizeof(p->cgroup), cg, sizeof(cg)),
 			rate(p->read_bytes, elapsed_s), rate(p->write_bytes, elapsed_s),
-			elapsed_s > 0 ? (p->op_count[FS_OP_FSYNC] + p->op_count[FS_OP_SYNC_RANGE]) / elapsed_s : 0,
+			elapsed_s > 0 ? p->op_count[FS_OP_FSYNC] / elapsed_s : 0,
 			il_fmt_ns(fs, t1, sizeof(t1)), il_fmt_ns(p->iowait_ns, t2, sizeof(t2)),
 			rate(p->bio_bytes, elapsed_s),
 			p->top_file[0] ? il_text_escape(p->top_file, sizeof(p->top_file), path, sizeof(path)) : "-");
@@ -306,6 +307,7 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "read_bytes", json_object_new_uint64(s->read_bytes));
 		json_object_object_add(x, "write_bytes", json_object_new_uint64(s->write_bytes));
 		json_object_object_add(x, "fsyncs", json_object_new_uint64(s->fsyncs));
+		json_object_object_add(x, "sync_ranges", json_object_new_uint64(s->sync_ranges));
 		json_object_object_add(x, "total_ns", json_object_new_uint64(s->op_ns));
 		json_object_object_add(x, "disk_write_bytes", json_object_new_uint64(s->bio_write_bytes));
 		json_object_object_add(x, "disk_read_bytes", json_object_new_uint64(s->bio_read_bytes));

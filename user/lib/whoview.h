@@ -19,7 +19,8 @@ struct il_who_file_sum {
 	__u32 pids[WHO_FILE_PIDS];
 	__u32 flusher_pid;
 	__u64 read_bytes, write_bytes;        /* through file syscalls */
-	__u64 fsyncs;                         /* fsync, fdatasync, O_SYNC syncs, sync_file_range */
+	__u64 fsyncs;                         /* fsync and fdatasync calls (io_uring's included) */
+	__u64 sync_ranges;                    /* sync_file_range calls: no durability, not fsyncs */
 	__u64 op_ns;                          /* time in file operations on it, ns */
 	__u64 bio_write_bytes, bio_read_bytes; /* its page-cache bios, by anyone */
 };
