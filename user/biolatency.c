@@ -284,7 +284,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		json_object_object_add(jout, "breakdown", jarr);
 	else if (shown)
 		printf("  (before Q: submit -> Q, the cgroup throttle; Q2G: rq-qos and tags; G2I: plug; "
-		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of before Q + Q2C)\n");
+		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of the I/Os' lives, before Q + Q2C)\n");
 }
 
 /* The histogram of key k into *h: hists' entry, and for key {0} the plain mode's per-CPU

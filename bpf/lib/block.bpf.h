@@ -853,11 +853,24 @@ static __always_inline int il_block_bio_done(unsigned long long *ctx, struct il_
 /* Add io to the phase totals p (struct il_blk_phases). */
 static __always_inline void il_block_phases_add(struct il_blk_phases *p, const struct il_blk_io *io)
 {
+	__u64 life = 0, t;
+
 	__sync_fetch_and_add(&p->ios, 1);
 	__sync_fetch_and_add(&p->bios, io->bios);
 	__sync_fetch_and_add(&p->bytes, io->bytes);
 	if (io->error)
 		__sync_fetch_and_add(&p->errors, 1);
+	if (il_blk_phase_ns(io, IL_PH_BEFORE_Q, &t))
+		life += t;
+	if (il_blk_phase_ns(io, IL_PH_Q2C, &t)) {
+		life += t;
+	} else {
+		if (il_blk_phase_ns(io, IL_PH_I2D, &t))
+			life += t;
+		if (il_blk_phase_ns(io, IL_PH_D2C, &t))
+			life += t;
+	}
+	__sync_fetch_and_add(&p->life_ns, life);
 	for (int i = 0; i < IL_PH__MAX; i++) {
 		struct il_phase_stat *s = &p->ph[i];
 		__u64 ns;

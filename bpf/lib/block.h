@@ -134,6 +134,9 @@ struct il_blk_phases {
 	__u64 bios;     /* bios in them */
 	__u64 bytes;
 	__u64 errors;
+	__u64 life_ns;  /* the sum of each I/O's seen life, ns: before Q + Q2C, or without a Q
+			 * (a flush request the flush machinery makes) I2D + D2C; the phases'
+			 * shares are of this, so no share passes 100% */
 	struct il_phase_stat ph[IL_PH__MAX];
 };
 

@@ -2,7 +2,7 @@
 # biolatency: exact request counts on a loop device, filters, bad input, clean detach.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 19
+plan 23
 
 img=/dev/shm/iolayer-bl-$$.img
 truncate -s 64M "$img"; at_exit "rm -f $img"
@@ -57,12 +57,34 @@ is "$(grep -cE '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMPD/i.out")" 2 "-T: two timesta
 check "text histogram has the usecs header" grep -q 'usecs *: count *distribution' "$TMPD/i.out"
 check "-D: the line 'disk = $LOOPNAME' ends with the name (no trailing blank)" grep -qx "disk = $LOOPNAME" "$TMPD/i.out"
 
-# 5. bad input: one line on stderr, exit 1
+# 5. --breakdown with flushes: ext4 on the loop device, 30 writes each fdatasync'ed. The
+# journal's commit asks for a preflush, which the kernel's flush machinery sends as requests
+# of its own, with no bio and so no Q: their I2D and D2C count in the I/Os' lives too, and the
+# disjoint phases' shares (before Q, Q2G, G2I, I2D, D2C) add up to at most 100%.
+mkfs.ext4 -q -F "$LOOPDEV" || { echo "Bail out! mkfs.ext4 failed"; exit 1; }
+mkdir -p "$TMPD/mnt"
+mount "$LOOPDEV" "$TMPD/mnt" || { echo "Bail out! mount failed"; exit 1; }
+at_exit "umount_retry $TMPD/mnt"
+check "biolatency starts (--breakdown --json -d $LOOPNAME)" tool_start "$TMPD/b.json" "$TMPD/b.err" \
+	$BL --breakdown --json -d "$LOOPNAME"
+for i in $(seq 30); do
+	dd if=/dev/zero of="$TMPD/mnt/f" bs=4k count=1 seek="$i" conv=notrunc,fdatasync status=none
+done
+tool_stop
+bd() { jq -s --arg d "$LOOPNAME" "[.[] | .breakdown? // [] | .[] | select(.disk == \$d)] | last | $1" "$TMPD/b.json"; }
+diag "answer: breakdown ios=$(bd .ios) d2c=$(bd .phases.d2c.count) q2c=$(bd .phases.q2c.count) shares=$(bd '[.phases[] | .share] | map(. * 1000 | round / 1000) | join(",")')"
+check "some requests have no Q (the flush machinery's): D2C $(bd .phases.d2c.count) > Q2C $(bd .phases.q2c.count)" \
+	test "$(bd .phases.d2c.count)" -gt "$(bd .phases.q2c.count)"
+is "$(bd '[.phases[] | .share <= 1] | all')" true "no phase's share passes 100%"
+is "$(bd '[.phases | .before_q, .q2g, .g2i, .i2d, .d2c | .share] | add <= 1.000001')" true \
+	"the disjoint phases' shares add up to at most 100%"
+
+# 6. bad input: one line on stderr, exit 1
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BL -d nosuchdisk
 bad "negative interval: one line, exit 1" "interval .* got '-1'" $BL -- -1
 bad "non-root: one line, exit 1" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $BL
 
-# 6. nothing of ours stays loaded after Ctrl-C
+# 7. nothing of ours stays loaded after Ctrl-C
 is "$(bpf_progs_named btf_rq_ raw_rq_)" "" "no biolatency BPF program left after exit"
 
 done_testing

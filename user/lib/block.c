@@ -300,6 +300,7 @@ void il_blk_phases_sub(struct il_blk_phases *d, const struct il_blk_phases *now,
 	d->bios = now->bios - before->bios;
 	d->bytes = now->bytes - before->bytes;
 	d->errors = now->errors - before->errors;
+	d->life_ns = now->life_ns - before->life_ns;
 	for (int i = 0; i < IL_PH__MAX; i++) {
 		d->ph[i].count = now->ph[i].count - before->ph[i].count;
 		d->ph[i].ns = now->ph[i].ns - before->ph[i].ns;
@@ -322,9 +323,7 @@ __u64 il_blk_phase_p99_lt(const struct il_phase_stat *s)
 
 __u64 il_blk_phases_life(const struct il_blk_phases *p)
 {
-	__u64 after = p->ph[IL_PH_Q2C].count ? p->ph[IL_PH_Q2C].ns : p->ph[IL_PH_D2C].ns;
-
-	return p->ph[IL_PH_BEFORE_Q].ns + after;
+	return p->life_ns;
 }
 
 void il_blk_phases_print(FILE *f, const char *indent, const struct il_blk_phases *p)

@@ -81,8 +81,8 @@ extern const char *const il_blk_phase_names[IL_PH__MAX];
 extern const char *const il_blk_phase_keys[IL_PH__MAX];
 
 /* Phase totals: d = now - before (max_ns: now's, the maximum so far); the p99 of a phase as
- * the exclusive upper bound of its log2 bucket, ns (0 when empty); the time shares are taken
- * of (before Q + Q2C, or D2C for I/Os with no Q seen). */
+ * the exclusive upper bound of its log2 bucket, ns (0 when empty); the time the shares are
+ * taken of, ns: the I/Os' lives summed (struct il_blk_phases.life_ns). */
 void il_blk_phases_sub(struct il_blk_phases *d, const struct il_blk_phases *now,
 		       const struct il_blk_phases *before);
 __u64 il_blk_phase_p99_lt(const struct il_phase_stat *s);
