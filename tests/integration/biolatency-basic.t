@@ -72,7 +72,7 @@ for i in $(seq 30); do
 done
 tool_stop
 bd() { jq -s --arg d "$LOOPNAME" "[.[] | .breakdown? // [] | .[] | select(.disk == \$d)] | last | $1" "$TMPD/b.json"; }
-diag "answer: breakdown ios=$(bd .ios) d2c=$(bd .phases.d2c.count) q2c=$(bd .phases.q2c.count) shares=$(bd '[.phases[] | .share] | map(. * 1000 | round / 1000) | join(",")')"
+diag "breakdown: ios=$(bd .ios) d2c=$(bd .phases.d2c.count) q2c=$(bd .phases.q2c.count) shares=$(bd '[.phases[] | .share] | map(. * 1000 | round / 1000) | join(",")')"
 check "some requests have no Q (the flush machinery's): D2C $(bd .phases.d2c.count) > Q2C $(bd .phases.q2c.count)" \
 	test "$(bd .phases.d2c.count)" -gt "$(bd .phases.q2c.count)"
 is "$(bd '[.phases[] | .share <= 1] | all')" true "no phase's share passes 100%"
