@@ -252,6 +252,9 @@ static void print_sum_line(FILE *f, int op, const struct fs_op_stats *st, enum f
 }
 
 /* st: every interface; by_if: fs_stats's calls (env.sum_iface) and io_uring's requests. */
+/* -p's children, which are not traced (children.h) */
+static struct il_children kids;
+
 static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			  const struct fs_op_stats by_if[2][FS_OP__MAX], const __u64 drops[IL_DROP__MAX],
 			  const struct il_fs_aio_row *aio, int naio)
@@ -283,6 +286,7 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		json_object_object_add(o, "summary", ops);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
+		json_object_object_add(o, "untraced_children", il_children_json(&kids));
 		json_object_object_add(o, "lost", il_drops_json(drops));
 		il_json_print(stdout, o);
 		return;
@@ -301,6 +305,8 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 	fprintf(f, "(percentiles are the log2 bucket that holds them)\n");
 	for (int i = 0; i < naio; i++)
 		fprintf(f, "%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
+	if (*il_children_note(&kids, line, sizeof(line)))
+		fprintf(f, "%s\n", line);
 	il_drops_print(f, drops);
 }
 
@@ -419,8 +425,10 @@ int main(int argc, char **argv)
 
 	/* rows the BPF side sent without a wakeup: il_run reads them at its poll's timeouts */
 	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb };
+	il_children_start(&kids, il_opts.pid);
 	if (il_run(&run) < 0)
 		goto out;
+	il_children_end(&kids);
 	err = il_fs_stats_read(skel->obj, stats);
 	if (!err)
 		err = il_fs_iface_stats_read(skel->obj, env.sum_iface, by_if[0]);
@@ -438,6 +446,7 @@ int main(int argc, char **argv)
 	print_summary(stats, (const struct fs_op_stats (*)[FS_OP__MAX])by_if, drops, aio, naio);
 	rc = il_tool_output_status();
 out:
+	il_children_free(&kids);
 	free(aio);
 	ring_buffer__free(rb);
 	il_plans_detach(plans, nplans);

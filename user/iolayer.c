@@ -182,11 +182,14 @@ static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int s
 	return shown + 1;
 }
 
+/* -p's children, which are not traced (children.h) */
+static struct il_children kids;
+
 static void report(const struct il_layers *m, char frames[][128], int nframes,
 		   const __u64 drops[IL_DROP__MAX], struct il_who_view *who,
 		   const struct il_fs_aio_row *aio, int naio)
 {
-	char why[1024], extra[96], names[1024] = "";
+	char why[1024], why2[512], extra[96], names[1024] = "";
 	enum il_layer_id l = il_verdict(m, why, sizeof(why));
 	struct il_culprit c;
 	int shown;
@@ -233,6 +236,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
 		il_who_view_json(o, who, m->elapsed_s, shown);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
+		json_object_object_add(o, "untraced_children", il_children_json(&kids));
 		for (int i = 0; i < nframes; i++)
 			json_object_array_add(st, json_object_new_string(frames[i]));
 		json_object_object_add(o, "top_iowait_stack", st);
@@ -272,6 +276,8 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 
 		printf("%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
 	}
+	if (*il_children_note(&kids, why2, sizeof(why2)))
+		printf("%s\n", why2);
 	if (c.found) {
 		char esc[4 * sizeof(names) + 1];
 
@@ -423,8 +429,10 @@ int main(int argc, char **argv)
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = skel->obj };
+	il_children_start(&kids, il_opts.pid);
 	if (il_run(&run) < 0)
 		goto out;
+	il_children_end(&kids);
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 
@@ -469,6 +477,7 @@ int main(int argc, char **argv)
 		free(aio);
 	rc = il_tool_output_status();
 out:
+	il_children_free(&kids);
 	il_who_view_free(&view);
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	il_fs_unload(skel ? skel->obj : NULL);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# fsslower: -p TGID covers every thread (-L shows their TIDs); --tid keeps one.
+# fsslower: -p TGID covers every thread (-L shows their TIDs); --tid keeps one; -p of a
+# parent whose children do the I/O says so instead of printing bare zeros.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 13
+plan 16
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -74,4 +75,24 @@ if grep -q 'kprobe/kretprobe' "$TMPD/b.err"; then
 else
 	for i in 1 2 3 4; do skip "no kretprobes with this attach method"; done
 fi
+# 4. -p of a parent whose two children write (dd, 50 x 4 KiB each: 50 reads and 50 writes),
+# then stay: the parent made no file operation, and a note says what its children did
+# (their /proc/PID/io), with their pids
+at_exit "touch $TMPD/stop"
+wl_launch "$TMPD/par.out" sh -c "echo pid \$\$; while [ ! -e $TMPD/go ]; do sleep 0.05; done
+	for i in 1 2; do sh -c 'dd if=/dev/zero of=$MNT/kid\$0 bs=4k count=50 status=none
+		while [ ! -e $TMPD/stop ]; do sleep 0.05; done' \$i & done; wait"
+check "fsslower -p PARENT starts" tool_start "$TMPD/k.out" "$TMPD/k.err" $FS -p "$WL_PID"
+touch "$TMPD/go"
+wait_for 10 eval '[ "$(cat "$MNT/kid1" "$MNT/kid2" 2>/dev/null | wc -c)" = $((2 * 50 * 4096)) ]'
+tool_stop
+touch "$TMPD/stop"
+note=$(grep '^note: process' "$TMPD/k.out")
+calls=$(sed -n "s/^note: process $WL_PID's 2 child processes made \([0-9]*\) read and write calls.*/\1/p" "$TMPD/k.out")
+diag "$note"
+diag "answer: children: named=$(echo "$note" | grep -o 'busiest: .*' | grep -o '[0-9]* sh' | wc -l)"
+check "the note counts the 2 children's calls: at least 2 x 100 ($calls)" test "${calls:-0}" -ge 200
+is "$(awk '$1 == "W" || $1 == "F" { s += $2 } END { print s + 0 }' "$TMPD/k.out")" 0 \
+	"the parent's own summary: no write or fsync"
+
 done_testing

@@ -11,6 +11,7 @@
  *   stacks.h    stacks and their names (ksyms.h: kernel symbols)
  *   mounts.h    the mount table       escape.h    hostile bytes in text, CSV, JSON
  *   path.h      a file's path from the names an event carries
+ *   children.h  what a -p process's children (not traced) read and wrote meanwhile
  *   util.h      errno names, numbers, disks, preconditions, JSON printing
  */
 #ifndef IOLAYER_LIBIOLAYER_H
@@ -18,6 +19,7 @@
 
 #include "bpfobj.h"
 #include "btf.h"
+#include "children.h"
 #include "drops.h"
 #include "escape.h"
 #include "hist.h"
