@@ -271,6 +271,10 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 
 	json_object_object_add(o, "time", json_object_new_string(clock));
 	json_object_object_add(o, "report", json_object_new_string(r->interval ? "interval" : "total"));
+	/* the totals the text's first line gives: all waits, and every stack (--top shows some) */
+	a = json_val(json_object_new_object(), &r->all);
+	json_object_object_add(a, "stacks", json_object_new_uint64(r->ngroups));
+	json_object_object_add(o, "all", a);
 	if (r->interval) {
 		a = json_object_new_array();
 		for (size_t i = 0; i < r->nthreads; i++)

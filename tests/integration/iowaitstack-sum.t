@@ -13,7 +13,7 @@ require_root
 # guest) it drifts from wall time and wall - CPU says nothing to compare with.
 cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
 case $cs in tsc | kvm-clock) stable_clock=1 ;; *) stable_clock=0 ;; esac
-plan 5
+plan 6
 
 loop_raw_setup 64
 
@@ -59,6 +59,9 @@ for try in 1 2 3; do
 	fi
 done
 is "$RC" 0 "reader: $N direct reads of 1 MiB succeeded"
+last_total() { jq -s "[.[] | select(.report == \"total\")] | last | $1" "$TMPD/s.$try"; }
+is "$(last_total '"\(.all.waits) \(.all.stacks)"')" "$(last_total '"\([.stacks[].waits] | add) \(.stacks | length)"')" \
+	"JSON all: the waits of every stack, and how many stacks"
 # The kernel now and then runs a sleeper again with no sched_switch event to it (seen on 6.18,
 # about one sleep in 5000): the tool reports such sleeps as lost (missed_end), never silently.
 is "$((WAITS + LOST))" "$NVCSW" \
