@@ -161,8 +161,11 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
 	if (f && is_new) {
-		if ((BPF_CORE_READ(inode, i_mode) & 00170000) == 0060000) /* S_ISBLK */
+		__u16 mode = BPF_CORE_READ(inode, i_mode) & 00170000; /* S_IFMT */
+
+		if (mode == 0060000) /* S_ISBLK */
 			f->rdev = BPF_CORE_READ(inode, i_rdev);
+		f->dir = mode == 0040000; /* S_ISDIR */
 		if (!d) {
 			struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
 
@@ -228,6 +231,7 @@ static __always_inline void who_file_pid(struct who_file *f, __u32 tgid)
 			return;
 		}
 	}
+	f->more_pids = 1;
 }
 
 static __always_inline __u32 who_slot(__u64 ns)

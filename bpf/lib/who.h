@@ -68,7 +68,8 @@ struct who_file {
 	__u32 flusher_pid;                   /* the last kernel thread that wrote its pages back */
 	__u8 depth;                          /* names used; names[0] is the file's own name */
 	__u8 deeper;                         /* the path has more than WHO_PATH_DEPTH names */
-	__u8 pad[2];
+	__u8 more_pids;                      /* more processes than pids[] holds did calls on it */
+	__u8 dir;                            /* a directory (opened: a listing, a lookup base) */
 	char names[WHO_PATH_DEPTH][WHO_NAME_LEN];
 };
 

@@ -12,13 +12,14 @@
 #     fsyncs = the members added, bytes = the growth of aof_current_size.
 #  5. an inode number reused: a file written and fsynced, deleted, and a new file in another
 #     directory that gets its inode number: two files[] rows, each with its own path, bytes
-#     and fsyncs; the new file's sync_file_range calls are not fsyncs.
+#     and fsyncs; the new file's sync_file_range calls are not fsyncs; a file six processes
+#     wrote lists four and says there were more; an opened directory is no file.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 39
+plan 41
 
 IL=$(tool iolayer)
 
@@ -261,8 +262,12 @@ for i in range(7):  # (fd, offset, nbytes, SYNC_FILE_RANGE_WRITE)
     if libc.sync_file_range(fd, ctypes.c_int64(0), ctypes.c_int64(0), 2):
         raise OSError(ctypes.get_errno(), "sync_file_range")
 os.close(fd)
+os.listdir(base + "/d2")  # opens the directory
 PY
 is "$?" 0 "the workload ran"
+for i in 1 2 3 4 5 6; do # six processes append to one file: PIDS holds 4, and says there are more
+	dd if=/dev/zero of="$A/reuse/many" bs=4k count=1 oflag=append conv=notrunc status=none
+done
 tool_stop
 read -r ino_old ino_new <"$TMPD/reuse.out"
 j5() { jq -r ".files[] | select(.path == \"$1\") | \"\(.write_bytes) \(.fsyncs) \(.sync_ranges)\"" "$TMPD/5.json"; }
@@ -271,5 +276,9 @@ is "$ino_new" "$ino_old" "the new file got the deleted file's inode number ($ino
 is "$(j5 "$A/reuse/d2/new.wal")" "$((NR * 8192)) $NR 7" \
 	"the new file: its own row, $NR x 8 KiB, $NR fsyncs, and its 7 sync_file_range calls apart"
 is "$(j5 "$A/reuse/d1/old.init (deleted)")" "4096 1 0" "the deleted file: its 4 KiB and 1 fsync"
+is "$(jq -r ".files[] | select(.path == \"$A/reuse/many\") | \"\(.pids | length) \(.more_pids)\"" "$TMPD/5.json")" \
+	"4 true" "a file six processes wrote: 4 pids listed, and more_pids"
+is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d2\")] | length" "$TMPD/5.json")" 0 \
+	"an opened directory is not among the files"
 
 done_testing

@@ -62,12 +62,16 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 	if (!v->procs || !v->files)
 		il_die("out of memory");
 	for (int i = 0; i < w.nfiles; i++) {
-		struct il_who_file_sum *s = &v->files[v->nfiles++];
 		const struct who_file *f = &w.files[i].v;
+		struct il_who_file_sum *s;
 
+		if (f->dir) /* an opened directory: its time is its processes', not a file's */
+			continue;
+		s = &v->files[v->nfiles++];
 		s->k = w.files[i].k;
 		il_who_file_path(&s->k, f, s->path, sizeof(s->path));
 		memcpy(s->pids, f->pids, sizeof(s->pids));
+		s->more_pids = f->more_pids;
 		s->flusher_pid = f->flusher_pid;
 		s->read_bytes = f->read_bytes;
 		s->write_bytes = f->write_bytes;
@@ -245,6 +249,8 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 
 		for (int j = 0; j < WHO_FILE_PIDS && s->pids[j] && n < sizeof(pids); j++)
 			n += snprintf(pids + n, sizeof(pids) - n, "%s%u", j ? "," : "", s->pids[j]);
+		if (s->more_pids && n < sizeof(pids))
+			snprintf(pids + n, sizeof(pids) - n, ",+"); /* and more */
 		if (s->flusher_pid)
 			snprintf(fl, sizeof(fl), "%u", s->flusher_pid);
 		fprintf(f, "%-10s %10.1f %10.1f %8llu %10llu %12s  %-24s %s\n",
@@ -302,6 +308,7 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		for (int j = 0; j < WHO_FILE_PIDS && s->pids[j]; j++)
 			json_object_array_add(pids, json_object_new_uint64(s->pids[j]));
 		json_object_object_add(x, "pids", pids);
+		json_object_object_add(x, "more_pids", json_object_new_boolean(s->more_pids));
 		json_object_object_add(x, "flusher_pid", s->flusher_pid ?
 				       json_object_new_uint64(s->flusher_pid) : NULL);
 		json_object_object_add(x, "read_bytes", json_object_new_uint64(s->read_bytes));

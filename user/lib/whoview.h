@@ -17,6 +17,7 @@ struct il_who_file_sum {
 	struct who_file_key k;
 	char path[512];
 	__u32 pids[WHO_FILE_PIDS];
+	bool more_pids;                       /* more processes than pids[] did calls on it */
 	__u32 flusher_pid;
 	__u64 read_bytes, write_bytes;        /* through file syscalls */
 	__u64 fsyncs;                         /* fsync and fdatasync calls (io_uring's included) */
