@@ -118,7 +118,9 @@ static void track_bios(struct bpf_object *obj, bool files, bool dio)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
-	if (dio && !dio_end_io.wanted &&
+	/* the program type first: libbpf's helper probe answers "supported" when the kernel
+	 * refuses the probe's program type itself (5.10) */
+	if (dio && !dio_end_io.wanted && libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1 &&
 	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_SYSCALL, BPF_FUNC_kallsyms_lookup_name, NULL) == 1) {
 		dio_end_io.wanted = dio_end_io.in_bpf = true; /* loaded with the bio plan */
 	} else if (dio && !dio_end_io.wanted) {
