@@ -252,8 +252,16 @@ static void print_sum_line(FILE *f, int op, const struct fs_op_stats *st, enum f
 }
 
 /* st: every interface; by_if: fs_stats's calls (env.sum_iface) and io_uring's requests. */
-/* -p's children, which are not traced (children.h) */
+/* -p's children, which are not traced (children.h), sampled every second: the last sample
+ * stands when the parent has gone */
 static struct il_children kids;
+
+static int sample_kids(void *ctx)
+{
+	(void)ctx;
+	il_children_sample(&kids);
+	return 0;
+}
 
 static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			  const struct fs_op_stats by_if[2][FS_OP__MAX], const __u64 drops[IL_DROP__MAX],
@@ -424,11 +432,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Tracing every %s operation%s... Hit Ctrl-C to end.\n", names, who);
 
 	/* rows the BPF side sent without a wakeup: il_run reads them at its poll's timeouts */
-	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb };
+	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb,
+			      .interval_s = il_opts.pid ? 1 : 0, .tick = sample_kids };
 	il_children_start(&kids, il_opts.pid);
 	if (il_run(&run) < 0)
 		goto out;
-	il_children_end(&kids);
+	il_children_sample(&kids);
 	err = il_fs_stats_read(skel->obj, stats);
 	if (!err)
 		err = il_fs_iface_stats_read(skel->obj, env.sum_iface, by_if[0]);

@@ -293,6 +293,7 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 static int note_procs(void *obj)
 {
 	il_who_note_procs(obj);
+	il_children_sample(&kids); /* -p's children: the last sample stands once it has gone */
 	return 0;
 }
 
@@ -432,7 +433,7 @@ int main(int argc, char **argv)
 	il_children_start(&kids, il_opts.pid);
 	if (il_run(&run) < 0)
 		goto out;
-	il_children_end(&kids);
+	il_children_sample(&kids);
 	m.elapsed_s = (il_now_ns() - t0) / 1e9;
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 

@@ -406,6 +406,23 @@ static void test_culprit_sentence_parts(void **state)
 	assert_string_equal(il_culprit_sentence(&c, buf, 12), "app (pid 42");
 }
 
+/* Its top file on another disk than the verdict's (a trial: the file on loop2, the block rows
+ * of vda, where the process had read its libraries): the sentence puts the file on its own
+ * disk; a block verdict, whose bytes are not that file's, leaves the file out. */
+static void test_culprit_file_elsewhere(void **state)
+{
+	struct il_who_sum p[1] = { who(42, "app", "/", "/mnt/t2/shared") };
+
+	p[0].op_ns[FS_OP_FSYNC] = 1 * S;
+	p[0].write_bytes = p[0].top_file_write_bytes = 2 * MB;
+	p[0].disk_bytes = p[0].bio_bytes = 4 * MB;
+	snprintf(p[0].top_file_disk, sizeof(p[0].top_file_disk), "loop2");
+	expect(IL_LAYER_FILESYSTEM, p, 1, "vda", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
+	expect(IL_LAYER_DEVICE, p, 1, "vda", "app (pid 42) sends 409.6 KB/s on vda");
+	expect(IL_LAYER_FILESYSTEM, p, 1, "loop2", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
+	expect(IL_LAYER_DEVICE, p, 1, "loop2", "app (pid 42) sends 409.6 KB/s for /mnt/t2/shared on loop2");
+}
+
 /* ---- the cases of the new user's report (one test each) ---------------------------------- */
 
 /* iolayer -p of a process that does no I/O (a postgres postmaster, sleep): no disk is its
@@ -593,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_culprit_each_layer), cmocka_unit_test(test_culprit_writeback_bytes),
 		cmocka_unit_test(test_culprit_ties),      cmocka_unit_test(test_culprit_nobody),
 		cmocka_unit_test(test_culprit_kthread_only), cmocka_unit_test(test_culprit_sentence_parts),
+		cmocka_unit_test(test_culprit_file_elsewhere),
 		cmocka_unit_test(test_before_queue), cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_pid_no_io), cmocka_unit_test(test_tmpfs_hint),
 		cmocka_unit_test(test_idle_disk_not_blamed), cmocka_unit_test(test_slow_note_every_p99),

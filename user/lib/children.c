@@ -2,6 +2,7 @@
 /* The child processes of a -p process and their I/O counters (children.h). */
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,15 +77,14 @@ static int list_children(unsigned parent, struct il_child_io **v, size_t *n)
 	return 0;
 }
 
-/* c's counts from /proc/PID/io; false when it is gone (or not readable). */
-static bool read_io(struct il_child_io *c)
+/* The counts of /proc/...io file path into *c; false when it is gone (or not readable). */
+static bool read_io_path(const char *path, struct il_child_io *c)
 {
-	char path[64], key[32];
+	char key[32];
 	unsigned long long v;
 	int got = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/io", c->pid);
 	if (!(f = fopen(path, "re")))
 		return false;
 	c->calls = c->rbytes = c->wbytes = 0;
@@ -100,6 +100,82 @@ static bool read_io(struct il_child_io *c)
 	return got == 4;
 }
 
+static bool read_io(struct il_child_io *c)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/io", c->pid);
+	return read_io_path(path, c);
+}
+
+/* a -= b, each count at least 0 */
+static void io_sub(struct il_child_io *a, const struct il_child_io *b)
+{
+	a->calls = a->calls > b->calls ? a->calls - b->calls : 0;
+	a->rbytes = a->rbytes > b->rbytes ? a->rbytes - b->rbytes : 0;
+	a->wbytes = a->wbytes > b->wbytes ? a->wbytes - b->wbytes : 0;
+}
+
+static void io_add(struct il_child_io *a, const struct il_child_io *b)
+{
+	a->calls += b->calls;
+	a->rbytes += b->rbytes;
+	a->wbytes += b->wbytes;
+}
+
+/* The parent's counters less its live threads' own: what its reaped children (and its
+ * exited threads) did, into *d. false when the parent is gone. */
+static bool parent_dead(unsigned parent, struct il_child_io *d)
+{
+	struct il_child_io t;
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%u/io", parent);
+	if (!read_io_path(path, d))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/task", parent);
+	if (!(dir = opendir(path)))
+		return false;
+	while ((e = readdir(dir))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.16s/io", parent, e->d_name);
+		if (read_io_path(path, &t))
+			io_sub(d, &t);
+	}
+	closedir(dir);
+	return true;
+}
+
+static bool has(const unsigned *v, size_t n, unsigned pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return true;
+	return false;
+}
+
+/* The name in /proc/PID/comm into buf (16 bytes): all of it, a newline in it included,
+ * less the one the file ends with. */
+static void read_comm(unsigned pid, char buf[16])
+{
+	char path[64], tmp[17];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	if ((f = fopen(path, "re"))) {
+		n = fread(tmp, 1, sizeof(tmp), f);
+		fclose(f);
+	}
+	if (n && tmp[n - 1] == '\n')
+		n--;
+	memset(buf, 0, 16);
+	memcpy(buf, tmp, n < 16 ? n : 15);
+}
+
 int il_children_start(struct il_children *c, unsigned parent)
 {
 	size_t k = 0;
@@ -110,39 +186,41 @@ int il_children_start(struct il_children *c, unsigned parent)
 		return 0;
 	if ((err = list_children(parent, &c->start, &c->nstart)))
 		return err;
+	if (!parent_dead(parent, &c->dead0))
+		return -ENOENT;
 	c->parent = parent;
-	for (size_t i = 0; i < c->nstart; i++)
+	for (size_t i = 0; i < c->nstart; i++) {
 		if (read_io(&c->start[i]))
 			c->start[k++] = c->start[i];
+	}
 	c->nstart = k;
 	return 0;
 }
 
-void il_children_end(struct il_children *c)
+void il_children_sample(struct il_children *c)
 {
-	struct il_child_io *now = NULL, best[IL_CHILDREN_NAMED] = {};
+	struct il_child_io *now = NULL, best[IL_CHILDREN_NAMED] = {}, sum = {}, dead;
+	unsigned *listed;
 	size_t n = 0;
 
-	if (!c->parent || list_children(c->parent, &now, &n))
-		return;
-	c->n = c->calls = c->rbytes = c->wbytes = 0;
+	if (!c->parent || list_children(c->parent, &now, &n) || !parent_dead(c->parent, &dead)) {
+		free(now);
+		return; /* the parent has gone: the last sample stands */
+	}
+	if (!(listed = calloc(n + 1, sizeof(*listed))))
+		il_die("out of memory");
+	c->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct il_child_io d = now[i];
 
+		listed[i] = d.pid;
 		if (!read_io(&d))
 			continue;
 		c->n++;
-		for (size_t j = 0; j < c->nstart; j++) {
-			if (c->start[j].pid != d.pid)
-				continue;
-			d.calls -= c->start[j].calls;
-			d.rbytes -= c->start[j].rbytes;
-			d.wbytes -= c->start[j].wbytes;
-			break;
-		}
-		c->calls += d.calls;
-		c->rbytes += d.rbytes;
-		c->wbytes += d.wbytes;
+		for (size_t j = 0; j < c->nstart; j++)
+			if (c->start[j].pid == d.pid)
+				io_sub(&d, &c->start[j]);
+		io_add(&sum, &d);
 		for (int b = 0; b < IL_CHILDREN_NAMED; b++) { /* keep the busiest, in order */
 			if (d.calls && (!best[b].pid || d.calls > best[b].calls)) {
 				memmove(&best[b + 1], &best[b], (IL_CHILDREN_NAMED - 1 - b) * sizeof(best[0]));
@@ -151,19 +229,23 @@ void il_children_end(struct il_children *c)
 			}
 		}
 	}
+	/* the reaped ones: the parent's dead share grew by all they did; those running at the
+	 * start brought their earlier counts along */
+	io_sub(&dead, &c->dead0);
+	for (size_t j = 0; j < c->nstart; j++)
+		if (!has(listed, n, c->start[j].pid))
+			io_sub(&dead, &c->start[j]);
+	io_add(&sum, &dead);
+	c->calls = sum.calls;
+	c->rbytes = sum.rbytes;
+	c->wbytes = sum.wbytes;
+	free(listed);
 	free(now);
 	for (int b = 0; b < IL_CHILDREN_NAMED; b++) {
-		char path[64];
-		FILE *f;
-
 		c->named[b] = best[b].pid;
 		c->comm[b][0] = 0;
-		snprintf(path, sizeof(path), "/proc/%u/comm", best[b].pid);
-		if (best[b].pid && (f = fopen(path, "re"))) {
-			if (fgets(c->comm[b], sizeof(c->comm[b]), f))
-				c->comm[b][strcspn(c->comm[b], "\n")] = 0;
-			fclose(f);
-		}
+		if (best[b].pid)
+			read_comm(best[b].pid, c->comm[b]);
 	}
 }
 
@@ -175,11 +257,11 @@ const char *il_children_note(const struct il_children *c, char *buf, size_t len)
 	buf[0] = 0;
 	if (!c->parent || !c->calls)
 		return buf;
-	k = snprintf(buf, len, "note: process %u's %u child process%s made %llu read and write calls "
-		     "meanwhile (/proc/PID/io; not traced: -p follows one process, give theirs; "
-		     "busiest:", c->parent, c->n, c->n == 1 ? "" : "es", c->calls);
+	k = snprintf(buf, len, "note: process %u's children made %llu read and write calls meanwhile "
+		     "(/proc/PID/io, those that exited included; %u running; not traced: -p follows "
+		     "one process, give theirs", c->parent, c->calls, c->n);
 	for (int b = 0; b < IL_CHILDREN_NAMED && c->named[b] && k < len; b++)
-		k += snprintf(buf + k, len - k, "%s %u %s", b ? "," : "", c->named[b],
+		k += snprintf(buf + k, len - k, "%s %u %s", b ? "," : "; busiest:", c->named[b],
 			      il_text_escape(c->comm[b], sizeof(c->comm[b]), comm, sizeof(comm)));
 	if (k < len)
 		snprintf(buf + k, len - k, ")");
@@ -194,7 +276,7 @@ struct json_object *il_children_json(const struct il_children *c)
 		return NULL;
 	o = json_object_new_object();
 	b = json_object_new_array();
-	json_object_object_add(o, "count", json_object_new_uint64(c->n));
+	json_object_object_add(o, "running", json_object_new_uint64(c->n));
 	json_object_object_add(o, "calls", json_object_new_uint64(c->calls));
 	json_object_object_add(o, "read_bytes", json_object_new_uint64(c->rbytes));
 	json_object_object_add(o, "write_bytes", json_object_new_uint64(c->wbytes));

@@ -4,7 +4,14 @@
  * server's workers: PostgreSQL's backends under the postmaster, a shell's commands). What
  * they read and wrote meanwhile comes from the kernel's own per-process counters
  * (/proc/PID/io: syscr, syscw, read_bytes, write_bytes), so a tool whose rows are empty can
- * say where the I/O went instead of printing silent zeros.
+ * say where the I/O went instead of printing silent zeros:
+ *  - a child running when tracing began: what its counters grew by;
+ *  - one born meanwhile: all of its counters;
+ *  - one that exited meanwhile: its counters were added to the parent's own when the parent
+ *    reaped it (the kernel's wait_task_zombie()), so /proc/PARENT/io less what its live
+ *    threads did (/proc/PARENT/task/TID/io) grew by them; one that was running at the
+ *    start brought its earlier counts along, which are taken off.
+ * Only direct children are listed; what an exited child's own children did comes with it.
  */
 #ifndef IOLAYER_CHILDREN_H
 #define IOLAYER_CHILDREN_H
@@ -15,22 +22,24 @@
 
 #define IL_CHILDREN_NAMED 3 /* children named in the note */
 
+/* Counters of /proc/PID/io. */
 struct il_child_io {
 	unsigned pid;
-	unsigned long long calls;        /* read and write system calls (syscr + syscw) */
+	unsigned long long calls;          /* read and write system calls (syscr + syscw) */
 	unsigned long long rbytes, wbytes; /* bytes they had storage read and write (read_bytes,
-					  * write_bytes: page-cache fills and writeback) */
+					    * write_bytes: page-cache fills and writeback) */
 };
 
 struct il_children {
-	unsigned parent;                 /* the -p process; 0: none */
-	struct il_child_io *start;       /* its children when tracing began, and their counts */
+	unsigned parent;                   /* the -p process; 0: none */
+	struct il_child_io *start;         /* its children when tracing began, their counts */
 	size_t nstart;
-	/* il_children_end(): the children alive then, and what they did since the start (a
-	 * child born meanwhile: all it did; one that exited meanwhile is not counted) */
-	unsigned n;
+	struct il_child_io dead0;          /* the parent's counters less its live threads' then */
+	/* The last il_children_sample(): children running then, and what all of them did since
+	 * the start, exited ones included */
+	unsigned n;                        /* running then */
 	unsigned long long calls, rbytes, wbytes;
-	unsigned named[IL_CHILDREN_NAMED]; /* the busiest ones, by calls (0: none) */
+	unsigned named[IL_CHILDREN_NAMED]; /* the busiest running ones, by calls (0: none) */
 	char comm[IL_CHILDREN_NAMED][16];
 };
 
@@ -38,17 +47,19 @@ struct il_children {
  * cannot be read (c then reports nothing). */
 int il_children_start(struct il_children *c, unsigned parent);
 
-/* Their counts since il_children_start(), into c's totals. */
-void il_children_end(struct il_children *c);
+/* Their counts since il_children_start() into c's totals (the tools sample every second and
+ * at the end, so the last sample stands when the parent has gone). */
+void il_children_sample(struct il_children *c);
 
 /* One line for the normal output when the children made read or write calls meanwhile, e.g.
- * "note: process 1762's 5 child processes made 21080 read and write calls meanwhile (not
- * traced: -p follows one process; busiest: 1770 postgres, 1771 postgres, 1764 postgres)";
- * "" when they made none (or there is no parent). */
+ * "note: process 1762's children made 21080 read and write calls meanwhile (/proc/PID/io,
+ * those that exited included; 5 running; not traced: -p follows one process, give theirs;
+ * busiest: 1770 postgres, 1771 postgres, 1764 postgres)"; "" when they made none (or there
+ * is no parent). */
 const char *il_children_note(const struct il_children *c, char *buf, size_t len);
 
-/* {"count", "calls", "read_bytes", "write_bytes", "busiest": [{"pid", "comm"}]}, or NULL
- * (JSON null) without a parent. */
+/* {"running", "calls", "read_bytes", "write_bytes", "busiest": [{"pid", "comm"}]},
+ * or NULL (JSON null) without a parent. */
 struct json_object *il_children_json(const struct il_children *c);
 
 void il_children_free(struct il_children *c);

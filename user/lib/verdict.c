@@ -349,6 +349,14 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	snprintf(c->file, sizeof(c->file), "%s", best->top_file);
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
 	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE || l == IL_LAYER_BLOCK;
+	/* its file on another disk than the verdict's: a block verdict's bytes are not that
+	 * file's (it is left out); any other names the disk the file is on */
+	if (c->file[0] && c->disk[0] && best->top_file_disk[0] && strcmp(best->top_file_disk, c->disk)) {
+		if (c->block)
+			c->file[0] = 0;
+		else
+			snprintf(c->disk, sizeof(c->disk), "%s", best->top_file_disk);
+	}
 	/* which way: the top file's own bytes when it has any (a process that reads one file and
 	 * writes its log writes to the log), else the process's */
 	c->file_way = c->file[0] && (best->top_file_read_bytes || best->top_file_write_bytes);

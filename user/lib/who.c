@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
@@ -145,28 +148,58 @@ __u64 il_who_proc_fs_ns(const struct who_proc *p)
 	return t;
 }
 
+/* Is path the file (ino, generation gen)? The inode number must match; for a regular file
+ * whose filesystem gives its generation (FS_IOC_GETVERSION: ext4, xfs, btrfs), that too, as
+ * a file made after another was deleted may have its number. */
+static bool same_file(const char *path, __u64 ino, __u32 gen)
+{
+	struct stat st;
+	unsigned int v;
+	bool same = true;
+	int fd;
+
+	if (lstat(path, &st) || st.st_ino != ino)
+		return false;
+	if (!S_ISREG(st.st_mode))
+		return true;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	if (!ioctl(fd, FS_IOC_GETVERSION, &v))
+		same = v == gen;
+	close(fd);
+	return same;
+}
+
 /* Names are taken when a file is first seen: a file renamed since (a rotated log, app.log
- * -> app.log.1) is looked for by inode number in the directory it was in, and path in buf
- * becomes its name there now; " (deleted)" is added when it is in neither place. */
-static void renamed(char *buf, size_t len, __u64 ino)
+ * -> app.log.1) is looked for by inode number and generation in the directory it was in,
+ * and path in buf becomes its name there now; " (deleted)" is added when it is in neither
+ * place. */
+static void renamed(char *buf, size_t len, __u64 ino, __u32 gen)
 {
 	char *slash = strrchr(buf, '/');
 	struct dirent *e;
-	struct stat st;
 	DIR *d;
 
-	if (!stat(buf, &st) && st.st_ino == ino)
+	if (same_file(buf, ino, gen))
 		return;
 	if (slash && slash != buf) {
 		*slash = 0;
 		d = opendir(buf);
 		*slash = '/';
 		while (d && (e = readdir(d))) {
-			if (e->d_ino == ino && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-				snprintf(slash + 1, len - (slash + 1 - buf), "%s", e->d_name);
-				closedir(d);
-				return;
-			}
+			char cand[PATH_MAX];
+
+			if (e->d_ino != ino || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			*slash = 0;
+			snprintf(cand, sizeof(cand), "%s/%s", buf, e->d_name);
+			*slash = '/';
+			if (!same_file(cand, ino, gen))
+				continue;
+			snprintf(slash + 1, len - (slash + 1 - buf), "%s", e->d_name);
+			closedir(d);
+			return;
 		}
 		if (d)
 			closedir(d);
@@ -204,7 +237,7 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 	for (int i = depth - 1; i >= 0 && n < len; i--)
 		n += snprintf(buf + n, len - n, "/%.*s", WHO_NAME_LEN, f->names[i]);
 	if (!f->deeper && mp && n < len)
-		renamed(buf, len, k->ino);
+		renamed(buf, len, k->ino, k->gen);
 	return buf;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "escape.h"
 #include "log.h"
 #include "util.h"
@@ -40,6 +41,18 @@ static int cmp_file(const void *a, const void *b)
 }
 
 /* Is pid among a file's first WHO_FILE_PIDS processes (who_file.pids, il_who_file_sum.pids)? */
+/* The name of the whole disk a filesystem of device dev (super_block.s_dev) is on into buf,
+ * "" when dev is no block device (tmpfs, overlayfs...). */
+static void file_disk(__u32 dev, char *buf, size_t len)
+{
+	char path[64];
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
+	if (!access(path, F_OK))
+		il_disk_name(il_whole_disk(dev), buf, len);
+}
+
 static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
@@ -114,6 +127,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 				t += f->op_ns[o];
 			if (t >= best) {
 				best = t;
+				file_disk(w.files[j].k.dev, s->top_file_disk, sizeof(s->top_file_disk));
 				il_who_file_path(&w.files[j].k, f, s->top_file, sizeof(s->top_file));
 				s->top_file_read_bytes = f->read_bytes;
 				s->top_file_write_bytes = f->write_bytes;
@@ -165,7 +179,8 @@ static int add_dev(__u32 *devs, __u64 *weights, int n, int max, __u32 dev, __u64
 
 int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 {
-	__u64 *weights = calloc(max > 0 ? max : 1, sizeof(*weights));
+	__u64 *weights = calloc(max > 0 ? max : 1, sizeof(*weights)), top_ns = 0;
+	__u32 top_dev = 0;
 	struct il_who w;
 	int n = 0;
 
@@ -182,12 +197,25 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 			n = add_dev(devs, weights, n, max, w.pd[i].k.dev, w.pd[i].v.bytes);
 	for (int i = 0; i < w.nfiles; i++) {
 		const struct who_file *f = &w.files[i].v;
+		__u64 t = 0;
 
-		if (pids_have(f->pids, pid) && !f->rdev)
-			n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
-				    f->read_bytes + f->write_bytes);
+		if (!pids_have(f->pids, pid) || f->rdev)
+			continue;
+		n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
+			    f->read_bytes + f->write_bytes);
+		for (int o = 0; o < FS_OP__MAX; o++)
+			t += f->op_ns[o];
+		if (t >= top_ns) { /* its top file, as il_who_view_make() finds it */
+			top_ns = t;
+			top_dev = il_whole_disk(w.files[i].k.dev);
+		}
 	}
-	for (int i = 1; i < n; i++) /* heaviest first (insertion sort: a few disks) */
+	/* heaviest first (insertion sort: a few disks), the disk of its top file before all:
+	 * the verdict names that file, and its times are to be compared with that disk's */
+	for (int i = 0; i < n; i++)
+		if (top_ns && devs[i] == top_dev)
+			weights[i] = ~0ULL;
+	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && weights[j] > weights[j - 1]; j--) {
 			__u64 tw = weights[j];
 			__u32 td = devs[j];

@@ -43,9 +43,9 @@ void il_who_view_only(struct il_who_view *v, __u32 pid);
 void il_who_view_free(struct il_who_view *v);
 
 /* The disks (whole-disk devs) process pid touched: those its bios went to and those its
- * files live on, into devs (room for max), the one with most of its bytes first (bytes it
- * submitted there plus bytes read and written through syscalls on its files there);
- * returns how many. */
+ * files live on, into devs (room for max): the disk of its top file (most operation time)
+ * first, then by most of its bytes (bytes it submitted there plus bytes read and written
+ * through syscalls on its files there); returns how many. */
 int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max);
 
 /* The process with most time in file operations and I/O wait (ties: bytes submitted), or 0;
