@@ -284,7 +284,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		json_object_object_add(jout, "breakdown", jarr);
 	else if (shown)
 		printf("  (before Q: submit -> Q, the cgroup throttle; Q2G: rq-qos and tags; G2I: plug; "
-		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of the I/Os' lives, before Q + Q2C)\n");
+		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of the I/Os' lives, each\n   before Q + Q2C, or I2D + D2C for a request with no Q: the flushes the kernel makes)\n");
 }
 
 /* The histogram of key k into *h: hists' entry, and for key {0} the plain mode's per-CPU
@@ -322,6 +322,7 @@ static int print_hists(struct biolatency_bpf *skel)
 	size_t n = 0;
 	char ts[16], name[64], cg[512], ecg[4 * sizeof(cg) + 1];
 	__u64 errors = errors_read(skel), new_errors = errors - errors_printed;
+	size_t shown = 0;
 
 	bool key0 = false;
 
@@ -355,6 +356,7 @@ static int print_hists(struct biolatency_bpf *skel)
 		}
 		if (!il_hist_total(delta, IL_HIST_SLOTS))
 			continue;
+		shown++;
 		if (env.per_cgroup)
 			il_block_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
 		if ((il_opts.format == IL_FMT_JSON)) {
@@ -394,6 +396,9 @@ static int print_hists(struct biolatency_bpf *skel)
 		json_object_object_add(jout, "errors", json_object_new_uint64(new_errors));
 		il_json_print(stdout, jout);
 	} else {
+		if (!shown) /* not a silent blank: the histogram is empty */
+			printf("\nno block I/O completed%s%s%s\n", env.interval ? " in this interval" : "",
+			       env.disk ? " on " : "", env.disk ? env.disk : "");
 		if (new_errors)
 			printf("%llu requests completed with an error\n", (unsigned long long)new_errors);
 		if (env.interval)
@@ -458,8 +463,8 @@ int main(int argc, char **argv)
 		goto out;
 
 	il_signals_init();
-	fprintf(stderr, "Tracing block device I/O%s... Hit Ctrl-C to end.\n",
-		env.disk ? " on the chosen disk" : "");
+	fprintf(stderr, "Tracing block device I/O%s%s... Hit Ctrl-C to end.\n",
+		env.disk ? " on " : "", env.disk ? env.disk : "");
 	struct il_run run = { .interval_s = env.interval, .count = env.count, .tick = tick, .ctx = skel };
 	done = il_run(&run);
 	if (done < 0)

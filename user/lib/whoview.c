@@ -275,10 +275,20 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 		char pids[64] = "", fl[16] = "-";
 		size_t n = 0;
 
-		for (int j = 0; j < WHO_FILE_PIDS && s->pids[j] && n < sizeof(pids); j++)
-			n += snprintf(pids + n, sizeof(pids) - n, "%s%u", j ? "," : "", s->pids[j]);
-		if (s->more_pids && n < sizeof(pids))
-			snprintf(pids + n, sizeof(pids) - n, ",+"); /* and more */
+		/* as many as fit the column (12), ",+" when some are left out */
+		for (int j = 0; j < WHO_FILE_PIDS && s->pids[j]; j++) {
+			char one[16];
+			int k = snprintf(one, sizeof(one), "%s%u", j ? "," : "", s->pids[j]);
+			bool last = j + 1 == WHO_FILE_PIDS || !s->pids[j + 1];
+
+			if (n + k + (last && !s->more_pids ? 0 : 2) > 12) {
+				snprintf(pids + n, sizeof(pids) - n, "%s+", n ? "," : "");
+				break;
+			}
+			n += snprintf(pids + n, sizeof(pids) - n, "%s", one);
+			if (last && s->more_pids)
+				snprintf(pids + n, sizeof(pids) - n, ",+"); /* and more */
+		}
 		if (s->flusher_pid)
 			snprintf(fl, sizeof(fl), "%u", s->flusher_pid);
 		fprintf(f, "%-10s %10.1f %10.1f %8llu %10llu %12s  %-24s %s\n",
