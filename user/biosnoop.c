@@ -88,18 +88,57 @@ static const char *row_disk(const struct il_blk_io *e, char *buf, size_t len, __
 	return il_disk_name(*part ? *part : e->dev, buf, len);
 }
 
+/* The paths row_file() found last, by file, kept a second: finding one costs a map lookup
+ * and, to follow renames, a stat and an open of the file; rows come at tens of thousands a
+ * second, mostly for a few files. */
+#define PATH_CACHE 256
+#define PATH_CACHE_NS 1000000000ULL
+
+static struct {
+	struct who_file_key k;
+	unsigned long long at;  /* il_now_ns() when found; 0: empty */
+	char path[512];
+} path_cache[PATH_CACHE];
+
+/* Every second: the first rows lost while tracing are said on stderr at once, not only in
+ * the final count (a JSON consumer may read nothing else). ctx: the il_drops map's fd. */
+static int warn_lost(void *ctx)
+{
+	static bool warned;
+	__u64 d[IL_DROP__MAX];
+
+	if (!warned && !il_drops_read((int)(long)ctx, d) && d[IL_DROP_RINGBUF_FULL]) {
+		il_warn("%llu rows lost so far: the ring buffer filled up faster than they were "
+			"printed (--ringbuf MB for a bigger one; -d, -p, -C or -m for fewer rows); the "
+			"final count follows", (unsigned long long)d[IL_DROP_RINGBUF_FULL]);
+		warned = true;
+	}
+	return 0;
+}
+
 /* The file of a row ("" when unknown). */
 static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
 {
 	struct who_file_key k = { .dev = e->ino_dev, .gen = e->ino_gen, .ino = e->ino };
+	unsigned slot = (unsigned)((e->ino * 0x9E3779B97F4A7C15ULL ^ e->ino_dev ^ e->ino_gen) >> 56) % PATH_CACHE;
+	unsigned long long now = il_now_ns();
 	struct who_file f;
 
 	buf[0] = 0;
 	if (!e->ino)
 		return buf;
+	if (path_cache[slot].at && now - path_cache[slot].at < PATH_CACHE_NS &&
+	    !memcmp(&path_cache[slot].k, &k, sizeof(k))) {
+		snprintf(buf, len, "%s", path_cache[slot].path);
+		return buf;
+	}
 	if (files_fd < 0 || bpf_map_lookup_elem(files_fd, &k, &f))
 		memset(&f, 0, sizeof(f));
-	return il_who_file_path(&k, &f, buf, len);
+	il_who_file_path(&k, &f, buf, len);
+	path_cache[slot].k = k;
+	path_cache[slot].at = now;
+	snprintf(path_cache[slot].path, sizeof(path_cache[slot].path), "%s", buf);
+	return buf;
 }
 
 /* Time between two points (ns) or -1 when one was not seen. */
@@ -267,7 +306,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "Tracing block I/O%s (times in ms)... Hit Ctrl-C to end.\n",
 		env.disk || il_opts.pid || env.cgroup || env.min_ms ? ", filtered" : "");
 
-	struct il_run run = { .rb = rb };
+	struct il_run run = { .rb = rb, .interval_s = 1, .tick = warn_lost,
+			      .ctx = (void *)(long)bpf_map__fd(skel->maps.il_drops) };
 	if (il_run(&run) < 0)
 		goto out;
 	ring_buffer__consume(rb);

@@ -96,7 +96,36 @@ const char *il_clock_str(char *buf, size_t len)
 	return buf;
 }
 
+/* The names il_disk_name() read last, by device, kept a second: a row printer names a disk
+ * per row (biosnoop at tens of thousands a second), and each read of sysfs costs an open.
+ * A device number that changes hands (a disk removed, another added) is seen within the
+ * second. */
+#define DISK_CACHE 64
+#define DISK_CACHE_NS 1000000000ULL
+
+static struct {
+	__u32 dev;
+	unsigned long long at;       /* il_now_ns() when read; 0: empty */
+	char name[32];
+} disk_cache[DISK_CACHE];
+
 const char *il_disk_name(__u32 dev, char *buf, size_t len)
+{
+	unsigned slot = (dev ^ dev >> 20) % DISK_CACHE;
+	unsigned long long now = il_now_ns();
+
+	if (disk_cache[slot].at && disk_cache[slot].dev == dev && now - disk_cache[slot].at < DISK_CACHE_NS) {
+		snprintf(buf, len, "%s", disk_cache[slot].name);
+		return buf;
+	}
+	il_disk_name_read(dev, buf, len);
+	disk_cache[slot].dev = dev;
+	disk_cache[slot].at = now;
+	snprintf(disk_cache[slot].name, sizeof(disk_cache[slot].name), "%s", buf);
+	return buf;
+}
+
+const char *il_disk_name_read(__u32 dev, char *buf, size_t len)
 {
 	char path[96], line[256];
 	FILE *f;

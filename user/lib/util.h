@@ -44,8 +44,10 @@ const char *il_clock_str(char *buf, size_t len);
 #define IL_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
 
 /* Block device name ("loop0", "nvme0n1") for dev, from /sys/dev/block/MAJ:MIN; falls back
- * to "MAJ:MIN". Returns buf. */
+ * to "MAJ:MIN". Returns buf. il_disk_name() keeps each answer a second (a row printer names
+ * a disk per row); il_disk_name_read() always reads sysfs. */
 const char *il_disk_name(__u32 dev, char *buf, size_t len);
+const char *il_disk_name_read(__u32 dev, char *buf, size_t len);
 
 /* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
 int il_disk_dev(const char *name, __u32 *dev);
