@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # fsslower: -p TGID covers every thread (-L shows their TIDs); --tid keeps one; -p of a
-# parent whose children do the I/O says so instead of printing bare zeros.
+# parent whose children do the I/O says so instead of printing bare zeros, counting the
+# children that exited too.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 16
+plan 17
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -75,23 +76,29 @@ if grep -q 'kprobe/kretprobe' "$TMPD/b.err"; then
 else
 	for i in 1 2 3 4; do skip "no kretprobes with this attach method"; done
 fi
-# 4. -p of a parent whose two children write (dd, 50 x 4 KiB each: 50 reads and 50 writes),
-# then stay: the parent made no file operation, and a note says what its children did
-# (their /proc/PID/io), with their pids
+# 4. -p of a parent whose three children write (dd, 50 x 4 KiB each: 50 reads and 50 writes):
+# two exit (the parent reaps them, and the kernel adds what they did to its own counters),
+# one stays. The parent made no file operation; a note says what its children did, the
+# exited ones included (their /proc/PID/io), and how many still run
 at_exit "touch $TMPD/stop"
 wl_launch "$TMPD/par.out" sh -c "echo pid \$\$; while [ ! -e $TMPD/go ]; do sleep 0.05; done
-	for i in 1 2; do sh -c 'dd if=/dev/zero of=$MNT/kid\$0 bs=4k count=50 status=none
-		while [ ! -e $TMPD/stop ]; do sleep 0.05; done' \$i & done; wait"
+	for i in 1 2; do dd if=/dev/zero of=$MNT/kid\$i bs=4k count=50 status=none & done
+	sh -c 'dd if=/dev/zero of=$MNT/kid3 bs=4k count=50 status=none
+		while [ ! -e $TMPD/stop ]; do sleep 0.05; done' & wait"
 check "fsslower -p PARENT starts" tool_start "$TMPD/k.out" "$TMPD/k.err" $FS -p "$WL_PID"
 touch "$TMPD/go"
-wait_for 10 eval '[ "$(cat "$MNT/kid1" "$MNT/kid2" 2>/dev/null | wc -c)" = $((2 * 50 * 4096)) ]'
+wait_for 10 eval '[ "$(cat "$MNT/kid1" "$MNT/kid2" "$MNT/kid3" 2>/dev/null | wc -c)" = $((3 * 50 * 4096)) ]'
+sleep 1.2 # a sample of the children after the first two have exited
 tool_stop
 touch "$TMPD/stop"
 note=$(grep '^note: process' "$TMPD/k.out")
-calls=$(sed -n "s/^note: process $WL_PID's 2 child processes made \([0-9]*\) read and write calls.*/\1/p" "$TMPD/k.out")
+calls=$(sed -n "s/^note: process $WL_PID's children made \([0-9]*\) read and write calls.*/\1/p" "$TMPD/k.out")
+running=$(echo "$note" | sed -n 's/.* \([0-9]*\) running;.*/\1/p')
 diag "$note"
-diag "answer: children: named=$(echo "$note" | grep -o 'busiest: .*' | grep -o '[0-9]* sh' | wc -l)"
-check "the note counts the 2 children's calls: at least 2 x 100 ($calls)" test "${calls:-0}" -ge 200
+diag "answer: children: running=$running at_least_300=$([ "${calls:-0}" -ge 300 ] && echo yes || echo no)"
+check "the note counts the 3 children's calls, the 2 that exited included: at least 3 x 100 ($calls)" \
+	test "${calls:-0}" -ge 300
+is "$running" 1 "the note says 1 child still runs"
 is "$(awk '$1 == "W" || $1 == "F" { s += $2 } END { print s + 0 }' "$TMPD/k.out")" 0 \
 	"the parent's own summary: no write or fsync"
 
