@@ -197,7 +197,8 @@ static __always_inline struct file *fs_fd_file_of(struct task_struct *task, long
 	bool btf = task;
 	struct files_struct *files;
 	struct fdtable *fdt;
-	struct file **fds, *file = NULL;
+	struct file *file = NULL;
+	__u64 at, idx;
 
 	if (!btf)
 		task = (void *)bpf_get_current_task();
@@ -209,14 +210,22 @@ static __always_inline struct file *fs_fd_file_of(struct task_struct *task, long
 	fdt = IL_BTF_READ(btf, files, fdt);
 	if (!fdt)
 		return NULL;
+	idx = fd;
 	if ((void *)fdt == (void *)files + bpf_core_field_offset(struct files_struct, fdtab) &&
-	    fd < bpf_core_field_size(struct files_struct, fd_array) / sizeof(file))
-		fds = (void *)((__u64)files + bpf_core_field_offset(struct files_struct, fd_array));
-	else if (fd < IL_BTF_READ(btf, fdt, max_fds))
-		fds = IL_BTF_READ(btf, fdt, fd);
-	else
+	    fd < bpf_core_field_size(struct files_struct, fd_array) / sizeof(file)) {
+		/* files is a BTF pointer here in tp_btf: the verifier takes a variable offset to
+		 * it only with bounds it can see at the addition (6.1 loses them through a
+		 * spilled fd), hence the mask the compiler cannot drop */
+		barrier_var(idx);
+		idx &= 63;
+		at = (__u64)files + bpf_core_field_offset(struct files_struct, fd_array) +
+		     idx * sizeof(file);
+	} else if (fd < IL_BTF_READ(btf, fdt, max_fds)) {
+		at = (__u64)IL_BTF_READ(btf, fdt, fd) + idx * sizeof(file);
+	} else {
 		return NULL;
-	bpf_probe_read_kernel(&file, sizeof(file), (void *)((__u64)fds + fd * sizeof(file)));
+	}
+	bpf_probe_read_kernel(&file, sizeof(file), (void *)at);
 	return file;
 }
 
