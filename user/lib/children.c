@@ -149,10 +149,11 @@ static bool parent_dead(unsigned parent, struct il_child_io *d)
 	return true;
 }
 
-static bool has(const unsigned *v, size_t n, unsigned pid)
+/* Is pid among v[n]? */
+static bool listed(const struct il_child_io *v, size_t n, unsigned pid)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i] == pid)
+		if (v[i].pid == pid)
 			return true;
 	return false;
 }
@@ -200,20 +201,16 @@ int il_children_start(struct il_children *c, unsigned parent)
 void il_children_sample(struct il_children *c)
 {
 	struct il_child_io *now = NULL, best[IL_CHILDREN_NAMED] = {}, sum = {}, dead;
-	unsigned *listed;
 	size_t n = 0;
 
 	if (!c->parent || list_children(c->parent, &now, &n) || !parent_dead(c->parent, &dead)) {
 		free(now);
 		return; /* the parent has gone: the last sample stands */
 	}
-	if (!(listed = calloc(n + 1, sizeof(*listed))))
-		il_die("out of memory");
 	c->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct il_child_io d = now[i];
 
-		listed[i] = d.pid;
 		if (!read_io(&d))
 			continue;
 		c->n++;
@@ -233,13 +230,12 @@ void il_children_sample(struct il_children *c)
 	 * start brought their earlier counts along */
 	io_sub(&dead, &c->dead0);
 	for (size_t j = 0; j < c->nstart; j++)
-		if (!has(listed, n, c->start[j].pid))
+		if (!listed(now, n, c->start[j].pid))
 			io_sub(&dead, &c->start[j]);
 	io_add(&sum, &dead);
 	c->calls = sum.calls;
 	c->rbytes = sum.rbytes;
 	c->wbytes = sum.wbytes;
-	free(listed);
 	free(now);
 	for (int b = 0; b < IL_CHILDREN_NAMED; b++) {
 		c->named[b] = best[b].pid;

@@ -53,6 +53,16 @@ static void file_disk(__u32 dev, char *buf, size_t len)
 		il_disk_name(il_whole_disk(dev), buf, len);
 }
 
+/* A file's time in traced operations, ns: what ranks a process's files (its top file). */
+static __u64 file_ns(const struct who_file *f)
+{
+	__u64 t = 0;
+
+	for (int o = 0; o < FS_OP__MAX; o++)
+		t += f->op_ns[o];
+	return t;
+}
+
 static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
@@ -90,8 +100,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 		s->write_bytes = f->write_bytes;
 		s->fsyncs = f->op_count[FS_OP_FSYNC];
 		s->sync_ranges = f->op_count[FS_OP_SYNC_RANGE];
-		for (int o = 0; o < FS_OP__MAX; o++)
-			s->op_ns += f->op_ns[o];
+		s->op_ns = file_ns(f);
 		s->bio_write_bytes = f->bio_write_bytes;
 		s->bio_read_bytes = f->bio_read_bytes;
 	}
@@ -117,14 +126,12 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 				s->disk_bytes += w.pd[j].v.bytes;
 		for (int j = 0; j < w.nfiles; j++) {
 			const struct who_file *f = &w.files[j].v;
-			__u64 t = 0;
+			__u64 t = file_ns(f);
 
 			if (!pids_have(f->pids, s->pid))
 				continue;
 			if (disk_dev && f->kthread_write_bytes && il_whole_disk(w.files[j].k.dev) == disk_dev)
 				s->wb_bytes += f->kthread_write_bytes;
-			for (int o = 0; o < FS_OP__MAX; o++)
-				t += f->op_ns[o];
 			if (t >= best) {
 				best = t;
 				file_disk(w.files[j].k.dev, s->top_file_disk, sizeof(s->top_file_disk));
@@ -197,14 +204,12 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 			n = add_dev(devs, weights, n, max, w.pd[i].k.dev, w.pd[i].v.bytes);
 	for (int i = 0; i < w.nfiles; i++) {
 		const struct who_file *f = &w.files[i].v;
-		__u64 t = 0;
+		__u64 t = file_ns(f);
 
 		if (!pids_have(f->pids, pid) || f->rdev)
 			continue;
 		n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
 			    f->read_bytes + f->write_bytes);
-		for (int o = 0; o < FS_OP__MAX; o++)
-			t += f->op_ns[o];
 		if (t >= top_ns) { /* its top file, as il_who_view_make() finds it */
 			top_ns = t;
 			top_dev = il_whole_disk(w.files[i].k.dev);
