@@ -13,6 +13,13 @@
 #define IL_TASK_COMM_LEN 16
 #define IL_HIST_SLOTS 64 /* log2 slots of a histogram: slot i holds [2^i, 2^(i+1)), slot 0 holds 0 and 1 */
 
+/* Kernel functions (kfuncs) a BPF program calls as if they were helpers with these numbers,
+ * far above any real helper's: the loader binds each call to the kfunc's vmlinux BTF id as it
+ * loads a tp_btf program (user/lib/btf.c), from its own read of the kernel's BTF, so libbpf
+ * need not parse all of vmlinux's BTF for an extern. IL_KFUNC_RDONLY_CAST: bpf_rdonly_cast
+ * (kernel/bpf/helpers.c, 6.2+). */
+#define IL_KFUNC_RDONLY_CAST 0x494c0001
+
 /* Block I/O operation kinds, decoded from request.cmd_flags by il_rq_op() (core_fixes.bpf.h). */
 enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP_OTHER, IL_OP__MAX };
 

@@ -2,13 +2,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "btf.h"
+#include "lib/shared.h"
+#include "log.h"
 
 /*
  * The questions the tools ask of the kernel's BTF at start-up (is this function or tracepoint
@@ -33,7 +37,20 @@ static struct raw {
 	__u32 n;            /* types, ids 1..n */
 	const void *data;   /* the file's bytes (mapped or read) */
 	size_t size;
+	struct tp_ent *tps; /* the btf_trace_ typedefs by name (raw_tp_index) */
+	size_t ntps;
+	bool tps_made;
 } raw;
+
+/* The module BTF objects tp_btf programs were loaded against, open until il_btf_release(). */
+static int mod_fds[16];
+static int nmod_fds;
+
+/* One btf_trace_NAME typedef: the type tp_btf programs attach to. */
+struct tp_ent {
+	const char *name;
+	__u32 id;
+};
 
 /* Bytes a type's record takes after its struct btf_type, by kind; -1 for a kind this reader
  * does not know (a newer kernel: libbpf then answers). */
@@ -61,6 +78,7 @@ static long extra_len(const struct btf_type *t)
 
 static void raw_free(void)
 {
+	free(raw.tps);
 	if (raw.map)
 		munmap(raw.map, raw.map_len);
 	if (raw.file)
@@ -212,9 +230,60 @@ static const char *raw_name(const struct btf_type *t)
 	return t->name_off < raw.str_len ? raw.strs + t->name_off : "";
 }
 
+static int tp_ent_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct tp_ent *)a)->name, ((const struct tp_ent *)b)->name);
+}
+
+#define TP_PREFIX "btf_trace_"
+
+/* Index the btf_trace_ typedefs (one per tracepoint, about 2,000) in one walk of the types,
+ * sorted by name: a tool asks for each of its tracepoints twice (can it attach, then the
+ * load), and a walk of all 130,000 types each time added up to milliseconds. False when out
+ * of memory (the caller walks instead). */
+static bool raw_tp_index(void)
+{
+	size_t cap = 0;
+
+	if (raw.tps_made)
+		return raw.tps != NULL;
+	raw.tps_made = true;
+	for (__u32 id = 1; id <= raw.n; id++) {
+		const struct btf_type *t = raw_type(id);
+		const char *name;
+
+		if (btf_kind(t) != BTF_KIND_TYPEDEF ||
+		    strncmp(name = raw_name(t), TP_PREFIX, sizeof(TP_PREFIX) - 1))
+			continue;
+		if (raw.ntps == cap) {
+			struct tp_ent *n = realloc(raw.tps, (cap = cap ? 2 * cap : 2048) * sizeof(*n));
+
+			if (!n) {
+				free(raw.tps);
+				raw.tps = NULL;
+				raw.ntps = 0;
+				return false;
+			}
+			raw.tps = n;
+		}
+		raw.tps[raw.ntps++] = (struct tp_ent){ name, id };
+	}
+	if (!raw.tps)
+		raw.tps = malloc(sizeof(*raw.tps)); /* none: an empty index all the same */
+	qsort(raw.tps, raw.ntps, sizeof(*raw.tps), tp_ent_cmp);
+	return raw.tps != NULL;
+}
+
 /* The id of vmlinux's type name of kind kind, or 0. */
 static __u32 raw_find(const char *name, int kind)
 {
+	if (kind == BTF_KIND_TYPEDEF && !strncmp(name, TP_PREFIX, sizeof(TP_PREFIX) - 1) &&
+	    raw_tp_index()) {
+		struct tp_ent key = { name, 0 };
+		const struct tp_ent *e = bsearch(&key, raw.tps, raw.ntps, sizeof(key), tp_ent_cmp);
+
+		return e ? e->id : 0;
+	}
 	for (__u32 id = 1; id <= raw.n; id++) {
 		const struct btf_type *t = raw_type(id);
 
@@ -244,6 +313,8 @@ bool il_btf_has_vmlinux(void)
 void il_btf_release(void)
 {
 	raw_free();
+	while (nmod_fds > 0)
+		close(mod_fds[--nmod_fds]);
 	/* libbpf's handle is kept: it is the base module BTF is read against, and is only
 	 * loaded where this process searched the modules */
 }
@@ -399,4 +470,94 @@ int il_kfunc_proto(const char *func, int *nargs, bool *returns_int)
 	t = btf__type_by_id(vm, btf__resolve_type(vm, t->type)); /* through typedef/const/volatile */
 	*returns_int = t && btf_is_int(t) && t->size == 4 && (btf_int_encoding(t) & BTF_INT_SIGNED);
 	return 0;
+}
+
+/* ---- tp_btf programs, loaded without libbpf's parse of vmlinux BTF ------------------------ */
+
+/* Bind the calls of a kfunc written as helper IL_KFUNC_* (bpf/lib/shared.h) to the kfunc's
+ * vmlinux BTF id. 0, or -ENOENT when the kernel has no such kfunc (the plans load no program
+ * calling it there), -ENOMEM. */
+static int bind_kfuncs(struct bpf_program *prog)
+{
+	static const struct { __s32 helper; const char *name; } kfuncs[] = {
+		{ IL_KFUNC_RDONLY_CAST, "bpf_rdonly_cast" },
+	};
+	size_t n = bpf_program__insn_cnt(prog);
+	struct bpf_insn *insns = malloc(n * sizeof(*insns));
+	bool bound = false;
+	int err = 0;
+
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), n * sizeof(*insns));
+	for (size_t i = 0; i < n && !err; i++) {
+		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg)
+			continue;
+		for (size_t k = 0; k < sizeof(kfuncs) / sizeof(kfuncs[0]); k++) {
+			if (insns[i].imm != kfuncs[k].helper)
+				continue;
+			insns[i].imm = il_btf_vmlinux_id(kfuncs[k].name, BTF_KIND_FUNC);
+			insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
+			insns[i].off = 0; /* vmlinux, not a module */
+			bound = true;
+			if (!insns[i].imm)
+				err = -ENOENT;
+		}
+	}
+	if (!err && bound)
+		err = bpf_program__set_insns(prog, insns, n);
+	free(insns);
+	return err;
+}
+
+/* libbpf's prog_prepare_load_fn for SEC("tp_btf/NAME"): the program is loaded as a tracing
+ * program attached to typedef btf_trace_NAME (the kernel's, include/linux/tracepoint.h via
+ * DEFINE_EVENT's BTF), the id found in this library's read of vmlinux BTF, or in a module's. */
+static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	const char *tp = strchr(bpf_program__section_name(prog), '/') + 1;
+	char tname[160];
+	__u32 id;
+	int fd, err;
+
+	(void)cookie;
+	snprintf(tname, sizeof(tname), TP_PREFIX "%s", tp);
+	if (il_btf_find(tname, BTF_KIND_TYPEDEF, &id, &fd))
+		return -ESRCH;
+	if (fd > 0) {
+		if (nmod_fds == (int)(sizeof(mod_fds) / sizeof(mod_fds[0]))) {
+			close(fd);
+			return -EMFILE;
+		}
+		mod_fds[nmod_fds++] = fd;
+	}
+	opts->attach_btf_id = id;
+	opts->attach_btf_obj_fd = fd;
+	opts->expected_attach_type = BPF_TRACE_RAW_TP;
+	if ((err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING)) ||
+	    (err = bpf_program__set_expected_attach_type(prog, BPF_TRACE_RAW_TP)))
+		return err;
+	return bind_kfuncs(prog);
+}
+
+static int tp_btf_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	(void)cookie;
+	*link = bpf_program__attach_trace(prog);
+	return libbpf_get_error(*link);
+}
+
+void il_btf_handlers(void)
+{
+	static bool done;
+	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = tp_btf_prepare,
+		    .prog_attach_fn = tp_btf_attach);
+
+	if (done)
+		return;
+	done = true;
+	/* a raw tracepoint until loaded: libbpf reads all of vmlinux's BTF at load for any
+	 * tracing program in the object (its attach target), 18-20 ms here */
+	if (libbpf_register_prog_handler("tp_btf/", BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts) < 0)
+		il_debug("cannot register the tp_btf loader: libbpf reads vmlinux BTF for them");
 }

@@ -48,4 +48,11 @@ int il_btf_tp_nargs(const char *name);
  */
 int il_kfunc_proto(const char *func, int *nargs, bool *returns_int);
 
+/* Before any BPF object is opened: SEC("tp_btf/NAME") programs are then opened as raw
+ * tracepoints and loaded as tracing programs against btf_trace_NAME by this library, which
+ * also binds their IL_KFUNC_* calls (bpf/lib/shared.h). libbpf would otherwise parse all of
+ * vmlinux's BTF for their attach targets (18-20 ms of each tool's start-up on 6.18). Once
+ * per process; later calls do nothing. */
+void il_btf_handlers(void);
+
 #endif

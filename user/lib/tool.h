@@ -19,6 +19,7 @@
 #include <argp.h>
 #include <stdbool.h>
 #include <bpf/libbpf.h>
+#include "btf.h"
 #include "corebtf.h"
 #include "plan.h"
 
@@ -73,6 +74,7 @@ void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 		const void *elf_ = name##__elf_bytes(&elf_size_);                            \
 		LIBBPF_OPTS(bpf_object_open_opts, open_opts_,                                \
 			    .btf_custom_path = il_core_btf(elf_, elf_size_));                \
+		il_btf_handlers();                                                           \
 		name##__open_opts(&open_opts_);                                              \
 	})
 
