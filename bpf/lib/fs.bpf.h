@@ -9,15 +9,17 @@
  *  - kprobe/kretprobe on the same functions; their arguments are alike across ext4, xfs and
  *    btrfs, so one program per operation serves every filesystem;
  *  - the syscalls read, write, pread64, pwrite64, readv, writev, preadv, pwritev, preadv2,
- *    pwritev2, open, creat, openat, openat2, fsync and fdatasync, at raw_syscalls:sys_enter
+ *    pwritev2, open, creat, openat, openat2, fsync, fdatasync and sync_file_range, at raw_syscalls:sys_enter
  *    and sys_exit (one BTF tracepoint program each, the syscall told by its number): the fd
  *    is resolved to its struct file through the task's fdtable and kept only when its
  *    superblock's magic is one of fs_cfg.sys_magic[]. ext4:ext4_sync_file_enter/exit add the
  *    fsync that an O_SYNC/O_DSYNC write runs inside the write.
  *
  * sync_file_range(2) reaches no file operation of its own (it writes back and waits on the
- * page cache directly), so every method counts it at its syscall tracepoints, for the
- * filesystems of fs_cfg.sync_range_magic[].
+ * page cache directly), so fentry and kprobes count it at its syscall tracepoints, for the
+ * filesystems of fs_cfg.sync_range_magic[]; the tracepoint method at raw_syscalls with the
+ * other calls. (Any syscalls:sys_enter_NAME program makes the kernel run perf_syscall_enter()
+ * and _exit() on every syscall of the machine, which the tracepoint method spares.)
  *
  * With the syscall tracepoints come io_uring's (io_uring_submit_req, named io_uring_submit_sqe
  * before 6.1, and io_uring_complete): its read, write, fsync, sync_file_range and openat
@@ -609,7 +611,7 @@ struct fs_sys_exit_rec {
 };
 
 /* sync_file_range(fd, offset, nbytes, flags): offset and nbytes recorded as the call's
- * position and size. Attached by every method (see top), so its filter is
+ * position and size. Attached by fentry and kprobes (see top), so its filter is
  * fs_cfg.sync_range_magic[], not fs_sys_magic[]. */
 SEC("tp/syscalls/sys_enter_sync_file_range")
 int fs_sys_enter_sync_file_range(struct fs_sys_enter_rec *ctx)
@@ -965,8 +967,7 @@ static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
  * a pair of syscalls:sys_enter_NAME/sys_exit_NAME programs per syscall, this saves the
  * kernel's building of each call's perf record (perf_syscall_enter/exit): on 6.18 here, empty
  * programs on those two tracepoints added ~240 ns to a 64-byte pwrite64, empty ones on these
- * ~85 ns. It also loads 2 programs at start-up instead of 40. sync_file_range keeps its own
- * tracepoints above: every method counts it there. */
+ * ~85 ns. It also loads 2 programs at start-up instead of 40. */
 
 /* The raw_syscalls programs come as twins: fs_sys_enter/fs_sys_exit, and
  * fs_sys_enter_cast/fs_sys_exit_cast for kernels with bpf_rdonly_cast (fs_cfg.file_btf_id),
@@ -1072,7 +1073,8 @@ static __always_inline struct file *fs_sys_fd_file(struct task_struct *task, lon
 static __always_inline void fs_sys_compat(struct task_struct *task, struct pt_regs *regs,
 					  __u8 kind32, bool cast)
 {
-	if (kind32 != FS_SK_RW && kind32 != FS_SK_RWV && kind32 != FS_SK_FSYNC)
+	if (kind32 != FS_SK_RW && kind32 != FS_SK_RWV && kind32 != FS_SK_FSYNC &&
+	    kind32 != FS_SK_SYNC_RANGE)
 		return;
 	if (fs_sys_fd_file(task, (__u32)regs->bx, cast))
 		il_drop(IL_DROP_COMPAT);
@@ -1083,7 +1085,8 @@ static __always_inline void fs_sys_compat(struct task_struct *task, struct pt_re
  * read/write family call records the file of its fd (args[0]), the position (args[3] for
  * pread64, preadv and the like, else the file's; preadv2's -1 is the file's too) and the size
  * asked for (args[2] for read/write/pread64/pwrite64; the vectored calls take the bytes they
- * moved, at exit). An open records only its start: its file is known at exit. */
+ * moved, at exit); sync_file_range its offset and nbytes (args[1], args[2]) as position and
+ * size. An open records only its start: its file is known at exit. */
 static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool cast)
 {
 	struct task_struct *task;
@@ -1113,6 +1116,9 @@ static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool c
 		return 0;
 	if (!file)
 		return fs_begin_of(task, pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
+	if (sc.kind == FS_SK_SYNC_RANGE)
+		return fs_begin_of(task, pid_tgid, sc.op, file, regs->si, regs->dx,
+				   sc.flags | FS_EV_SYSCALL);
 	pos = sc.pos ? (__s64)regs->r10 : -1;
 	if (pos < 0)
 		pos = cast ? fs_file_btf(file, true)->f_pos : BPF_CORE_READ(file, f_pos);
@@ -1154,7 +1160,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 		/* Its size is the bytes it moved: summing the iov_len of its iovecs would cost a
 		 * read of user memory per iovec at entry (up to UIO_MAXIOV = 1024). */
 		s.size = ret > 0 ? ret : 0;
-	} else if (sc.kind == FS_SK_FSYNC) {
+	} else if (sc.kind == FS_SK_FSYNC || sc.kind == FS_SK_SYNC_RANGE) {
 		ret = ret < 0 ? ret : 0;
 	}
 	fs_account(pid_tgid, sc.op, &s, file, ret, NULL, false);

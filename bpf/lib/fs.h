@@ -53,6 +53,7 @@ enum fs_sys_kind {
 	FS_SK_OPEN,  /* open, creat, openat, openat2: the file is the returned fd's */
 	FS_SK_FSYNC, /* fsync, fdatasync: fd */
 	FS_SK_AIO,   /* io_submit, io_getevents, io_pgetevents: counted per process (fs_aio) */
+	FS_SK_SYNC_RANGE, /* sync_file_range: fd, offset, nbytes, flags */
 };
 
 /* One traced syscall, by its number (fs_cfg.sys[nr]). */

@@ -62,6 +62,7 @@ static const struct { const char *name; int nr, nr32; struct fs_sys sys; } sys_c
 	{ "openat2", SYS_openat2, 437, { FS_SK_OPEN, FS_OP_OPEN, 0, 0 } },
 	{ "fsync", SYS_fsync, 118, { FS_SK_FSYNC, FS_OP_FSYNC, 0, 0 } },
 	{ "fdatasync", SYS_fdatasync, 148, { FS_SK_FSYNC, FS_OP_FSYNC, FS_EV_DATASYNC, 0 } },
+	{ "sync_file_range", SYS_sync_file_range, 314, { FS_SK_SYNC_RANGE, FS_OP_SYNC_RANGE, 0, 0 } },
 	{ "io_submit", SYS_io_submit, 248, { FS_SK_AIO, FS_AIO_SUBMIT, 0, 0 } },
 	{ "io_getevents", SYS_io_getevents, 247, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
 	{ "io_pgetevents", SYS_io_pgetevents, 385, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
@@ -172,8 +173,6 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	cast = ((struct fs_cfg *)il_obj_rodata_must(obj, "fs_cfg", sizeof(struct fs_cfg)))->file_btf_id;
 	il_plan_add(p, obj, cast ? "fs_sys_enter_cast" : "fs_sys_enter", "raw_syscalls:sys_enter", false);
 	il_plan_add(p, obj, cast ? "fs_sys_exit_cast" : "fs_sys_exit", "raw_syscalls:sys_exit", false);
-	il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, false);
-	il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, false);
 	if (t == FS_EXT4) {
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
@@ -206,13 +205,15 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
 
 	for (int i = 0; i < n; i++) {
+		/* the tracepoint method counts sync_file_range with the other syscalls, at
+		 * raw_syscalls; fentry and kprobes at its own syscall tracepoints */
 		if (il_plan_family(&plans[i]) == IL_FAM_TRACEPOINT)
 			c->sys_magic[types[i]] = il_fs_table[types[i]].magic;
-		/* every method counts sync_file_range at its syscall tracepoints */
-		c->sync_range_magic[types[i]] = il_fs_table[types[i]].magic;
+		else
+			c->sync_range_magic[types[i]] = il_fs_table[types[i]].magic;
 	}
-	/* every method has syscall tracepoints (sync_file_range at least) and io_uring's, whose
-	 * slow events go out through fs_send */
+	/* every method has tracepoints whose slow events go out through fs_send (io_uring's,
+	 * ext4_sync_file, sync_file_range's) */
 	if (n && c->min_ns != ~0ULL)
 		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "fs_send"), true);
 }
