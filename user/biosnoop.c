@@ -91,14 +91,7 @@ static const char *row_disk(const struct il_blk_io *e, char *buf, size_t len, __
 /* The paths row_file() found last, by file, kept a second: finding one costs a map lookup
  * and, to follow renames, a stat and an open of the file; rows come at tens of thousands a
  * second, mostly for a few files. */
-#define PATH_CACHE 256
-#define PATH_CACHE_NS 1000000000ULL
-
-static struct {
-	struct who_file_key k;
-	unsigned long long at;  /* il_now_ns() when found; 0: empty */
-	char path[512];
-} path_cache[PATH_CACHE];
+IL_STRCACHE(paths, 256, struct who_file_key, 512, 1000000000ULL);
 
 /* Every second: the first rows lost while tracing are said on stderr at once, not only in
  * the final count (a JSON consumer may read nothing else). ctx: the il_drops map's fd. */
@@ -120,24 +113,15 @@ static int warn_lost(void *ctx)
 static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
 {
 	struct who_file_key k = { .dev = e->ino_dev, .gen = e->ino_gen, .ino = e->ino };
-	unsigned slot = (unsigned)((e->ino * 0x9E3779B97F4A7C15ULL ^ e->ino_dev ^ e->ino_gen) >> 56) % PATH_CACHE;
-	unsigned long long now = il_now_ns();
 	struct who_file f;
 
 	buf[0] = 0;
-	if (!e->ino)
+	if (!e->ino || il_strcache_get(&paths, &k, buf, len))
 		return buf;
-	if (path_cache[slot].at && now - path_cache[slot].at < PATH_CACHE_NS &&
-	    !memcmp(&path_cache[slot].k, &k, sizeof(k))) {
-		snprintf(buf, len, "%s", path_cache[slot].path);
-		return buf;
-	}
 	if (files_fd < 0 || bpf_map_lookup_elem(files_fd, &k, &f))
 		memset(&f, 0, sizeof(f));
 	il_who_file_path(&k, &f, buf, len);
-	path_cache[slot].k = k;
-	path_cache[slot].at = now;
-	snprintf(path_cache[slot].path, sizeof(path_cache[slot].path), "%s", buf);
+	il_strcache_put(&paths, &k, buf);
 	return buf;
 }
 

@@ -40,6 +40,49 @@ static void test_parse_uint(void **state)
 	assert_int_equal(v, 7);
 }
 
+IL_STRCACHE(names, 8, __u64, 8, 60000000000ULL);
+IL_STRCACHE(stale, 8, __u64, 8, 1);
+
+/* il_strcache: a put is found by its key only, cut to the value size; a slot shared by two
+ * keys holds the last one put; an answer older than the TTL is not returned. */
+static void test_strcache(void **state)
+{
+	char buf[32];
+	__u64 k;
+	int hits = 0;
+
+	(void)state;
+	k = 7;
+	assert_false(il_strcache_get(&names, &k, buf, sizeof(buf)));
+	il_strcache_put(&names, &k, "loop0");
+	assert_true(il_strcache_get(&names, &k, buf, sizeof(buf)));
+	assert_string_equal(buf, "loop0");
+	il_strcache_put(&names, &k, "a-long-name");
+	assert_true(il_strcache_get(&names, &k, buf, sizeof(buf)));
+	assert_string_equal(buf, "a-long-"); /* 8 bytes with the NUL */
+	/* 9 keys in 8 slots: at least one slot was taken over, and every key still answered
+	 * is answered with its own value */
+	for (k = 100; k < 109; k++) {
+		char v[8];
+
+		snprintf(v, sizeof(v), "d%llu", (unsigned long long)k);
+		il_strcache_put(&names, &k, v);
+	}
+	for (k = 100; k < 109; k++) {
+		char v[8];
+
+		snprintf(v, sizeof(v), "d%llu", (unsigned long long)k);
+		if (il_strcache_get(&names, &k, buf, sizeof(buf))) {
+			assert_string_equal(buf, v);
+			hits++;
+		}
+	}
+	assert_in_range(hits, 1, 8);
+	k = 1;
+	il_strcache_put(&stale, &k, "old");
+	assert_false(il_strcache_get(&stale, &k, buf, sizeof(buf))); /* older than 1 ns */
+}
+
 static void test_family_parse(void **state)
 {
 	enum il_family f;
@@ -81,6 +124,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errno_names),
 		cmocka_unit_test(test_parse_uint),
+		cmocka_unit_test(test_strcache),
 		cmocka_unit_test(test_family_parse),
 		cmocka_unit_test(test_ksyms),
 	};

@@ -96,32 +96,49 @@ const char *il_clock_str(char *buf, size_t len)
 	return buf;
 }
 
-/* The names il_disk_name() read last, by device, kept a second: a row printer names a disk
- * per row (biosnoop at tens of thousands a second), and each read of sysfs costs an open.
- * A device number that changes hands (a disk removed, another added) is seen within the
- * second. */
-#define DISK_CACHE 64
-#define DISK_CACHE_NS 1000000000ULL
+/* One slot of an il_strcache: when (il_now_ns(), 0: empty), then the key, then the value. */
+static unsigned char *strcache_slot(struct il_strcache *c, const void *key)
+{
+	const unsigned char *k = key;
+	__u64 h = 0xcbf29ce484222325ULL; /* FNV-1a */
 
-static struct {
-	__u32 dev;
-	unsigned long long at;       /* il_now_ns() when read; 0: empty */
-	char name[32];
-} disk_cache[DISK_CACHE];
+	for (size_t i = 0; i < c->key_len; i++)
+		h = (h ^ k[i]) * 0x100000001b3ULL;
+	return c->mem + (h % c->nslots) * (8 + c->key_len + c->val_len);
+}
+
+bool il_strcache_get(struct il_strcache *c, const void *key, char *buf, size_t len)
+{
+	unsigned char *e = strcache_slot(c, key);
+	unsigned long long at;
+
+	memcpy(&at, e, sizeof(at));
+	if (!at || il_now_ns() - at >= c->ttl_ns || memcmp(e + 8, key, c->key_len))
+		return false;
+	snprintf(buf, len, "%s", (const char *)e + 8 + c->key_len);
+	return true;
+}
+
+void il_strcache_put(struct il_strcache *c, const void *key, const char *val)
+{
+	unsigned char *e = strcache_slot(c, key);
+	unsigned long long at = il_now_ns();
+
+	memcpy(e, &at, sizeof(at));
+	memcpy(e + 8, key, c->key_len);
+	snprintf((char *)e + 8 + c->key_len, c->val_len, "%s", val);
+}
+
+/* The names il_disk_name() read last, by device, kept a second: a row printer names a disk
+ * per row (biosnoop at tens of thousands a second), and each read of sysfs costs an open. */
+IL_STRCACHE(disk_names, 64, __u32, 32, 1000000000ULL);
 
 const char *il_disk_name(__u32 dev, char *buf, size_t len)
 {
-	unsigned slot = (dev ^ dev >> 20) % DISK_CACHE;
-	unsigned long long now = il_now_ns();
-
-	if (disk_cache[slot].at && disk_cache[slot].dev == dev && now - disk_cache[slot].at < DISK_CACHE_NS) {
-		snprintf(buf, len, "%s", disk_cache[slot].name);
+	if (il_strcache_get(&disk_names, &dev, buf, len))
 		return buf;
-	}
 	il_disk_name_read(dev, buf, len);
-	disk_cache[slot].dev = dev;
-	disk_cache[slot].at = now;
-	snprintf(disk_cache[slot].name, sizeof(disk_cache[slot].name), "%s", buf);
+	il_strcache_put(&disk_names, &dev, buf);
 	return buf;
 }
 

@@ -43,6 +43,29 @@ const char *il_clock_str(char *buf, size_t len);
 #define IL_DEV_MINOR(d) ((unsigned)((d) & 0xfffff))
 #define IL_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
 
+/* A direct-mapped cache of short strings by fixed-size key, each answer kept ttl_ns: for row
+ * printers that name the same few things (a disk, a file) tens of thousands of times a second,
+ * where finding the name costs a syscall or more. A key that changes hands is seen within
+ * ttl_ns. Declare with IL_STRCACHE(name, nslots, key_type, value_bytes, ttl_ns). */
+struct il_strcache {
+	unsigned nslots;
+	size_t key_len, val_len;
+	unsigned long long ttl_ns;
+	unsigned char *mem;        /* nslots x (at, key, value) */
+};
+
+#define IL_STRCACHE(name, n, key_type, val_bytes, ttl)                                      \
+	static unsigned char name##_mem_[(n) * (8 + sizeof(key_type) + (val_bytes))]          \
+		__attribute__((aligned(8)));                                                  \
+	static struct il_strcache name = { (n), sizeof(key_type), (val_bytes), (ttl), name##_mem_ }
+
+/* The value cached for key (c->key_len bytes) into buf, when there is one younger than
+ * c->ttl_ns: true; else false. */
+bool il_strcache_get(struct il_strcache *c, const void *key, char *buf, size_t len);
+
+/* Cache val (cut to c->val_len - 1 bytes) for key, replacing what its slot held. */
+void il_strcache_put(struct il_strcache *c, const void *key, const char *val);
+
 /* Block device name ("loop0", "nvme0n1") for dev, from /sys/dev/block/MAJ:MIN; falls back
  * to "MAJ:MIN". Returns buf. il_disk_name() keeps each answer a second (a row printer names
  * a disk per row); il_disk_name_read() always reads sysfs. */
