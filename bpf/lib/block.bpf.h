@@ -63,10 +63,12 @@ struct il_rq_times {
 	__u32 error;     /* a part completed with an error */
 };
 
-/* struct request * -> its times, for a request whose slot in il_rq_slots was held by another */
+/* struct request * -> its times, for a request whose slot in il_rq_slots was held by another
+ * (rare: entries made on demand, not the 1.5 MB preallocated at start-up) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct il_rq_times);
 } il_rq_start SEC(".maps");
