@@ -192,8 +192,9 @@ static __always_inline struct file *fs_file_btf(struct file *file, bool cast)
  * through an untrusted cast of it, fs_cfg.task_btf_id); NULL for probe reads from
  * bpf_get_current_task(). While the process has no more descriptors than files_struct holds
  * itself (fdt is its fdtab, over fd_array[64]), the entry is read there, two reads fewer
- * than through fdt. The entry itself is always a probe read: the verifier takes no variable
- * index into a BTF object. */
+ * than through fdt. The entry itself is read at an address computed as a number (the
+ * verifier takes no variable index into a BTF object): a probe read, or in the _cast twins a
+ * guarded load through a cast (fs_cfg.list_head_btf_id). */
 static __always_inline struct file *fs_fd_file_of(struct task_struct *task, long fd, bool cast)
 {
 	bool btf = task;
@@ -227,6 +228,9 @@ static __always_inline struct file *fs_fd_file_of(struct task_struct *task, long
 	} else {
 		return NULL;
 	}
+	if (cast) /* the entry as list_head.next: a guarded load, no helper call */
+		return (struct file *)((struct list_head *)bpf_rdonly_cast((void *)at,
+								  fs_cfg.list_head_btf_id))->next;
 	bpf_probe_read_kernel(&file, sizeof(file), (void *)at);
 	return file;
 }

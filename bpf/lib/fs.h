@@ -103,6 +103,11 @@ struct fs_cfg {
 	 * task pointer costs the verifier (6.3+) three searches of vmlinux's BTF by name
 	 * (btf_nested_type_is_trusted), ~3 ms of start-up per program. */
 	__u32 task_btf_id;
+	/* The kernel's BTF id of struct list_head, with file_btf_id: the _cast twins read a
+	 * descriptor's entry in the fd table (a struct file *) as the first member of a list_head
+	 * cast onto it, a load the JIT guards (BPF_PROBE_MEM) instead of a bpf_probe_read_kernel()
+	 * call. */
+	__u32 list_head_btf_id;
 	struct fs_sys sys[FS_SYS_NR_MAX]; /* the tracepoint method's syscalls, by number */
 };
 

@@ -118,7 +118,8 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 	if (c->task_storage && il_btf_vmlinux_id("bpf_rdonly_cast", BTF_KIND_FUNC)) {
 		c->file_btf_id = il_btf_vmlinux_id("file", BTF_KIND_STRUCT);
 		c->task_btf_id = il_btf_vmlinux_id("task_struct", BTF_KIND_STRUCT);
-		if (!c->task_btf_id)
+		c->list_head_btf_id = il_btf_vmlinux_id("list_head", BTF_KIND_STRUCT);
+		if (!c->task_btf_id || !c->list_head_btf_id)
 			c->file_btf_id = 0;
 	}
 	il_debug("fs layer: a descriptor's file read with %s",
