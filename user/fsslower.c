@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 	/* rows the BPF side sent without a wakeup: il_run reads them at its poll's timeouts */
 	struct il_run run = { .duration_s = il_opts.duration_s, .rb = rb,
 			      .interval_s = il_opts.pid ? 1 : 0, .tick = sample_kids };
-	il_children_start(&kids, il_opts.pid);
+	il_children_start(&kids, il_opts.pid, il_obj_map_fd(skel->obj, "fs_exited_io"));
 	if (il_run(&run) < 0)
 		goto out;
 	il_children_sample(&kids);

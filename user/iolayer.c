@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = skel->obj };
-	il_children_start(&kids, il_opts.pid);
+	il_children_start(&kids, il_opts.pid, il_obj_map_fd(skel->obj, "fs_exited_io"));
 	if (il_run(&run) < 0)
 		goto out;
 	il_children_sample(&kids);

@@ -964,6 +964,42 @@ static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
 	return 0;
 }
 
+/* ---- the -p process's threads that exit ---------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fs_exited_io);
+} fs_exited_io SEC(".maps");
+
+/* sched_process_exit, run by the exiting task itself (kernel/exit.c do_exit(), before
+ * exit_notify(): its counters are final): a thread of fs_cfg.targ_tgid other than its
+ * leader adds its task_struct.ioac (include/linux/task_io_accounting.h: syscr, syscw,
+ * read_bytes, write_bytes) to fs_exited_io. Attached with -p only (user/lib/fs.c). */
+SEC("tp/sched/sched_process_exit")
+int fs_thread_exit(void *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, zero = 0;
+	struct task_struct *task;
+	struct fs_exited_io *e;
+
+	if (!fs_cfg.targ_tgid || tgid != fs_cfg.targ_tgid || (__u32)pid_tgid == tgid)
+		return 0;
+	e = bpf_map_lookup_elem(&fs_exited_io, &zero);
+	if (!e)
+		return 0;
+	task = (void *)bpf_get_current_task();
+	if (bpf_core_field_exists(task->ioac.syscr))
+		e->calls += BPF_CORE_READ(task, ioac.syscr) + BPF_CORE_READ(task, ioac.syscw);
+	if (bpf_core_field_exists(task->ioac.read_bytes)) {
+		e->rbytes += BPF_CORE_READ(task, ioac.read_bytes);
+		e->wbytes += BPF_CORE_READ(task, ioac.write_bytes);
+	}
+	return 0;
+}
+
 /* ---- the syscalls, at raw_syscalls:sys_enter and sys_exit -------------------------------
  * The tracepoint method takes every traced syscall (fs_cfg.sys[], filled by user space from
  * the syscall numbers) with one BTF tracepoint program on each of raw_syscalls:sys_enter and

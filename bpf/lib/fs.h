@@ -111,6 +111,16 @@ struct fs_cfg {
 	struct fs_sys sys[FS_SYS_NR_MAX]; /* the tracepoint method's syscalls, by number */
 };
 
+/* What the -p process's threads that exited meanwhile had done (map fs_exited_io, per CPU),
+ * from their task_struct.ioac at sched_process_exit: user/lib/children.c takes it off the
+ * process's own counters, to which the kernel adds an exited thread's as it adds a reaped
+ * child's; the threads were traced, the children not. */
+struct fs_exited_io {
+	__u64 calls;  /* read and write system calls: ioac.syscr + syscw (CONFIG_TASK_XACCT) */
+	__u64 rbytes; /* ioac.read_bytes, bytes (CONFIG_TASK_IO_ACCOUNTING) */
+	__u64 wbytes; /* ioac.write_bytes, bytes */
+};
+
 /* One operation that took at least the threshold; sent through the ring buffer. */
 struct fs_event {
 	__u64 end_ns;    /* when the call returned, bpf_ktime_get_ns() (CLOCK_MONOTONIC), ns */

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "children.h"
+#include "lib/fs.h"
 #include "escape.h"
 #include "log.h"
 
@@ -123,6 +126,47 @@ static void io_add(struct il_child_io *a, const struct il_child_io *b)
 	a->wbytes += b->wbytes;
 }
 
+/* The page faults of parent's reaped children (/proc/PID/stat cminflt + cmajflt): they grow
+ * whenever it reaps one, as every process faults. false when the parent is gone. */
+static bool children_faults(unsigned parent, unsigned long long *faults)
+{
+	unsigned long long minflt, majflt;
+	char path[64], buf[1024], *rp;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", parent);
+	if (!(f = fopen(path, "re")))
+		return false;
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt" */
+	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
+	    sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %llu %*u %llu", &minflt, &majflt) == 2) {
+		*faults = minflt + majflt;
+		ok = true;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* What the parent's threads that exited had done: the sum over CPUs of fs_exited_io. */
+static void threads_exited(int fd, struct il_child_io *e)
+{
+	struct fs_exited_io *v;
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+
+	memset(e, 0, sizeof(*e));
+	if (fd < 0 || ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
+		return;
+	if (!bpf_map_lookup_elem(fd, &zero, v))
+		for (int i = 0; i < ncpu; i++) {
+			e->calls += v[i].calls;
+			e->rbytes += v[i].rbytes;
+			e->wbytes += v[i].wbytes;
+		}
+	free(v);
+}
+
 /* The parent's counters less its live threads' own: what its reaped children (and its
  * exited threads) did, into *d. false when the parent is gone. */
 static bool parent_dead(unsigned parent, struct il_child_io *d)
@@ -177,7 +221,7 @@ static void read_comm(unsigned pid, char buf[16])
 	memcpy(buf, tmp, n < 16 ? n : 15);
 }
 
-int il_children_start(struct il_children *c, unsigned parent)
+int il_children_start(struct il_children *c, unsigned parent, int exited_fd)
 {
 	size_t k = 0;
 	int err;
@@ -187,7 +231,9 @@ int il_children_start(struct il_children *c, unsigned parent)
 		return 0;
 	if ((err = list_children(parent, &c->start, &c->nstart)))
 		return err;
-	if (!parent_dead(parent, &c->dead0))
+	c->exited_fd = exited_fd;
+	threads_exited(exited_fd, &c->exited0); /* before dead0: none is taken off twice */
+	if (!parent_dead(parent, &c->dead0) || !children_faults(parent, &c->cflt0))
 		return -ENOENT;
 	c->parent = parent;
 	for (size_t i = 0; i < c->nstart; i++) {
@@ -200,10 +246,15 @@ int il_children_start(struct il_children *c, unsigned parent)
 
 void il_children_sample(struct il_children *c)
 {
-	struct il_child_io *now = NULL, best[IL_CHILDREN_NAMED] = {}, sum = {}, dead;
+	struct il_child_io *now = NULL, best[IL_CHILDREN_NAMED] = {}, sum = {}, dead, exited;
+	unsigned long long faults = 0;
 	size_t n = 0;
 
-	if (!c->parent || list_children(c->parent, &now, &n) || !parent_dead(c->parent, &dead)) {
+	/* the exited threads before the parent's counters: a thread that exits in between is
+	 * then still among the live ones there, and is not taken off twice */
+	threads_exited(c->exited_fd, &exited);
+	if (!c->parent || list_children(c->parent, &now, &n) || !parent_dead(c->parent, &dead) ||
+	    !children_faults(c->parent, &faults)) {
 		free(now);
 		return; /* the parent has gone: the last sample stands */
 	}
@@ -226,13 +277,17 @@ void il_children_sample(struct il_children *c)
 			}
 		}
 	}
-	/* the reaped ones: the parent's dead share grew by all they did; those running at the
-	 * start brought their earlier counts along */
+	/* the reaped ones: the parent's dead share grew by all they did (those running at the
+	 * start brought their earlier counts along), and by what its exited threads did; none
+	 * of it is theirs when no child was reaped */
 	io_sub(&dead, &c->dead0);
 	for (size_t j = 0; j < c->nstart; j++)
 		if (!listed(now, n, c->start[j].pid))
 			io_sub(&dead, &c->start[j]);
-	io_add(&sum, &dead);
+	io_sub(&exited, &c->exited0);
+	io_sub(&dead, &exited);
+	if (faults != c->cflt0)
+		io_add(&sum, &dead);
 	c->calls = sum.calls;
 	c->rbytes = sum.rbytes;
 	c->wbytes = sum.wbytes;

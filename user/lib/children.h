@@ -10,7 +10,11 @@
  *  - one that exited meanwhile: its counters were added to the parent's own when the parent
  *    reaped it (the kernel's wait_task_zombie()), so /proc/PARENT/io less what its live
  *    threads did (/proc/PARENT/task/TID/io) grew by them; one that was running at the
- *    start brought its earlier counts along, which are taken off.
+ *    start brought its earlier counts along, which are taken off. The parent's own threads
+ *    that exit add theirs there too (__exit_signal()), and they were traced: what they had
+ *    done when they exited (the fs layer's fs_thread_exit at sched_process_exit) is taken
+ *    off, and when no child was reaped at all (the children's page faults in
+ *    /proc/PARENT/stat, cminflt + cmajflt, did not grow) none of that growth is theirs.
  * Only direct children are listed; what an exited child's own children did comes with it.
  */
 #ifndef IOLAYER_CHILDREN_H
@@ -35,6 +39,9 @@ struct il_children {
 	struct il_child_io *start;         /* its children when tracing began, their counts */
 	size_t nstart;
 	struct il_child_io dead0;          /* the parent's counters less its live threads' then */
+	unsigned long long cflt0;          /* its children's page faults then (cminflt + cmajflt) */
+	int exited_fd;                     /* fs_exited_io: its threads that exited, or -1 */
+	struct il_child_io exited0;        /* what that held then */
 	/* The last il_children_sample(): children running then, and what all of them did since
 	 * the start, exited ones included */
 	unsigned n;                        /* running then */
@@ -43,9 +50,10 @@ struct il_children {
 	char comm[IL_CHILDREN_NAMED][16];
 };
 
-/* The children of parent now, and their counts (tracing begins). 0, or -errno when /proc
- * cannot be read (c then reports nothing). */
-int il_children_start(struct il_children *c, unsigned parent);
+/* The children of parent now, and their counts (tracing begins, after attach). exited_fd:
+ * the fs layer's map fs_exited_io (what parent's threads that exited had done), or -1 when
+ * the tool has none. 0, or -errno when /proc cannot be read (c then reports nothing). */
+int il_children_start(struct il_children *c, unsigned parent, int exited_fd);
 
 /* Their counts since il_children_start() into c's totals (the tools sample every second and
  * at the end, so the last sample stands when the parent has gone). */

@@ -144,8 +144,8 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 {
 	const struct il_fs_info *fs = &il_fs_table[t];
+	const struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(struct fs_cfg));
 	char name[64], target[IL_TARGET_LEN];
-	bool cast;
 
 	il_plan_init(p, fs->what);
 	for (int m = 0; m < 2; m++) {
@@ -169,11 +169,12 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		 * by several plans is attached once, so no call is counted twice. */
 		il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, true);
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
+		if (c->targ_tgid) /* -p: what its exited threads did (user/lib/children.c) */
+			il_plan_add(p, obj, "fs_thread_exit", "sched:sched_process_exit", true);
 	}
 	il_plan_option(p, IL_M_TP_BTF, limits_tp);
-	cast = ((struct fs_cfg *)il_obj_rodata_must(obj, "fs_cfg", sizeof(struct fs_cfg)))->file_btf_id;
-	il_plan_add(p, obj, cast ? "fs_sys_enter_cast" : "fs_sys_enter", "raw_syscalls:sys_enter", false);
-	il_plan_add(p, obj, cast ? "fs_sys_exit_cast" : "fs_sys_exit", "raw_syscalls:sys_exit", false);
+	il_plan_add(p, obj, c->file_btf_id ? "fs_sys_enter_cast" : "fs_sys_enter", "raw_syscalls:sys_enter", false);
+	il_plan_add(p, obj, c->file_btf_id ? "fs_sys_exit_cast" : "fs_sys_exit", "raw_syscalls:sys_exit", false);
 	if (t == FS_EXT4) {
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
@@ -185,6 +186,8 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		snprintf(target, sizeof(target), "io_uring:io_uring_%s", uring_events[i]);
 		il_plan_add(p, obj, name, target, true);
 	}
+	if (c->targ_tgid)
+		il_plan_add(p, obj, "fs_thread_exit", "sched:sched_process_exit", true);
 }
 
 int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
