@@ -148,7 +148,8 @@ static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
 /* The file entry of inode (dev, generation and ino from struct inode: i_sb->s_dev,
  * i_generation, i_ino); names are taken from dentry d (may be NULL: then the inode's first
  * alias, inode->i_dentry) when the entry is new. */
-static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d)
+static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d,
+						    struct who_file_key *key)
 {
 	struct who_file_key k = {};
 	struct who_file *f;
@@ -159,6 +160,8 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	k.gen = BPF_CORE_READ(inode, i_generation);
 	k.ino = BPF_CORE_READ(inode, i_ino);
+	if (key)
+		*key = k;
 	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
 	if (f && is_new) {
 		__u16 mode = BPF_CORE_READ(inode, i_mode) & 00170000; /* S_IFMT */
@@ -234,6 +237,31 @@ static __always_inline void who_file_pid(struct who_file *f, __u32 tgid)
 	f->more_pids = 1;
 }
 
+/* Add ns to file k's time among process p's files (who_proc.files, Space-Saving): its own
+ * count when it is there, else the place and count of the one with the least time. Racy
+ * between CPUs (plain stores): at worst a count blurred by one call. */
+static __always_inline void who_proc_file_add(struct who_proc *p, const struct who_file_key *k,
+					      __u64 ns)
+{
+	__u32 min = 0;
+
+	if (!k->ino)
+		return;
+	for (__u32 i = 0; i < WHO_PROC_FILES; i++) {
+		struct who_proc_file *e = &p->files[i];
+
+		if (e->k.ino == k->ino && e->k.dev == k->dev && e->k.gen == k->gen) {
+			__sync_fetch_and_add(&e->ns, ns);
+			return;
+		}
+		if (e->ns < p->files[min & (WHO_PROC_FILES - 1)].ns)
+			min = i;
+	}
+	min &= WHO_PROC_FILES - 1;
+	p->files[min].k = *k;
+	p->files[min].ns += ns;
+}
+
 static __always_inline __u32 who_slot(__u64 ns)
 {
 	__u64 s = il_hist_slot(ns, WHO_SLOTS);
@@ -249,6 +277,7 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 				       __s64 ret, bool current)
 {
 	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
+	struct who_file_key k = {};
 	struct who_proc *p;
 	struct who_file *f;
 	bool is_new;
@@ -268,7 +297,9 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 		if (ret > 0 && op == FS_OP_WRITE)
 			__sync_fetch_and_add(&p->write_bytes, ret);
 	}
-	f = who_file_get(BPF_CORE_READ(file, f_inode), BPF_CORE_READ(file, f_path.dentry));
+	f = who_file_get(BPF_CORE_READ(file, f_inode), BPF_CORE_READ(file, f_path.dentry), &k);
+	if (p)
+		who_proc_file_add(p, &k, delta);
 	if (f) {
 		__sync_fetch_and_add(&f->op_count[o], 1);
 		__sync_fetch_and_add(&f->op_ns[o], delta);
@@ -402,7 +433,7 @@ static __always_inline int who_bio(struct bio *bio)
 	} else {
 		inode = who_bio_inode(bio);
 	}
-	f = who_file_get(inode, d);
+	f = who_file_get(inode, d, NULL);
 	if (f) {
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
 		if (!BPF_CORE_READ(task, mm)) { /* a kernel thread: the flusher, or the journal */

@@ -18,12 +18,27 @@
 #define WHO_PATH_DEPTH 8        /* names kept per file, from the file up */
 #define WHO_NAME_LEN 64         /* bytes kept per name, NUL included */
 #define WHO_FILE_PIDS 4         /* processes remembered per file */
+#define WHO_PROC_FILES 4        /* files whose time is kept per process (who_proc.files) */
 
 /* The settings, one struct in .rodata (`who_cfg`), filled by user space (user/lib/who.c). */
 struct who_cfg {
 	__u8 on;                 /* 0: the layers skip attribution entirely (dead code for the verifier) */
 	__u8 bio_two_args;       /* block_bio_queue takes (q, bio): kernels before 5.11 */
 	__u8 pad[6];
+};
+
+/* One file (key: superblock dev, inode). */
+struct who_file_key {
+	__u32 dev;               /* super_block.s_dev, kernel encoding (major << 20 | minor) */
+	__u32 gen;               /* inode.i_generation: a new file that gets a deleted one's
+				  * inode number (ext4 and xfs reuse them) is another file */
+	__u64 ino;
+};
+
+/* One file of a process and the time its calls on it took, ns. */
+struct who_proc_file {
+	struct who_file_key k;
+	__u64 ns;
 };
 
 /* One process (key: tgid). Times in ns, sizes in bytes. comm is the process's name (its
@@ -44,14 +59,12 @@ struct who_proc {
 	__u64 read_bytes, write_bytes;       /* returned by read/write calls on traced files */
 	__u64 iowait_count, iowait_ns;       /* sleeps in I/O wait */
 	__u64 bios, bio_bytes, bio_write_bytes; /* bios submitted (block_bio_queue) from this process */
-};
-
-/* One file (key: superblock dev, inode). */
-struct who_file_key {
-	__u32 dev;               /* super_block.s_dev, kernel encoding (major << 20 | minor) */
-	__u32 gen;               /* inode.i_generation: a new file that gets a deleted one's
-				  * inode number (ext4 and xfs reuse them) is another file */
-	__u64 ino;
+	/* The files its calls took the most time on, counted the Space-Saving way (Metwally,
+	 * Agrawal, El Abbadi, 2005): a file not among them takes the place of the one with the
+	 * least time and adds to that count. A count is thus at most that least count over the
+	 * file's own time, and a file that took over a quarter of the process's file time is
+	 * always among them (however many processes share it: who_file.pids keeps 4). */
+	struct who_proc_file files[WHO_PROC_FILES];
 };
 
 struct who_file {

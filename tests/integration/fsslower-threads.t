@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # fsslower: -p TGID covers every thread (-L shows their TIDs); --tid keeps one; -p of a
 # parent whose children do the I/O says so instead of printing bare zeros, counting the
-# children that exited too.
+# children that exited too, and not the process's own threads that exited.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 17
+plan 19
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -101,5 +101,20 @@ check "the note counts the 3 children's calls, the 2 that exited included: at le
 is "$running" 1 "the note says 1 child still runs"
 is "$(awk '$1 == "W" || $1 == "F" { s += $2 } END { print s + 0 }' "$TMPD/k.out")" 0 \
 	"the parent's own summary: no write or fsync"
+
+# 5. -p of a process whose 4 threads (20 x pwrite + fsync each) exit while it lives on: the
+# kernel adds what an exited thread did to its process's counters, as it adds a reaped
+# child's, but these threads were traced: 80 writes and 80 fsyncs, and no note of children
+wl_start "$TMPD/t5.out" -n 20 -t 4 -w "$TMPD/end5" "$MNT/t5"
+check "fsslower -p TGID starts (its threads exit)" tool_start "$TMPD/t5.txt" "$TMPD/t5.err" $FS -p "$WL_PID"
+touch "$TMPD/go"
+wait_for 20 eval '[ "$(ls "/proc/$WL_PID/task" 2>/dev/null | wc -l)" = 1 ]'
+sleep 1.2 # a sample of the process after its threads exited
+tool_stop
+touch "$TMPD/end5"
+wait "$WL_BG"
+got="W $(summary_count "$TMPD/t5.txt" W) F $(summary_count "$TMPD/t5.txt" F) notes $(grep -c '^note: process' "$TMPD/t5.txt")"
+diag "answer: exited threads: $got"
+is "$got" "W 80 F 80 notes 0" "4 threads that exited: their 80 writes and 80 fsyncs, and no note of children"
 
 done_testing

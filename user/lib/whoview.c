@@ -126,19 +126,30 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 				s->disk_bytes += w.pd[j].v.bytes;
 		for (int j = 0; j < w.nfiles; j++) {
 			const struct who_file *f = &w.files[j].v;
-			__u64 t = file_ns(f);
 
-			if (!pids_have(f->pids, s->pid))
-				continue;
-			if (disk_dev && f->kthread_write_bytes && il_whole_disk(w.files[j].k.dev) == disk_dev)
+			if (disk_dev && f->kthread_write_bytes && pids_have(f->pids, s->pid) &&
+			    il_whole_disk(w.files[j].k.dev) == disk_dev)
 				s->wb_bytes += f->kthread_write_bytes;
-			if (t >= best) {
-				best = t;
-				file_disk(w.files[j].k.dev, s->top_file_disk, sizeof(s->top_file_disk));
-				il_who_file_path(&w.files[j].k, f, s->top_file, sizeof(s->top_file));
-				s->top_file_read_bytes = f->read_bytes;
-				s->top_file_write_bytes = f->write_bytes;
+		}
+		/* its top file: the one of its own file time counts (who_proc.files) with the most */
+		const struct who_file_key *top = NULL;
+		for (int j = 0; j < WHO_PROC_FILES; j++) {
+			if (p->files[j].k.ino && p->files[j].ns >= best) {
+				best = p->files[j].ns;
+				top = &p->files[j].k;
 			}
+		}
+		if (top) {
+			struct who_file none = {};
+			const struct who_file *f = &none;
+
+			for (int j = 0; j < w.nfiles; j++)
+				if (!memcmp(&w.files[j].k, top, sizeof(*top)))
+					f = &w.files[j].v;
+			file_disk(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
+			il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
+			s->top_file_read_bytes = f->read_bytes;
+			s->top_file_write_bytes = f->write_bytes;
 		}
 	}
 	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
@@ -341,6 +352,8 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "kthread", json_object_new_boolean(p->kthread));
 		if (p->top_file[0])
 			il_json_add_name(x, "top_file", p->top_file, sizeof(p->top_file));
+		else
+			json_object_object_add(x, "top_file", NULL); /* none: a kernel thread's */
 		json_object_array_add(pa, x);
 	}
 	for (int i = 0; i < nf; i++) {
