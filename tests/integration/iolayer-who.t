@@ -13,13 +13,14 @@
 #  5. an inode number reused: a file written and fsynced, deleted, and a new file in another
 #     directory that gets its inode number: two files[] rows, each with its own path, bytes
 #     and fsyncs; the new file's sync_file_range calls are not fsyncs; a file six processes
-#     wrote lists four and says there were more; an opened directory is no file.
+#     wrote lists four and says there were more, and is the top file of all six; an opened
+#     directory is no file.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 41
+plan 42
 
 IL=$(tool iolayer)
 
@@ -265,8 +266,17 @@ os.close(fd)
 os.listdir(base + "/d2")  # opens the directory
 PY
 is "$?" 0 "the workload ran"
-for i in 1 2 3 4 5 6; do # six processes append to one file: PIDS holds 4, and says there are more
-	dd if=/dev/zero of="$A/reuse/many" bs=4k count=1 oflag=append conv=notrunc status=none
+# six processes, one after the other, append 4 KiB and fsync 20 times each to one file: its
+# PIDS holds 4 and says there are more; it is the top file of each, the last two included
+many=()
+for i in 1 2 3 4 5 6; do
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for i in range(20):
+    os.write(fd, b"m" * 4096)
+    os.fsync(fd)' "$A/reuse/many" &
+	many+=($!)
+	wait $!
 done
 tool_stop
 read -r ino_old ino_new <"$TMPD/reuse.out"
@@ -276,8 +286,11 @@ is "$ino_new" "$ino_old" "the new file got the deleted file's inode number ($ino
 is "$(j5 "$A/reuse/d2/new.wal")" "$((NR * 8192)) $NR 7" \
 	"the new file: its own row, $NR x 8 KiB, $NR fsyncs, and its 7 sync_file_range calls apart"
 is "$(j5 "$A/reuse/d1/old.init (deleted)")" "4096 1 0" "the deleted file: its 4 KiB and 1 fsync"
-is "$(jq -r ".files[] | select(.path == \"$A/reuse/many\") | \"\(.pids | length) \(.more_pids)\"" "$TMPD/5.json")" \
-	"4 true" "a file six processes wrote: 4 pids listed, and more_pids"
+is "$(jq -r ".files[] | select(.path == \"$A/reuse/many\") | \"\(.pids | length) \(.more_pids) \(.write_bytes) \(.fsyncs)\"" "$TMPD/5.json")" \
+	"4 true $((6 * 20 * 4096)) 120" "a file six processes wrote: 4 pids listed, more_pids, 6 x 20 x 4 KiB, 120 fsyncs"
+tops=$(for p in "${many[@]}"; do jq -r ".processes[] | select(.pid == $p) | .top_file" "$TMPD/5.json"; done | sort | uniq -c | awk '{ print $1, $2 }')
+diag "answer: many top_files=$(echo $tops | sed "s|$A/||")"
+is "$tops" "6 $A/reuse/many" "the shared file is the top file of all six writers, the two its PIDS cannot hold included"
 is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d2\")] | length" "$TMPD/5.json")" 0 \
 	"an opened directory is not among the files"
 
