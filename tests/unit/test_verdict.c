@@ -79,6 +79,23 @@ static void test_sync_range(void **state)
 }
 
 /* Case: a logger saturating the disk: writes wait on the device. */
+/* sync_file_range(SYNC_FILE_RANGE_WRITE) starts writeback and returns before its requests
+ * complete (fio --sync_file_range=write:8, a new-user trial): p99 0.5 ms against the
+ * device's 2 ms. The filesystem, said as calls that do not wait for the device. */
+static void test_sync_range_no_wait(void **state)
+{
+	struct il_layers m = base();
+	char why[768];
+
+	m.ops[FS_OP_WRITE] = (struct il_lat){ 4096, 80 * MS, 20 * US, 16 * US, 32 * US };
+	m.ops[FS_OP_SYNC_RANGE] = (struct il_lat){ 511, 200 * MS, 600 * US, 256 * US, 512 * US };
+	m.device = (struct il_lat){ 4096, 4000 * MS, 3 * MS, 1 * MS, 2 * MS };
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_non_null(strstr(why, "sync_file_range takes p99 < 512.0 us"));
+	assert_non_null(strstr(why, "return before their requests could complete"));
+	assert_null(strstr(why, "journal"));
+}
+
 static void test_device(void **state)
 {
 	struct il_layers m = base();
@@ -607,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_queue),    cmocka_unit_test(test_cached),
 		cmocka_unit_test(test_throttled), cmocka_unit_test(test_fmt),
 		cmocka_unit_test(test_sync_range),
+		cmocka_unit_test(test_sync_range_no_wait),
 		cmocka_unit_test(test_culprit_each_layer), cmocka_unit_test(test_culprit_writeback_bytes),
 		cmocka_unit_test(test_culprit_ties),      cmocka_unit_test(test_culprit_nobody),
 		cmocka_unit_test(test_culprit_kthread_only), cmocka_unit_test(test_culprit_sentence_parts),

@@ -278,7 +278,16 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 		if (n < len && in_blk < IL_IDLE_SHARE)
 			n += snprintf(why + n, len - n, " and are in the block layer %.1f%% of the time",
 				      in_blk * 100);
-		if (n < len)
+		/* the calls return sooner than a request completes at the device: not waiting on it */
+		if (n < len && p99_of(&m->device) > 2 * m->ops[top].p99_lt_ns)
+			n += snprintf(why + n, len - n, ": the calls return before their requests could "
+				      "complete (they do not wait for the device), so their time goes "
+				      "above the block layer, in the %s",
+				      l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
+				      : l == IL_LAYER_FILESYSTEM ? "filesystem (starting writeback: page locks, "
+								   "block allocation, bio submission)"
+								 : "syscall/VFS layer (locks, page cache)");
+		else if (n < len)
 			n += snprintf(why + n, len - n, ": the time goes above the block layer, in the %s",
 				      l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
 				      : l == IL_LAYER_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
