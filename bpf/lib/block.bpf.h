@@ -404,7 +404,7 @@ static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, 
 	}
 	if (!inode)
 		return;
-	who_file_get(inode, d, NULL);
+	who_file_get(inode, d);
 	b->ino_dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	b->ino_gen = BPF_CORE_READ(inode, i_generation);
 	b->ino = BPF_CORE_READ(inode, i_ino);

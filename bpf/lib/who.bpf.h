@@ -145,40 +145,68 @@ static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
 	f->deeper = BPF_CORE_READ(d, d_parent) != d;
 }
 
-/* The file entry of inode (dev, generation and ino from struct inode: i_sb->s_dev,
- * i_generation, i_ino); names are taken from dentry d (may be NULL: then the inode's first
- * alias, inode->i_dentry) when the entry is new. */
-static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d,
-						    struct who_file_key *key)
+/* The key of inode's file entry (struct inode: i_sb->s_dev, i_generation, i_ino). */
+static __always_inline void who_file_key_of(struct inode *inode, struct who_file_key *k)
 {
-	struct who_file_key k = {};
+	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k->gen = BPF_CORE_READ(inode, i_generation);
+	k->ino = BPF_CORE_READ(inode, i_ino);
+}
+
+/* A new file entry (dev, gen, ino) filled in from its inode (kernel address inode_addr):
+ * whether it is a block device (i_mode, i_rdev) or a directory, and its names from dentry
+ * d_addr (0: the inode's first alias, inode->i_dentry). A global function, which the
+ * verifier checks once per program, not on every path that reaches it: a file's path walk
+ * multiplied the paths of the fs layer's exits (about 9 ms of iolayer's start-up each). 0,
+ * or -1 when the entry is gone already. */
+__noinline int who_file_fill(__u32 dev, __u32 gen, __u64 ino, __u64 inode_addr, __u64 d_addr)
+{
+	struct who_file_key k = { .dev = dev, .gen = gen, .ino = ino };
+	struct inode *inode = (void *)inode_addr;
+	struct dentry *d = (void *)d_addr;
+	struct who_file *f = bpf_map_lookup_elem(&who_files, &k);
+	__u16 mode;
+
+	if (!f)
+		return -1;
+	mode = BPF_CORE_READ(inode, i_mode) & 00170000; /* S_IFMT */
+	if (mode == 0060000) /* S_ISBLK */
+		f->rdev = BPF_CORE_READ(inode, i_rdev);
+	f->dir = mode == 0040000; /* S_ISDIR */
+	if (!d) {
+		struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
+
+		if (first)
+			d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
+	}
+	if (d)
+		who_fill_names(f, d);
+	return 0;
+}
+
+/* The file entry k of inode (who_file_key_of), made when missing and then filled in
+ * (who_file_fill; d may be NULL). */
+static __always_inline struct who_file *who_file_get_of(const struct who_file_key *k,
+						       struct inode *inode, struct dentry *d)
+{
 	struct who_file *f;
 	bool is_new;
 
+	f = who_get(&who_files, k, &who_zero_file, WHO_MAP_FILES, &is_new);
+	if (f && is_new)
+		who_file_fill(k->dev, k->gen, k->ino, (__u64)inode, (__u64)d);
+	return f;
+}
+
+/* The file entry of inode (NULL: none), as who_file_get_of. */
+static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d)
+{
+	struct who_file_key k = {};
+
 	if (!inode)
 		return NULL;
-	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k.gen = BPF_CORE_READ(inode, i_generation);
-	k.ino = BPF_CORE_READ(inode, i_ino);
-	if (key)
-		*key = k;
-	f = who_get(&who_files, &k, &who_zero_file, WHO_MAP_FILES, &is_new);
-	if (f && is_new) {
-		__u16 mode = BPF_CORE_READ(inode, i_mode) & 00170000; /* S_IFMT */
-
-		if (mode == 0060000) /* S_ISBLK */
-			f->rdev = BPF_CORE_READ(inode, i_rdev);
-		f->dir = mode == 0040000; /* S_ISDIR */
-		if (!d) {
-			struct hlist_node *first = BPF_CORE_READ(inode, i_dentry.first);
-
-			if (first)
-				d = (void *)first - bpf_core_field_offset(struct dentry, d_u.d_alias);
-		}
-		if (d)
-			who_fill_names(f, d);
-	}
-	return f;
+	who_file_key_of(inode, &k);
+	return who_file_get_of(&k, inode, d);
 }
 
 /* The kernfs id of the cgroup that task's io controller (blkio on v1) charges it to:
@@ -243,23 +271,31 @@ static __always_inline void who_file_pid(struct who_file *f, __u32 tgid)
 static __always_inline void who_proc_file_add(struct who_proc *p, const struct who_file_key *k,
 					      __u64 ns)
 {
-	__u32 min = 0;
+	__u64 least = ~0ULL;
 
 	if (!k->ino)
 		return;
-	for (__u32 i = 0; i < WHO_PROC_FILES; i++) {
+	/* three passes over constant indexes: the verifier checks each once, where a variable
+	 * index of the least entry multiplied its paths */
+	for (int i = 0; i < WHO_PROC_FILES; i++) {
 		struct who_proc_file *e = &p->files[i];
 
 		if (e->k.ino == k->ino && e->k.dev == k->dev && e->k.gen == k->gen) {
 			__sync_fetch_and_add(&e->ns, ns);
 			return;
 		}
-		if (e->ns < p->files[min & (WHO_PROC_FILES - 1)].ns)
-			min = i;
 	}
-	min &= WHO_PROC_FILES - 1;
-	p->files[min].k = *k;
-	p->files[min].ns += ns;
+	for (int i = 0; i < WHO_PROC_FILES; i++)
+		least = p->files[i].ns < least ? p->files[i].ns : least;
+	for (int i = 0; i < WHO_PROC_FILES; i++) {
+		struct who_proc_file *e = &p->files[i];
+
+		if (e->ns == least) {
+			e->k = *k;
+			e->ns += ns;
+			return;
+		}
+	}
 }
 
 static __always_inline __u32 who_slot(__u64 ns)
@@ -277,6 +313,7 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 				       __s64 ret, bool current)
 {
 	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
 	struct who_file_key k = {};
 	struct who_proc *p;
 	struct who_file *f;
@@ -297,9 +334,13 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 		if (ret > 0 && op == FS_OP_WRITE)
 			__sync_fetch_and_add(&p->write_bytes, ret);
 	}
-	f = who_file_get(BPF_CORE_READ(file, f_inode), BPF_CORE_READ(file, f_path.dentry), &k);
+	if (!inode)
+		return;
+	who_file_key_of(inode, &k);
+	/* before the file's entry, whose making (a path walk) multiplies the verifier's paths */
 	if (p)
 		who_proc_file_add(p, &k, delta);
+	f = who_file_get_of(&k, inode, BPF_CORE_READ(file, f_path.dentry));
 	if (f) {
 		__sync_fetch_and_add(&f->op_count[o], 1);
 		__sync_fetch_and_add(&f->op_ns[o], delta);
@@ -433,7 +474,7 @@ static __always_inline int who_bio(struct bio *bio)
 	} else {
 		inode = who_bio_inode(bio);
 	}
-	f = who_file_get(inode, d, NULL);
+	f = who_file_get(inode, d);
 	if (f) {
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
 		if (!BPF_CORE_READ(task, mm)) { /* a kernel thread: the flusher, or the journal */
