@@ -231,7 +231,7 @@ static __always_inline __u64 who_io_cgroup_id(struct task_struct *task)
 
 /* Who task is, into p: its process's name (the thread group leader's comm: a worker thread
  * such as redis's bio_aof does not rename the process; an exec does), its cgroups, and
- * whether it is a kernel thread. Taken at each traced I/O, so an exec or a move shows. */
+ * whether it is a kernel thread. About 12 probe reads: see who_identity_fresh. */
 static __always_inline void who_identity(struct who_proc *p, struct task_struct *task)
 {
 	BPF_CORE_READ_STR_INTO(&p->comm, task, group_leader, comm);
@@ -240,14 +240,30 @@ static __always_inline void who_identity(struct who_proc *p, struct task_struct 
 	p->flags = BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */ ? WHO_PROC_KTHREAD : 0;
 }
 
-/* The current process's entry, its identity refreshed. */
+/* Refresh p's identity from task (who_identity) when the entry is new, when the task's
+ * address space is another (task_struct.mm: an exec, which renames it), or when it was read
+ * WHO_IDENT_NS ago or more (a move to another cgroup, a prctl(PR_SET_NAME)): two helper calls
+ * at a traced I/O instead of about twelve. */
+static __always_inline void who_identity_fresh(struct who_proc *p, struct task_struct *task,
+					       bool is_new)
+{
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm), now = bpf_ktime_get_ns();
+
+	if (!is_new && mm == p->ident_mm && now - p->ident_ns < WHO_IDENT_NS)
+		return;
+	who_identity(p, task);
+	p->ident_mm = mm;
+	p->ident_ns = now;
+}
+
+/* The current process's entry, its identity fresh (who_identity_fresh). */
 static __always_inline struct who_proc *who_proc_current(__u32 tgid)
 {
 	bool is_new;
 	struct who_proc *p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 
 	if (p)
-		who_identity(p, (void *)bpf_get_current_task());
+		who_identity_fresh(p, (void *)bpf_get_current_task(), is_new);
 	return p;
 }
 
@@ -386,7 +402,7 @@ static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u
 	p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (!p)
 		return;
-	who_identity(p, task);
+	who_identity_fresh(p, task, is_new);
 	__sync_fetch_and_add(&p->iowait_count, 1);
 	__sync_fetch_and_add(&p->iowait_ns, delta);
 }

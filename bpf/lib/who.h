@@ -19,6 +19,7 @@
 #define WHO_NAME_LEN 64         /* bytes kept per name, NUL included */
 #define WHO_FILE_PIDS 4         /* processes remembered per file */
 #define WHO_PROC_FILES 4        /* files whose time is kept per process (who_proc.files) */
+#define WHO_IDENT_NS 1000000000ULL /* a process's identity is read again after this long, ns */
 
 /* The settings, one struct in .rodata (`who_cfg`), filled by user space (user/lib/who.c). */
 struct who_cfg {
@@ -65,6 +66,9 @@ struct who_proc {
 	 * file's own time, and a file that took over a quarter of the process's file time is
 	 * always among them (however many processes share it: who_file.pids keeps 4). */
 	struct who_proc_file files[WHO_PROC_FILES];
+	__u64 ident_ns;                      /* bpf_ktime_get_ns() when comm, cgroups and flags
+					      * were last read (who_identity_fresh) */
+	__u64 ident_mm;                      /* task_struct.mm then: an exec changes it */
 };
 
 struct who_file {

@@ -14,13 +14,13 @@
 #     directory that gets its inode number: two files[] rows, each with its own path, bytes
 #     and fsyncs; the new file's sync_file_range calls are not fsyncs; a file six processes
 #     wrote lists four and says there were more, and is the top file of all six; an opened
-#     directory is no file.
+#     directory is no file; a process that execs is named by its new program.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 42
+plan 43
 
 IL=$(tool iolayer)
 
@@ -278,6 +278,11 @@ for i in range(20):
 	many+=($!)
 	wait $!
 done
+# a process that writes as bash, then execs dd and writes again: named dd, the exec seen
+bash -c 'echo x >>"$1"; exec dd if=/dev/zero of="$2" bs=4k count=4 conv=fsync status=none' \
+	sh "$A/reuse/sh.out" "$A/reuse/dd.out" &
+EXECPID=$!
+wait $EXECPID
 tool_stop
 read -r ino_old ino_new <"$TMPD/reuse.out"
 j5() { jq -r ".files[] | select(.path == \"$1\") | \"\(.write_bytes) \(.fsyncs) \(.sync_ranges)\"" "$TMPD/5.json"; }
@@ -293,5 +298,7 @@ diag "answer: many top_files=$(echo $tops | sed "s|$A/||")"
 is "$tops" "6 $A/reuse/many" "the shared file is the top file of all six writers, the two its PIDS cannot hold included"
 is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d2\")] | length" "$TMPD/5.json")" 0 \
 	"an opened directory is not among the files"
+is "$(jq -r ".processes[] | select(.pid == $EXECPID) | \"\(.comm) \(.top_file)\"" "$TMPD/5.json")" \
+	"dd $A/reuse/dd.out" "a process that wrote as bash and then exec'd dd is named dd, dd's file its top file"
 
 done_testing
