@@ -231,7 +231,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	snprintf(pid, sizeof(pid), e->tgid ? "%u" : "-", e->tgid);
 	snprintf(sector, sizeof(sector), no_sector ? "-" : "%llu", (unsigned long long)e->sector);
 	printf("%-11.6f %-16s %-7s %-9s %-4s %-12s %-8u %9s %9s %9s %-16s %s%s\n", when,
-	       comm[0] ? il_text_escape(comm, sizeof(comm), ecomm, sizeof(ecomm)) : "-", pid, disk,
+	       comm[0] ? il_text_column(comm, sizeof(comm), 16, ecomm, sizeof(ecomm)) : "-", pid, disk,
 	       rwbs, sector, e->bytes, b[0], b[1], b[2],
 	       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)),
 	       file[0] ? il_text_escape(file, sizeof(file), efile, sizeof(efile)) : "-",

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -26,7 +27,11 @@ static void on_signal(int sig)
 void il_signals_init(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	static bool done;
 
+	if (done) /* once: a signal already taken has put its default back (a second kills) */
+		return;
+	done = true;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -217,10 +217,14 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	il_log_init(name, il_opts.verbose);
 	il_require_tracing();
 	if (il_opts.pid)
-		il_require_pid(il_opts.pid);
+		il_require_pid(il_opts.pid, enabled & IL_OPT_TID);
 	if (il_opts.tid)
 		il_require_tid(il_opts.tid, il_opts.pid);
 	il_watch_target(il_opts.pid, il_opts.tid); /* il_run() ends when it exits */
+	/* Ctrl-C from here on, during the load too, ends the run with its summary: a signal
+	 * taken before the handlers were in place killed the tool, or was lost where the shell
+	 * had started it with SIGINT ignored (a background job) */
+	il_signals_init();
 }
 
 int il_tool_loaded(int err)

@@ -80,8 +80,9 @@ int il_disk_dev(const char *name, __u32 *dev);
 int il_disk_is_partition(const char *name);
 
 /* Exit with one line unless process pid exists ("no process with pid 123") and is a process,
- * not one of its other threads (/proc/PID/status Tgid). */
-void il_require_pid(int pid);
+ * not one of its other threads (/proc/PID/status Tgid): the line names the process, and
+ * --tid for the thread alone where the tool has it (tid_option). */
+void il_require_pid(int pid, bool tid_option);
 
 /* Exit with one line unless thread tid exists ("no thread with tid N") and, when pid is not
  * 0, belongs to process pid ("thread N is not in process P"): /proc/TID, /proc/PID/task/TID. */

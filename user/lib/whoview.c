@@ -273,8 +273,9 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 
 		for (int o = 0; o < FS_OP__MAX; o++)
 			fs += p->op_ns[o];
+		/* escaped, a hostile comm is longer than its column: cut, so the columns stay */
 		fprintf(f, "%-7u %-16s %-24s %10.1f %10.1f %8.1f %10s %10s %10.1f  %s\n", p->pid,
-			il_text_escape(p->comm, sizeof(p->comm), comm, sizeof(comm)),
+			il_text_column(p->comm, sizeof(p->comm), 16, comm, sizeof(comm)),
 			il_text_escape(p->cgroup, sizeof(p->cgroup), cg, sizeof(cg)),
 			rate(p->read_bytes, elapsed_s), rate(p->write_bytes, elapsed_s),
 			elapsed_s > 0 ? p->op_count[FS_OP_FSYNC] / elapsed_s : 0,
