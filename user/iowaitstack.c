@@ -53,7 +53,7 @@ static const struct argp_option options[] = {
 	{ "user-stacks", 'U', NULL, 0, "Also record user stacks (named with libdw)", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Print per thread and top stacks every SECONDS", 0 },
 	{ "count", 'c', "N", 0, "With -i: stop after N intervals", 0 },
-	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait\n(default: all; 5 with -i)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait\n(0: all; default: all, 5 with -i)", 0 },
 	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs\n(comm;frames usecs)", 0 },
 	{ 0 },
 };
@@ -66,7 +66,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'U': env.user_stacks = true; break;
 	case 'i': env.interval = il_arg_uint(arg, "interval (seconds)", 1, 86400); break;
 	case 'c': env.count = il_arg_uint(arg, "count", 1, 1U << 30); break;
-	case OPT_TOP: env.top = il_arg_uint(arg, "top", 1, 1U << 30); env.top_set = true; break;
+	case OPT_TOP: env.top = il_arg_uint(arg, "--top", 0, 1U << 30); env.top_set = true; break;
 	case OPT_FOLDED: env.folded = true; break;
 	case ARGP_KEY_ARG: {
 		unsigned long long d;
