@@ -329,8 +329,8 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 				       __s64 ret, bool current)
 {
 	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
 	struct who_file_key k = {};
+	struct inode *inode;
 	struct who_proc *p;
 	struct who_file *f;
 	bool is_new;
@@ -350,6 +350,7 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 		if (ret > 0 && op == FS_OP_WRITE)
 			__sync_fetch_and_add(&p->write_bytes, ret);
 	}
+	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
 		return;
 	who_file_key_of(inode, &k);

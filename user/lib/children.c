@@ -28,6 +28,22 @@ static void push(struct il_child_io **v, size_t *n, size_t *cap, unsigned pid)
 	(*v)[(*n)++] = (struct il_child_io){ .pid = pid };
 }
 
+/* The fields of /proc/PID/stat after "pid (comm) " (the comm may hold spaces and
+ * parentheses: the last ')' ends it), read into buf; NULL when the process is gone. */
+static const char *stat_after_comm(const char *pid, char *buf, size_t len)
+{
+	char path[64], *rp = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%.16s/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	if (fgets(buf, len, f))
+		rp = strrchr(buf, ')');
+	fclose(f);
+	return rp ? rp + 1 : NULL;
+}
+
 /* The children of parent, from /proc/PARENT/task/TID/children (CONFIG_PROC_CHILDREN), else
  * by their parent pid in /proc/PID/stat. -errno when neither can be read. */
 static int list_children(unsigned parent, struct il_child_io **v, size_t *n)
@@ -63,18 +79,14 @@ static int list_children(unsigned parent, struct il_child_io **v, size_t *n)
 		return -1;
 	while ((e = readdir(d))) {
 		unsigned ppid = 0;
-		char *rp;
+		const char *st;
 
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%.16s/stat", e->d_name);
-		if (!(f = fopen(path, "re")))
-			continue;
-		/* "pid (comm) state ppid ...": the comm may hold spaces and parentheses */
-		if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-		    sscanf(rp + 1, " %*c %u", &ppid) == 1 && ppid == parent)
+		/* "state ppid ..." */
+		if ((st = stat_after_comm(e->d_name, buf, sizeof(buf))) &&
+		    sscanf(st, " %*c %u", &ppid) == 1 && ppid == parent)
 			push(v, n, &cap, (unsigned)strtoul(e->d_name, NULL, 10));
-		fclose(f);
 	}
 	closedir(d);
 	return 0;
@@ -131,21 +143,16 @@ static void io_add(struct il_child_io *a, const struct il_child_io *b)
 static bool children_faults(unsigned parent, unsigned long long *faults)
 {
 	unsigned long long minflt, majflt;
-	char path[64], buf[1024], *rp;
-	bool ok = false;
-	FILE *f;
+	char pid[16], buf[1024];
+	const char *st;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", parent);
-	if (!(f = fopen(path, "re")))
+	snprintf(pid, sizeof(pid), "%u", parent);
+	/* "state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt" */
+	if (!(st = stat_after_comm(pid, buf, sizeof(buf))) ||
+	    sscanf(st, " %*c %*d %*d %*d %*d %*d %*u %*u %llu %*u %llu", &minflt, &majflt) != 2)
 		return false;
-	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt" */
-	if (fgets(buf, sizeof(buf), f) && (rp = strrchr(buf, ')')) &&
-	    sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %llu %*u %llu", &minflt, &majflt) == 2) {
-		*faults = minflt + majflt;
-		ok = true;
-	}
-	fclose(f);
-	return ok;
+	*faults = minflt + majflt;
+	return true;
 }
 
 /* What the parent's threads that exited had done: the sum over CPUs of fs_exited_io. */
