@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The benchmark's floor for raw tracepoints (tools/bench): two empty programs, floor_sys_enter
+ * The benchmark's floors for raw tracepoints (tools/bench): two empty programs, floor_sys_enter
  * and floor_sys_exit (BPF_PROG_TYPE_RAW_TRACEPOINT, "r0 = 0; exit"), on
- * raw_syscalls:sys_enter and sys_exit, the hooks of fsslower's tracepoint method. bpftrace
- * 0.17 has no raw tracepoints. Prints "ready" once both are attached, then waits for SIGINT or
- * SIGTERM; exit 1 with one line when the kernel refuses them.
+ * raw_syscalls:sys_enter and sys_exit, the hooks of fsslower's tracepoint method. With -c
+ * each reads the clock once first (bpf_ktime_get_ns(), what timing a call takes at the least
+ * on each side), named floor_clk_enter and floor_clk_exit. bpftrace 0.17 has no raw
+ * tracepoints. Prints "ready" once both are attached, then waits for SIGINT or SIGTERM; exit 1
+ * with one line when the kernel refuses them, 2 on a bad option.
  *
- *   raw_floor
+ *   raw_floor [-c]
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,17 +23,20 @@ static void on_signal(int sig)
 	(void)sig;
 }
 
-/* Load an empty raw tracepoint program called name and attach it to tracepoint tp: the link
- * fd, or -1 after printing why. */
-static int attach_empty(const char *name, const char *tp)
+/* Load a raw tracepoint program called name and attach it to tracepoint tp: empty, or with
+ * clock a call of bpf_ktime_get_ns() before it returns 0. The link fd, or -1 after printing
+ * why. */
+static int attach_floor(const char *name, const char *tp, bool clock)
 {
 	const struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_ktime_get_ns },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	int prog, link;
 
-	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, name, "GPL", insns, 2, NULL);
+	prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, name, "GPL", insns + !clock, 3 - !clock,
+			     NULL);
 	if (prog < 0) {
 		fprintf(stderr, "raw_floor: cannot load %s: %s\n", name, strerror(errno));
 		return -1;
@@ -41,14 +47,23 @@ static int attach_empty(const char *name, const char *tp)
 	return link;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	bool clock = false;
+	int c;
 
+	while ((c = getopt(argc, argv, "c")) != -1) {
+		if (c != 'c') {
+			fprintf(stderr, "usage: raw_floor [-c]\n");
+			return 2;
+		}
+		clock = true;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (attach_empty("floor_sys_enter", "sys_enter") < 0 ||
-	    attach_empty("floor_sys_exit", "sys_exit") < 0)
+	if (attach_floor(clock ? "floor_clk_enter" : "floor_sys_enter", "sys_enter", clock) < 0 ||
+	    attach_floor(clock ? "floor_clk_exit" : "floor_sys_exit", "sys_exit", clock) < 0)
 		return 1;
 	printf("ready\n");
 	fflush(stdout);
