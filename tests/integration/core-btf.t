@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The CO-RE BTF cache (IOLAYER_CACHE_DIR): made at the first start on a kernel, used after,
-# made again when damaged, off when empty; the same exact answer with and without it.
+# made again when damaged, off when empty; the same exact answer with and without it. And the
+# programs' load: verified on worker threads beside libbpf's load of stand-ins (the cases
+# above: a stand-in left in place counts nothing), or one after another
+# (IOLAYER_SERIAL_LOAD), with the same answer.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 14
+plan 15
 
 make_loop cb 16M
 BL=$(tool biolatency)
@@ -59,5 +62,10 @@ mkdir -m 0777 "$cache"
 got=$(run_writes 50 "$TMPD/5.out" "$TMPD/5.err" IOLAYER_CACHE_DIR="$cache")
 ok "$([ "$got" = "0:50" ] && grep -q 'is not a directory only root may write' "$TMPD/5.err" &&
 	[ -z "$(ls -A "$cache")" ]; echo $?)" "a world-writable cache directory: not used, said under -v, same answer (got $got)"
+
+# 6. IOLAYER_SERIAL_LOAD: libbpf verifies the programs in turn, the same answer
+rm -rf "$cache"
+got=$(run_writes 80 "$TMPD/6.out" "$TMPD/6.err" IOLAYER_CACHE_DIR= IOLAYER_SERIAL_LOAD=1)
+is "$got" "0:80" "programs verified in turn: 80 writes in, 80 requests out"
 
 done_testing

@@ -510,10 +510,7 @@ static int bind_kfuncs(struct bpf_program *prog)
 	return err;
 }
 
-/* libbpf's prog_prepare_load_fn for SEC("tp_btf/NAME"): the program is loaded as a tracing
- * program attached to typedef btf_trace_NAME (the kernel's, include/linux/tracepoint.h via
- * DEFINE_EVENT's BTF), the id found in this library's read of vmlinux BTF, or in a module's. */
-static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+int il_btf_tp_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
 {
 	const char *tp = strchr(bpf_program__section_name(prog), '/') + 1;
 	char tname[160];
@@ -540,24 +537,9 @@ static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *o
 	return bind_kfuncs(prog);
 }
 
-static int tp_btf_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+int il_btf_tp_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
 {
 	(void)cookie;
 	*link = bpf_program__attach_trace(prog);
 	return libbpf_get_error(*link);
-}
-
-void il_btf_handlers(void)
-{
-	static bool done;
-	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = tp_btf_prepare,
-		    .prog_attach_fn = tp_btf_attach);
-
-	if (done)
-		return;
-	done = true;
-	/* a raw tracepoint until loaded: libbpf reads all of vmlinux's BTF at load for any
-	 * tracing program in the object (its attach target), 18-20 ms here */
-	if (libbpf_register_prog_handler("tp_btf/", BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts) < 0)
-		il_debug("cannot register the tp_btf loader: libbpf reads vmlinux BTF for them");
 }

@@ -7,8 +7,7 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
-
-struct btf;
+#include <bpf/libbpf.h>
 
 /* libbpf's handle on vmlinux BTF (/sys/kernel/btf/vmlinux), loaded once and kept; NULL when
  * the kernel has none. The functions below need it only to search modules. */
@@ -48,11 +47,15 @@ int il_btf_tp_nargs(const char *name);
  */
 int il_kfunc_proto(const char *func, int *nargs, bool *returns_int);
 
-/* Before any BPF object is opened: SEC("tp_btf/NAME") programs are then opened as raw
- * tracepoints and loaded as tracing programs against btf_trace_NAME by this library, which
- * also binds their IL_KFUNC_* calls (bpf/lib/shared.h). libbpf would otherwise parse all of
- * vmlinux's BTF for their attach targets (18-20 ms of each tool's start-up on 6.18). Once
- * per process; later calls do nothing. */
-void il_btf_handlers(void);
+/* libbpf's prog_prepare_load_fn and prog_attach_fn for SEC("tp_btf/NAME") programs, which
+ * libbpf opens as raw tracepoints (il_load_handlers registers them, before any object is
+ * opened). At load the program becomes a tracing program attached to typedef btf_trace_NAME
+ * (the kernel's, include/linux/tracepoint.h via DEFINE_EVENT's BTF), the id found in this
+ * library's read of vmlinux BTF or in a module's, and its IL_KFUNC_* calls
+ * (bpf/lib/shared.h) are bound. libbpf would otherwise parse all of vmlinux's BTF for their
+ * attach targets (18-20 ms of each tool's start-up on 6.18). 0 or a negative errno (-ESRCH:
+ * no such tracepoint). */
+int il_btf_tp_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie);
+int il_btf_tp_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link);
 
 #endif

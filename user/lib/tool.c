@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "btf.h"
+#include "loadpool.h"
 #include "log.h"
 #include "probes.h"
 #include "run.h"
@@ -229,6 +230,11 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 
 int il_tool_loaded(int err)
 {
+	/* the programs verified on worker threads (il_load_handlers) take their stand-ins' fds */
+	int joined = il_load_join(err);
+
+	if (!err)
+		err = joined;
 	/* What start-up read of the kernel's BTF goes back, and with it what libbpf freed after
 	 * its own parse for CO-RE: the heap keeps freed memory otherwise. */
 	il_btf_release();

@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include "btf.h"
 #include "corebtf.h"
+#include "loadpool.h"
 #include "plan.h"
 
 /* Which shared options a tool takes. */
@@ -74,7 +75,7 @@ void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 		const void *elf_ = name##__elf_bytes(&elf_size_);                            \
 		LIBBPF_OPTS(bpf_object_open_opts, open_opts_,                                \
 			    .btf_custom_path = il_core_btf(elf_, elf_size_));                \
-		il_btf_handlers();                                                           \
+		il_load_handlers();                                                          \
 		name##__open_opts(&open_opts_);                                              \
 	})
 

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "btf.h"
+#include "loadpool.h"
+#include "log.h"
+#include "util.h"
+
+#define POOL_MAX_WORKERS 4
+#define POOL_LOG_SIZE (4u << 20) /* bytes of verifier log for a refused program (-v) */
+
+/* One program a worker loads: what libbpf would have passed to bpf_prog_load(). */
+struct job {
+	struct bpf_program *prog;
+	enum bpf_prog_type type;
+	struct bpf_insn *insns; /* a copy: libbpf's become the stand-in's */
+	size_t n;
+	struct bpf_prog_load_opts opts;
+	int fd; /* the loaded program, or a negative errno */
+	bool taken;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	struct job **jobs;
+	size_t njobs, cap, taken;
+	bool closing;
+	int want;     /* workers to start; 0 until pool_on() decided, -1 when off */
+	int nworkers;
+	pthread_t workers[POOL_MAX_WORKERS];
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
+
+static bool pool_on(void)
+{
+	long cpus;
+
+	if (pool.want)
+		return pool.want > 0;
+	pool.want = -1;
+	if (il_verbose >= 2 || getenv("IOLAYER_SERIAL_LOAD"))
+		return false;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 2)
+		return false;
+	pool.want = cpus < POOL_MAX_WORKERS ? cpus : POOL_MAX_WORKERS;
+	return true;
+}
+
+/* Every iolayer object is GPL (SEC("license")): libbpf passes the object's string, which
+ * libbpf 1.1 has no getter for. */
+static int load(struct job *j)
+{
+	int fd = bpf_prog_load(j->type, bpf_program__name(j->prog), "GPL", j->insns, j->n, &j->opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The longest program not yet taken (its instructions: the verifier's time grows with them),
+ * so that the few long ones start early and end on different workers; NULL when none. */
+static struct job *take(void)
+{
+	struct job *best = NULL;
+
+	for (size_t k = 0; k < pool.njobs; k++)
+		if (!pool.jobs[k]->taken && (!best || pool.jobs[k]->n > best->n))
+			best = pool.jobs[k];
+	if (best) {
+		best->taken = true;
+		pool.taken++;
+	}
+	return best;
+}
+
+static void *worker(void *arg)
+{
+	struct job *j;
+
+	(void)arg;
+	pthread_mutex_lock(&pool.lock);
+	for (;;) {
+		while (pool.taken == pool.njobs && !pool.closing)
+			pthread_cond_wait(&pool.more, &pool.lock);
+		if (!(j = take()))
+			break;
+		pthread_mutex_unlock(&pool.lock);
+		j->fd = load(j);
+		pthread_mutex_lock(&pool.lock);
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return NULL;
+}
+
+/* Start the workers not yet running: false when none runs. They block every signal, which
+ * the tool's handlers then get in its main thread, as before there were workers. */
+static bool workers_up(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+
+	if (pool.nworkers)
+		return true;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10); /* bpf(2) and a log buffer's pointer */
+	while (pool.nworkers < pool.want &&
+	       !pthread_create(&pool.workers[pool.nworkers], &attr, worker, NULL))
+		pool.nworkers++;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pool.nworkers)
+		return true;
+	pool.want = -1;
+	return false;
+}
+
+int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
+{
+	struct bpf_insn stand_in[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	size_t n = bpf_program__insn_cnt(prog), cap;
+	struct job *j, **grown;
+	int err;
+
+	if (!pool_on() || !workers_up())
+		return 0;
+	/* room first (only this thread adds jobs): without it libbpf loads the program itself */
+	if (pool.njobs == pool.cap) {
+		cap = pool.cap ? pool.cap * 2 : 32;
+		pthread_mutex_lock(&pool.lock);
+		grown = realloc(pool.jobs, cap * sizeof(*grown));
+		if (grown) {
+			pool.jobs = grown;
+			pool.cap = cap;
+		}
+		pthread_mutex_unlock(&pool.lock);
+		if (!grown)
+			return 0;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j || !(j->insns = malloc(n * sizeof(*j->insns)))) {
+		free(j);
+		return 0;
+	}
+	memcpy(j->insns, bpf_program__insns(prog), n * sizeof(*j->insns));
+	j->n = n;
+	j->prog = prog;
+	j->type = type;
+	j->opts = *opts;
+	j->opts.log_buf = NULL;
+	j->opts.log_size = 0;
+	j->opts.log_level = 0;
+	j->fd = -EINPROGRESS;
+	/* the stand-in: of the program's type, but a tracing program's is a raw tracepoint
+	 * program, which the kernel loads without looking up an attach target (a search of
+	 * vmlinux BTF by name); one function and no source lines */
+	if ((err = bpf_program__set_type(prog, type == BPF_PROG_TYPE_TRACING ?
+							BPF_PROG_TYPE_RAW_TRACEPOINT : type)) ||
+	    (err = bpf_program__set_insns(prog, stand_in, 2))) {
+		free(j->insns);
+		free(j);
+		return err;
+	}
+	opts->expected_attach_type = 0;
+	opts->attach_btf_id = 0;
+	opts->attach_btf_obj_fd = 0;
+	opts->attach_prog_fd = 0;
+	opts->func_info = NULL;
+	opts->func_info_cnt = 0;
+	opts->line_info = NULL;
+	opts->line_info_cnt = 0;
+	pthread_mutex_lock(&pool.lock);
+	pool.jobs[pool.njobs++] = j;
+	pthread_cond_signal(&pool.more);
+	pthread_mutex_unlock(&pool.lock);
+	return 0;
+}
+
+/* Name a program the kernel refused, as libbpf does: from -v with the verifier's log, which
+ * a second load with a log buffer gets. */
+static void report(struct job *j)
+{
+	char *log = il_verbose >= 1 ? malloc(POOL_LOG_SIZE) : NULL;
+	int fd;
+
+	il_info("prog '%s': BPF program load failed: %s", bpf_program__name(j->prog),
+		il_errno_name(j->fd));
+	if (!log)
+		return;
+	log[0] = '\0';
+	j->opts.log_buf = log;
+	j->opts.log_size = POOL_LOG_SIZE;
+	j->opts.log_level = 1;
+	fd = load(j);
+	if (fd >= 0)
+		close(fd);
+	if (log[0])
+		il_info("prog '%s': -- BEGIN PROG LOAD LOG --\n%s-- END PROG LOAD LOG --",
+			bpf_program__name(j->prog), log);
+	free(log);
+}
+
+int il_load_join(int loaded)
+{
+	int first = 0, at, i;
+	size_t k;
+
+	pthread_mutex_lock(&pool.lock);
+	pool.closing = true;
+	pthread_cond_broadcast(&pool.more);
+	pthread_mutex_unlock(&pool.lock);
+	for (i = 0; i < pool.nworkers; i++)
+		pthread_join(pool.workers[i], NULL);
+	for (k = 0; k < pool.njobs; k++) {
+		struct job *j = pool.jobs[k];
+
+		if (j->fd >= 0) {
+			at = bpf_program__fd(j->prog);
+			if (!loaded && !first && (at < 0 || dup3(j->fd, at, O_CLOEXEC) < 0))
+				first = at < 0 ? at : -errno;
+			close(j->fd);
+		} else if (!loaded && !first) {
+			first = j->fd;
+			report(j);
+		}
+		free(j->insns);
+		free(j);
+	}
+	free(pool.jobs);
+	pool.jobs = NULL;
+	pool.njobs = pool.cap = pool.taken = 0;
+	pool.nworkers = 0;
+	pool.closing = false;
+	return first;
+}
+
+/* libbpf's prog_prepare_load_fn for SEC("tp_btf/NAME"): made a tracing program (btf.c),
+ * then deferred. */
+static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	int err = il_btf_tp_prepare(prog, opts, cookie);
+
+	return err ? err : il_load_defer(prog, BPF_PROG_TYPE_TRACING, opts);
+}
+
+/* libbpf's prog_prepare_load_fn for SEC("tp/CATEGORY/NAME") and SEC("tp"): deferred. */
+static int tp_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	(void)cookie;
+	return il_load_defer(prog, BPF_PROG_TYPE_TRACEPOINT, opts);
+}
+
+/* Its attach: to the tracepoint its section names, as libbpf's own does; SEC("tp") is
+ * attached by the tool (*link NULL). */
+static int tp_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	const char *sec = bpf_program__section_name(prog), *name;
+	char cat[64];
+
+	(void)cookie;
+	*link = NULL;
+	if (strncmp(sec, "tp/", 3))
+		return 0;
+	sec += 3;
+	name = strchr(sec, '/');
+	if (!name || (size_t)(name - sec) >= sizeof(cat))
+		return -EINVAL;
+	snprintf(cat, sizeof(cat), "%.*s", (int)(name - sec), sec);
+	*link = bpf_program__attach_tracepoint(prog, cat, name + 1);
+	return libbpf_get_error(*link);
+}
+
+void il_load_handlers(void)
+{
+	static const struct {
+		const char *sec;
+		enum bpf_prog_type type; /* at open */
+		libbpf_prog_prepare_load_fn_t prepare;
+		libbpf_prog_attach_fn_t attach;
+	} h[] = {
+		/* a raw tracepoint until loaded: libbpf reads all of vmlinux's BTF at load for
+		 * any tracing program in the object (its attach target), 18-20 ms here */
+		{ "tp_btf/", BPF_PROG_TYPE_RAW_TRACEPOINT, tp_btf_prepare, il_btf_tp_attach },
+		{ "tp+", BPF_PROG_TYPE_TRACEPOINT, tp_prepare, tp_attach },
+	};
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
+		LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = h[i].prepare,
+			    .prog_attach_fn = h[i].attach);
+
+		if (libbpf_register_prog_handler(h[i].sec, h[i].type, 0, &opts) < 0)
+			il_debug("cannot register a loader for SEC(\"%s\"): libbpf's own loads them",
+				 h[i].sec);
+	}
+}
