@@ -616,6 +616,30 @@ static void test_verdict_json(void **state)
 	json_object_put(v);
 }
 
+/* A latency's JSON: the percentiles of a histogram, null without one (writeback and I/O wait
+ * keep none), never a 0 that reads as "under 0 ns". */
+static void test_lat_json(void **state)
+{
+	__u64 slots[IL_HIST_SLOTS] = { 0 };
+	struct json_object *o;
+	struct il_lat l;
+
+	(void)state;
+	il_lat_from_hist(&l, 3, 3000, 1500, NULL);
+	o = il_lat_json(&l);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"count\":3,\"total_ns\":3000,\"max_ns\":1500,\"p50_lt_ns\":null,"
+			    "\"p99_lt_ns\":null}");
+	json_object_put(o);
+	slots[10] = 2; /* [1024, 2048) ns */
+	slots[12] = 1; /* [4096, 8192) ns */
+	il_lat_from_hist(&l, 3, 9000, 5000, slots);
+	o = il_lat_json(&l);
+	assert_int_equal(json_object_get_uint64(json_object_object_get(o, "p50_lt_ns")), 2048);
+	assert_int_equal(json_object_get_uint64(json_object_object_get(o, "p99_lt_ns")), 8192);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +658,7 @@ int main(void)
 		cmocka_unit_test(test_idle_disk_not_blamed), cmocka_unit_test(test_slow_note_every_p99),
 		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_block_accounts_quoted),
 		cmocka_unit_test(test_fmt_rate), cmocka_unit_test(test_verdict_json),
+		cmocka_unit_test(test_lat_json),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

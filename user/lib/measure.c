@@ -41,8 +41,9 @@ struct json_object *il_lat_json(const struct il_lat *l)
 	json_object_object_add(o, "count", json_object_new_uint64(l->count));
 	json_object_object_add(o, "total_ns", json_object_new_uint64(l->total_ns));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(l->max_ns));
-	json_object_object_add(o, "p50_lt_ns", json_object_new_uint64(l->p50_lt_ns));
-	json_object_object_add(o, "p99_lt_ns", json_object_new_uint64(l->p99_lt_ns));
+	/* 0: no percentile known (a layer without a histogram, or no calls): null, not 0 */
+	json_object_object_add(o, "p50_lt_ns", l->p50_lt_ns ? json_object_new_uint64(l->p50_lt_ns) : NULL);
+	json_object_object_add(o, "p99_lt_ns", l->p99_lt_ns ? json_object_new_uint64(l->p99_lt_ns) : NULL);
 	return o;
 }
 

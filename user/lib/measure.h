@@ -18,7 +18,8 @@ void il_lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, con
 /* A duration in seconds, to the millisecond: 7.996, not 7.9964545549999997. */
 struct json_object *il_json_seconds(double s);
 
-/* {"count", "total_ns", "max_ns", "p50_lt_ns", "p99_lt_ns"} of *l. */
+/* {"count", "total_ns", "max_ns", "p50_lt_ns", "p99_lt_ns"} of *l (ns); the percentiles are
+ * null where none is known (0 in *l: a layer without a histogram, or nothing counted). */
 struct json_object *il_lat_json(const struct il_lat *l);
 
 /* Block: the disk of the process behind the I/O (pref[0]: the disk with most of its bytes,
