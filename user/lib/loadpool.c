@@ -29,14 +29,12 @@ struct job {
 
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t more;
 	struct job **jobs;
 	size_t njobs, cap, taken;
-	bool closing;
-	int want;     /* workers to start; 0 until pool_on() decided, -1 when off */
+	int want;     /* threads to verify on, this one included; 0 until pool_on(), -1 off */
 	int nworkers;
 	pthread_t workers[POOL_MAX_WORKERS];
-} pool = { .lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER };
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool pool_on(void)
 {
@@ -79,47 +77,40 @@ static struct job *take(void)
 	return best;
 }
 
+/* Load programs, the longest left first, until none is left. */
 static void *worker(void *arg)
 {
 	struct job *j;
 
 	(void)arg;
-	pthread_mutex_lock(&pool.lock);
 	for (;;) {
-		while (pool.taken == pool.njobs && !pool.closing)
-			pthread_cond_wait(&pool.more, &pool.lock);
-		if (!(j = take()))
-			break;
-		pthread_mutex_unlock(&pool.lock);
-		j->fd = load(j);
 		pthread_mutex_lock(&pool.lock);
+		j = take();
+		pthread_mutex_unlock(&pool.lock);
+		if (!j)
+			return NULL;
+		j->fd = load(j);
 	}
-	pthread_mutex_unlock(&pool.lock);
-	return NULL;
 }
 
-/* Start the workers not yet running: false when none runs. They block every signal, which
- * the tool's handlers then get in its main thread, as before there were workers. */
-static bool workers_up(void)
+/* Start the other threads (pool.want - 1) that load beside this one, once every program is
+ * queued: none waits for the next to be queued (a thread woken per program waited up to a
+ * scheduler period each on a busy machine). They block every signal, which the tool's
+ * handlers then get in its main thread, as without them. */
+static void workers_up(void)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;
 
-	if (pool.nworkers)
-		return true;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 << 10); /* bpf(2) and a log buffer's pointer */
-	while (pool.nworkers < pool.want &&
+	while (pool.nworkers < pool.want - 1 && (size_t)pool.nworkers + 1 < pool.njobs &&
 	       !pthread_create(&pool.workers[pool.nworkers], &attr, worker, NULL))
 		pool.nworkers++;
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (pool.nworkers)
-		return true;
-	pool.want = -1;
-	return false;
 }
 
 int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_prog_load_opts *opts)
@@ -132,20 +123,16 @@ int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_
 	struct job *j, **grown;
 	int err;
 
-	if (!pool_on() || !workers_up())
+	if (!pool_on())
 		return 0;
-	/* room first (only this thread adds jobs): without it libbpf loads the program itself */
+	/* room first: without it libbpf loads the program itself */
 	if (pool.njobs == pool.cap) {
 		cap = pool.cap ? pool.cap * 2 : 32;
-		pthread_mutex_lock(&pool.lock);
 		grown = realloc(pool.jobs, cap * sizeof(*grown));
-		if (grown) {
-			pool.jobs = grown;
-			pool.cap = cap;
-		}
-		pthread_mutex_unlock(&pool.lock);
 		if (!grown)
 			return 0;
+		pool.jobs = grown;
+		pool.cap = cap;
 	}
 	j = calloc(1, sizeof(*j));
 	if (!j || !(j->insns = malloc(n * sizeof(*j->insns)))) {
@@ -179,10 +166,7 @@ int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_
 	opts->func_info_cnt = 0;
 	opts->line_info = NULL;
 	opts->line_info_cnt = 0;
-	pthread_mutex_lock(&pool.lock);
 	pool.jobs[pool.njobs++] = j;
-	pthread_cond_signal(&pool.more);
-	pthread_mutex_unlock(&pool.lock);
 	return 0;
 }
 
@@ -215,10 +199,12 @@ int il_load_join(int loaded)
 	int first = 0, at, i;
 	size_t k;
 
-	pthread_mutex_lock(&pool.lock);
-	pool.closing = true;
-	pthread_cond_broadcast(&pool.more);
-	pthread_mutex_unlock(&pool.lock);
+	/* libbpf's load failed: what is queued need not be verified */
+	if (loaded)
+		for (k = 0; k < pool.njobs; k++)
+			pool.jobs[k]->taken = true;
+	workers_up();
+	worker(NULL);
 	for (i = 0; i < pool.nworkers; i++)
 		pthread_join(pool.workers[i], NULL);
 	for (k = 0; k < pool.njobs; k++) {
@@ -240,7 +226,6 @@ int il_load_join(int loaded)
 	pool.jobs = NULL;
 	pool.njobs = pool.cap = pool.taken = 0;
 	pool.nworkers = 0;
-	pool.closing = false;
 	return first;
 }
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Verification of a tool's programs on worker threads. libbpf 1.1 loads an object's programs
- * one after another, and the kernel's verifier takes most of a tool's start-up (iolayer: ~65
- * of ~100 ms here). A program handed to il_load_defer() from libbpf's prog_prepare_load_fn
- * is loaded by a worker with the instructions and attributes libbpf prepared, while libbpf
- * itself loads a stand-in ("r0 = 0; exit", same type and attach target) in its place;
- * il_load_join() then waits for the workers and puts each real program in its stand-in's
- * file descriptor (dup2), so the skeleton and libbpf's attach use it unchanged. Nothing may
- * use a deferred program's fd between SKEL__load() and il_load_join().
+ * Verification of a tool's programs on all CPUs. libbpf 1.1 loads an object's programs one
+ * after another, and the kernel's verifier takes most of a tool's start-up (iolayer: ~65 of
+ * ~100 ms here). A program handed to il_load_defer() from libbpf's prog_prepare_load_fn is
+ * queued with the instructions and attributes libbpf prepared, and libbpf loads a stand-in
+ * ("r0 = 0; exit"; a raw tracepoint program for a tracing one) in its place. After libbpf's
+ * load, il_load_join() loads the queued programs on one thread per CPU (this one and up to
+ * three more), the longest first, and puts each in its stand-in's file descriptor (dup3), so
+ * the skeleton and libbpf's attach use it unchanged. Nothing may use a deferred program's fd
+ * between SKEL__load() and il_load_join(), and bpf_program__type() then gives the
+ * stand-in's type.
  */
 #ifndef IOLAYER_LOADPOOL_H
 #define IOLAYER_LOADPOOL_H
@@ -15,15 +17,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-/* From a prog_prepare_load_fn, after opts is final: hand prog (of type type) to a worker and
- * turn it into the stand-in libbpf loads. Does nothing (0) with fewer than 2 CPUs online, at
+/* From a prog_prepare_load_fn, after opts is final: queue prog (of type type) and turn it into
+ * the stand-in libbpf loads. Does nothing (0) with fewer than 2 CPUs online, at
  * -vv (libbpf's own log of each load stays whole), or when IOLAYER_SERIAL_LOAD is set in the
  * environment, or without memory for it (libbpf then loads the program itself). 0, or the
  * negative errno of bpf_program__set_insns() (libbpf then fails the load). */
 int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
 
-/* Wait for every deferred program and swap each into its stand-in's fd (none when loaded is
- * not 0: libbpf's load failed, and the real programs are closed). 0, or the negative errno of
+/* Load every queued program and swap each into its stand-in's fd (none when loaded is not 0:
+ * libbpf's load failed, and nothing queued is loaded). 0, or the negative errno of
  * the first program the kernel refused, named (with the verifier's log from -v) as libbpf
  * names one. */
 int il_load_join(int loaded);
