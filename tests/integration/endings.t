@@ -101,12 +101,14 @@ ready() {
 # headed NAME PREFIXES READER IO CMD...: CMD | READER; IO (a shell command) runs once the tool
 # traces, to make it print. READER "head" is head -2; "gone" exits without reading once the
 # tool traces. Then: the tool ended within SLACK_MS of the reader, status 0, and no BPF program
-# named PREFIXES is left.
+# named PREFIXES is left. The tool runs under a 30 s timeout (status 124 when it fires): TCG
+# guests take 2-4 s to start iolayer and seconds to detach, which a 10 s bound cut short on
+# 6.12 with the old code too.
 headed() {
 	local name=$1 prefixes=$2 reader=$3 io=$4 job rc t_tool t_head ids i; shift 4
 	rm -f "$TMPD"/h.*
 	{
-		timeout -s INT 10 "$@" 2>"$TMPD/h.err" &
+		timeout -s INT 30 "$@" 2>"$TMPD/h.err" &
 		echo $! >"$TMPD/h.pid"
 		wait $!
 		echo "$? $(now_ms)" >"$TMPD/h.tool"
