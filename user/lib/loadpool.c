@@ -22,15 +22,15 @@ struct job {
 	enum bpf_prog_type type;
 	struct bpf_insn *insns; /* a copy: libbpf's become the stand-in's */
 	size_t n;
+	size_t seq; /* its place in libbpf's order of loading */
 	struct bpf_prog_load_opts opts;
 	int fd; /* the loaded program, or a negative errno */
-	bool taken;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	struct job **jobs;
-	size_t njobs, cap, taken;
+	struct job **jobs; /* longest first once il_load_join() starts */
+	size_t njobs, cap, next; /* next: the first job no thread has taken */
 	int want;     /* threads to verify on, this one included; 0 until pool_on(), -1 off */
 	int nworkers;
 	pthread_t workers[POOL_MAX_WORKERS];
@@ -61,23 +61,24 @@ static int load(struct job *j)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The longest program not yet taken (its instructions: the verifier's time grows with them),
- * so that the few long ones start early and end on different workers; NULL when none. */
-static struct job *take(void)
+/* Longer programs first (their instructions: the verifier's time grows with them), so that
+ * the few long ones start early and end on different threads. */
+static int longer_first(const void *a, const void *b)
 {
-	struct job *best = NULL;
+	size_t na = (*(struct job *const *)a)->n, nb = (*(struct job *const *)b)->n;
 
-	for (size_t k = 0; k < pool.njobs; k++)
-		if (!pool.jobs[k]->taken && (!best || pool.jobs[k]->n > best->n))
-			best = pool.jobs[k];
-	if (best) {
-		best->taken = true;
-		pool.taken++;
-	}
-	return best;
+	return na < nb ? 1 : na > nb ? -1 : 0;
 }
 
-/* Load programs, the longest left first, until none is left. */
+/* libbpf's order, which names the first program refused as libbpf would. */
+static int queued_first(const void *a, const void *b)
+{
+	size_t sa = (*(struct job *const *)a)->seq, sb = (*(struct job *const *)b)->seq;
+
+	return sa < sb ? -1 : sa > sb;
+}
+
+/* Load the queued programs in their order until none is left. */
 static void *worker(void *arg)
 {
 	struct job *j;
@@ -85,7 +86,7 @@ static void *worker(void *arg)
 	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&pool.lock);
-		j = take();
+		j = pool.next < pool.njobs ? pool.jobs[pool.next++] : NULL;
 		pthread_mutex_unlock(&pool.lock);
 		if (!j)
 			return NULL;
@@ -106,7 +107,7 @@ static void workers_up(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 << 10); /* bpf(2) and a log buffer's pointer */
-	while (pool.nworkers < pool.want - 1 && (size_t)pool.nworkers + 1 < pool.njobs &&
+	while (pool.nworkers < pool.want - 1 && (size_t)pool.nworkers + 1 < pool.njobs - pool.next &&
 	       !pthread_create(&pool.workers[pool.nworkers], &attr, worker, NULL))
 		pool.nworkers++;
 	pthread_attr_destroy(&attr);
@@ -141,6 +142,7 @@ int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_
 	}
 	memcpy(j->insns, bpf_program__insns(prog), n * sizeof(*j->insns));
 	j->n = n;
+	j->seq = pool.njobs;
 	j->prog = prog;
 	j->type = type;
 	j->opts = *opts;
@@ -200,13 +202,15 @@ int il_load_join(int loaded)
 	size_t k;
 
 	/* libbpf's load failed: what is queued need not be verified */
-	if (loaded)
-		for (k = 0; k < pool.njobs; k++)
-			pool.jobs[k]->taken = true;
+	pool.next = loaded ? pool.njobs : 0;
+	if (pool.njobs)
+		qsort(pool.jobs, pool.njobs, sizeof(*pool.jobs), longer_first);
 	workers_up();
 	worker(NULL);
 	for (i = 0; i < pool.nworkers; i++)
 		pthread_join(pool.workers[i], NULL);
+	if (pool.njobs)
+		qsort(pool.jobs, pool.njobs, sizeof(*pool.jobs), queued_first);
 	for (k = 0; k < pool.njobs; k++) {
 		struct job *j = pool.jobs[k];
 
@@ -224,7 +228,7 @@ int il_load_join(int loaded)
 	}
 	free(pool.jobs);
 	pool.jobs = NULL;
-	pool.njobs = pool.cap = pool.taken = 0;
+	pool.njobs = pool.cap = pool.next = 0;
 	pool.nworkers = 0;
 	return first;
 }

@@ -207,9 +207,7 @@ void il_json_print(FILE *f, struct json_object *obj)
 
 void il_require_pid(int pid, bool tid_option)
 {
-	char path[32];
-
-	char line[256];
+	char path[32], line[256];
 	int tgid = -1;
 	FILE *f;
 
@@ -220,12 +218,13 @@ void il_require_pid(int pid, bool tid_option)
 		if (sscanf(line, "Tgid: %d", &tgid) == 1)
 			break;
 	fclose(f);
-	if (tgid > 0 && tgid != pid && tid_option)
+	if (tgid <= 0 || tgid == pid)
+		return;
+	if (tid_option)
 		il_die("%d is a thread of process %d: use -p %d, or --tid %d for the thread alone",
 		       pid, tgid, tgid, pid);
-	if (tgid > 0 && tgid != pid)
-		il_die("%d is a thread of process %d: use -p %d (this tool follows whole processes)",
-		       pid, tgid, tgid);
+	il_die("%d is a thread of process %d: use -p %d (this tool follows whole processes)", pid,
+	       tgid, tgid);
 }
 
 void il_require_tid(int tid, int pid)
