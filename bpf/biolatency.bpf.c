@@ -4,7 +4,7 @@
 #include "lib/block.bpf.h"
 #include "biolatency.h"
 
-const volatile __u32 targ_from = IL_MK_D;  /* --from: the mark latency starts at (enum il_blk_mark) */
+const volatile __u32 targ_from = BLK_MK_D;  /* --from: the mark latency starts at (enum blk_mark) */
 const volatile bool targ_ms = false;       /* -m: histogram in msecs */
 const volatile bool targ_per_disk = false; /* -D */
 const volatile bool targ_per_op = false;   /* -F */
@@ -26,7 +26,7 @@ struct {
 	__uint(max_entries, 1024);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct bio_hist_key);
-	__type(value, struct il_blk_phases);
+	__type(value, struct blk_phases);
 } breakdown SEC(".maps");
 
 /* The one histogram of the plain mode (no -D, -F, -C, --breakdown, no bio tracking: see
@@ -51,44 +51,44 @@ static __always_inline __u64 to_unit(__u64 ns)
 		return ns / (targ_ms ? 1000000 : 1000);
 	return targ_ms ? (ns * 1125899907ULL) >> 50 : (ns * 274877907ULL) >> 38;
 }
-static struct il_blk_phases zero_phases;
+static struct blk_phases zero_phases;
 
 /* Where io's latency starts: the --from mark, else the first later mark seen (a request never
  * inserted: its issue), else the last earlier one (a bio-based device's bio has no issue: Q). */
-static __always_inline __u64 start_of(const struct il_blk_io *io)
+static __always_inline __u64 start_of(const struct blk_io *io)
 {
-	if (targ_from <= IL_MK_SUBMIT && io->ts[IL_MK_SUBMIT])
-		return io->ts[IL_MK_SUBMIT];
-	if (targ_from <= IL_MK_Q && io->ts[IL_MK_Q])
-		return io->ts[IL_MK_Q];
-	if (targ_from <= IL_MK_G && io->ts[IL_MK_G])
-		return io->ts[IL_MK_G];
-	if (targ_from <= IL_MK_I && io->ts[IL_MK_I])
-		return io->ts[IL_MK_I];
-	if (io->ts[IL_MK_D])
-		return io->ts[IL_MK_D];
-	return io->ts[IL_MK_Q] ? io->ts[IL_MK_Q] : io->ts[IL_MK_SUBMIT];
+	if (targ_from <= BLK_MK_SUBMIT && io->ts[BLK_MK_SUBMIT])
+		return io->ts[BLK_MK_SUBMIT];
+	if (targ_from <= BLK_MK_Q && io->ts[BLK_MK_Q])
+		return io->ts[BLK_MK_Q];
+	if (targ_from <= BLK_MK_G && io->ts[BLK_MK_G])
+		return io->ts[BLK_MK_G];
+	if (targ_from <= BLK_MK_I && io->ts[BLK_MK_I])
+		return io->ts[BLK_MK_I];
+	if (io->ts[BLK_MK_D])
+		return io->ts[BLK_MK_D];
+	return io->ts[BLK_MK_Q] ? io->ts[BLK_MK_Q] : io->ts[BLK_MK_SUBMIT];
 }
 
-static __always_inline int count(const struct il_blk_io *io)
+static __always_inline int count(const struct blk_io *io)
 {
 	struct bio_hist_key key = {};
-	struct il_blk_phases *p;
+	struct blk_phases *p;
 	struct bio_hist *h;
 	__u64 start = start_of(io), delta;
 
-	if (!start || io->ts[IL_MK_C] < start) {
+	if (!start || io->ts[BLK_MK_C] < start) {
 		il_drop(IL_DROP_BACKWARDS);
 		return 0;
 	}
-	delta = io->ts[IL_MK_C] - start;
+	delta = io->ts[BLK_MK_C] - start;
 	if (targ_per_cgroup)
 		key.cgroup = io->cgroup;
 	if (targ_breakdown) {
 		key.dev = io->dev;
 		p = il_lookup_or_init(&breakdown, &key, &zero_phases);
 		if (p)
-			il_block_phases_add(p, io);
+			blk_phases_add(p, io);
 	}
 	key.dev = targ_per_disk ? io->dev : 0;
 	if (targ_per_op)
@@ -103,7 +103,7 @@ static __always_inline int count(const struct il_blk_io *io)
 }
 
 /* The plain mode: one histogram of issue (or insert, --from I) -> complete, which needs the
- * request's times only (il_block_end()), not the whole struct il_blk_io; bios are followed
+ * request's times only (blk_end()), not the whole struct blk_io; bios are followed
  * for bio-based disks only, if at all. Constants of .rodata: the verifier drops the other
  * path. */
 #define lean (!targ_per_disk && !targ_per_op && !targ_per_cgroup && !targ_breakdown && \
@@ -117,9 +117,9 @@ static __always_inline int count_lean(unsigned long long *ctx, bool btf)
 	__u64 now, start;
 	__u32 zero = 0;
 
-	if (il_block_end(ctx, btf, &t, &now))
+	if (blk_end(ctx, btf, &t, &now))
 		return 0;
-	start = targ_from <= IL_MK_I && t.insert_ns ? t.insert_ns : t.issue_ns;
+	start = targ_from <= BLK_MK_I && t.insert_ns ? t.insert_ns : t.issue_ns;
 	h = bpf_map_lookup_elem(&hist_cpu, &zero);
 	if (!h)
 		return 0;
@@ -133,21 +133,21 @@ static __always_inline int on_complete(unsigned long long *ctx, bool btf)
 	struct request *rq = (struct request *)ctx[0];
 
 	if (targ_dev && (targ_dev_part ? il_rq_part_dev(rq) : il_disk_dev(il_rq_disk(rq))) != targ_dev) {
-		il_block_forget(rq);
+		blk_forget(rq);
 		return 0;
 	}
 	if (lean)
 		return count_lean(ctx, btf);
 
-	struct il_blk_io io = {};
+	struct blk_io io = {};
 
-	if (il_block_done(ctx, btf, &io))
+	if (blk_done(ctx, btf, &io))
 		return 0;
 	return count(&io);
 }
 
 /* A bio of a bio-based device (dm, md) finished. */
-static __always_inline int on_bio_done(struct il_blk_io *io)
+static __always_inline int on_bio_done(struct blk_io *io)
 {
 	if (targ_dev && (targ_dev_part ? io->part != targ_dev && io->from != targ_dev
 				       : io->dev != targ_dev))
@@ -155,7 +155,7 @@ static __always_inline int on_bio_done(struct il_blk_io *io)
 	return count(io);
 }
 
-IL_BLOCK_PROGS(on_complete)
-IL_BLOCK_BIO_PROGS(on_bio_done)
+BLK_PROGS(on_complete)
+BLK_BIO_PROGS(on_bio_done)
 
 char LICENSE[] SEC("license") = "GPL";

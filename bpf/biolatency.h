@@ -7,7 +7,7 @@
 
 /* Key of one histogram: dev is the disk (major << 20 | minor) with -D (and always for the
  * breakdown), else 0; op is an enum il_req_op_kind with -F, else 0; cgroup the cgroup id
- * (struct il_blk_io.cgroup) with -C, else 0. */
+ * (struct blk_io.cgroup) with -C, else 0. */
 struct bio_hist_key {
 	__u32 dev;
 	__u32 op;

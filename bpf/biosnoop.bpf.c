@@ -17,10 +17,10 @@ struct {
 /* bs_events' last reader wakeup (il_wakeup_flags()). */
 __u64 bs_last_wakeup = 0;
 
-static __always_inline int emit(const struct il_blk_io *io)
+static __always_inline int emit(const struct blk_io *io)
 {
-	struct il_blk_io *e;
-	__u64 start = io->ts[IL_MK_SUBMIT];
+	struct blk_io *e;
+	__u64 start = io->ts[BLK_MK_SUBMIT];
 
 	if (targ_dev && (targ_dev_part ? io->part != targ_dev && io->from != targ_dev
 				       : io->dev != targ_dev))
@@ -30,37 +30,37 @@ static __always_inline int emit(const struct il_blk_io *io)
 	if (targ_cgroup && io->cgroup != targ_cgroup)
 		return 0;
 	if (!start)
-		start = io->ts[IL_MK_Q];
+		start = io->ts[BLK_MK_Q];
 	if (!start)
-		start = io->ts[IL_MK_I] ? io->ts[IL_MK_I] : io->ts[IL_MK_D];
-	if (min_ns && io->ts[IL_MK_C] - start < min_ns)
+		start = io->ts[BLK_MK_I] ? io->ts[BLK_MK_I] : io->ts[BLK_MK_D];
+	if (min_ns && io->ts[BLK_MK_C] - start < min_ns)
 		return 0;
 	e = il_ringbuf_reserve(&bs_events, sizeof(*e));
 	if (!e)
 		return 0;
 	__builtin_memcpy(e, io, sizeof(*e));
-	bpf_ringbuf_submit(e, il_wakeup_flags(&bs_events, &bs_last_wakeup, io->ts[IL_MK_C]));
+	bpf_ringbuf_submit(e, il_wakeup_flags(&bs_events, &bs_last_wakeup, io->ts[BLK_MK_C]));
 	return 0;
 }
 
 /* block_rq_complete (btf: from the tp_btf program). */
 static __always_inline int on_complete(unsigned long long *ctx, bool btf)
 {
-	struct il_blk_io io = {};
+	struct blk_io io = {};
 
-	if (il_block_done(ctx, btf, &io))
+	if (blk_done(ctx, btf, &io))
 		return 0;
 	if (!io.part) /* no bio seen: the partition the request was sent to (iostats) */
 		io.part = il_rq_part_dev((struct request *)ctx[0]);
 	return emit(&io);
 }
 
-static __always_inline int on_bio_done(struct il_blk_io *io)
+static __always_inline int on_bio_done(struct blk_io *io)
 {
 	return emit(io);
 }
 
-IL_BLOCK_PROGS(on_complete)
-IL_BLOCK_BIO_PROGS(on_bio_done)
+BLK_PROGS(on_complete)
+BLK_BIO_PROGS(on_bio_done)
 
 char LICENSE[] SEC("license") = "GPL";

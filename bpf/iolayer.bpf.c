@@ -13,8 +13,8 @@
 #include "lib/writeback.bpf.h"
 #include "lib/iowait.bpf.h"
 
-IL_BLOCK_PROGS(il_block_disk_complete)
-IL_BLOCK_BIO_PROGS(il_block_disk_bio_done)
+BLK_PROGS(blk_disk_complete)
+BLK_BIO_PROGS(blk_disk_bio_done)
 WHO_PROGS
 
 char LICENSE[] SEC("license") = "GPL";

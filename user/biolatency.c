@@ -19,11 +19,11 @@
 static struct env {
 	unsigned interval, count;
 	bool ms, timestamp, per_disk, per_op, per_cgroup, breakdown;
-	enum il_blk_mark from;   /* --from (-Q: insert) */
+	enum blk_mark from;   /* --from (-Q: insert) */
 	const char *disk;
 	__u32 dev;
 	bool dev_part; /* -d names a partition */
-} env = { .from = IL_MK_D };
+} env = { .from = BLK_MK_D };
 
 enum { OPT_FROM = 0x100, OPT_BREAKDOWN };
 
@@ -72,8 +72,8 @@ static const struct argp_option opts[] = {
 	{ 0 },
 };
 
-/* --from's names of the points (enum il_blk_mark); G is not offered */
-static const char *const from_names[IL_MK_C] = { "submit", "queue", "-", "insert", "issue" };
+/* --from's names of the points (enum blk_mark); G is not offered */
+static const char *const from_names[BLK_MK_C] = { "submit", "queue", "-", "insert", "issue" };
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -86,19 +86,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'D': env.per_disk = true; break;
 	case 'F': env.per_op = true; break;
 	case 'Q':
-		if (from_given && env.from != IL_MK_I)
+		if (from_given && env.from != BLK_MK_I)
 			il_argp_fail(state, "-Q (--from=insert) and --from=%s conflict: give one", from_names[env.from]);
-		env.from = IL_MK_I;
+		env.from = BLK_MK_I;
 		q_given = true;
 		break;
 	case 'C': env.per_cgroup = true; break;
 	case OPT_BREAKDOWN: env.breakdown = true; break;
 	case OPT_FROM:
-		for (env.from = IL_MK_SUBMIT; env.from < IL_MK_C && strcmp(arg, from_names[env.from]); env.from++)
+		for (env.from = BLK_MK_SUBMIT; env.from < BLK_MK_C && strcmp(arg, from_names[env.from]); env.from++)
 			;
-		if (env.from == IL_MK_C || env.from == IL_MK_G)
+		if (env.from == BLK_MK_C || env.from == BLK_MK_G)
 			il_argp_fail(state, "--from must be submit, queue, insert or issue, got '%s'", arg);
-		if (q_given && env.from != IL_MK_I)
+		if (q_given && env.from != BLK_MK_I)
 			il_argp_fail(state, "-Q (--from=insert) and --from=%s conflict: give one", arg);
 		from_given = true;
 		break;
@@ -132,7 +132,7 @@ struct snap {
 };
 static struct snap *snaps;
 static size_t nsnaps;
-static __u64 errors_printed; /* il_blk_errors already printed */
+static __u64 errors_printed; /* blk_errors already printed */
 
 /* The entry of key k in a growing array (the pointer at arr, *n entries of sz bytes, each
  * starting with its key), appended zeroed when new. */
@@ -173,14 +173,14 @@ static const char *op_name(__u32 op)
 	return op < IL_OP__MAX ? op_names[op] : "other";
 }
 
-/* Requests completed with an error so far: il_blk_errors summed over the CPUs. */
+/* Requests completed with an error so far: blk_errors summed over the CPUs. */
 static __u64 errors_read(struct biolatency_bpf *skel)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 vals[ncpu > 0 ? ncpu : 1], sum = 0;
 	__u32 key = 0;
 
-	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(skel->maps.il_blk_errors), &key, vals))
+	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(skel->maps.blk_errors), &key, vals))
 		return errors_printed;
 	for (int c = 0; c < ncpu; c++)
 		sum += vals[c];
@@ -189,14 +189,14 @@ static __u64 errors_read(struct biolatency_bpf *skel)
 
 /* ---- --breakdown ------------------------------------------------------------------------ */
 
-/* A disk's event counts (struct il_disk_stats): merges, splits, requeues, wbt steps, iocost
+/* A disk's event counts (struct blk_disk_stats): merges, splits, requeues, wbt steps, iocost
  * activations. */
 #define NEV 5
 
 /* What was printed of each breakdown key: its phases and its disk's event counts. */
 struct bd_snap {
 	struct bio_hist_key key;
-	struct il_blk_phases p;
+	struct blk_phases p;
 	__u64 ev[NEV];
 };
 static struct bd_snap *bd_snaps;
@@ -205,7 +205,7 @@ static size_t nbd_snaps;
 /* The disk's event counts (blk_disks) since s was printed last. */
 static void disk_events(struct biolatency_bpf *skel, struct bd_snap *s, __u64 out[NEV])
 {
-	struct il_disk_stats st;
+	struct blk_disk_stats st;
 
 	memset(out, 0, NEV * sizeof(out[0]));
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.blk_disks), &s->key.dev, &st))
@@ -239,7 +239,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		keys[n++] = (struct bio_hist_key){ 0 };
 	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	for (size_t i = 0; i < n; i++) {
-		struct il_blk_phases now, d;
+		struct blk_phases now, d;
 		struct bd_snap *s;
 		__u64 ev[NEV];
 
@@ -253,7 +253,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		disk_events(skel, s, ev);
 		il_disk_name(keys[i].dev, name, sizeof(name));
 		if (env.per_cgroup)
-			il_block_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
+			il_blk_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
 		if (jarr) {
 			struct json_object *o = il_blk_phases_json(&d);
 
@@ -358,7 +358,7 @@ static int print_hists(struct biolatency_bpf *skel)
 			continue;
 		shown++;
 		if (env.per_cgroup)
-			il_block_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
+			il_blk_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
 		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 
@@ -430,18 +430,18 @@ int main(int argc, char **argv)
 	/* Bios are followed when latency starts before the request, per cgroup, for the
 	 * breakdown (then every request is linked to its first bio), or for a bio-based disk (no
 	 * requests at all: then only such disks' bios); the time before Q when it is asked for. */
-	bool rq_bios = env.from < IL_MK_I || env.per_cgroup || env.breakdown;
-	bool bios = rq_bios || (env.disk ? il_block_bio_based(env.dev) : il_block_any_bio_based());
-	bool submit = env.from == IL_MK_SUBMIT || env.breakdown;
+	bool rq_bios = env.from < BLK_MK_I || env.per_cgroup || env.breakdown;
+	bool bios = rq_bios || (env.disk ? il_blk_bio_based(env.dev) : il_blk_any_bio_based());
+	bool submit = env.from == BLK_MK_SUBMIT || env.breakdown;
 
 	skel = IL_SKEL_OPEN(biolatency_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	il_block_cfg(skel->obj);
+	il_blk_cfg(skel->obj);
 	if (rq_bios)
-		il_block_track_bios(skel->obj, false);
+		il_blk_track_bios(skel->obj, false);
 	else if (bios) /* for the bio-based disks' bios only */
-		il_block_track_bio_based(skel->obj);
+		il_blk_track_bio_based(skel->obj);
 	skel->rodata->targ_from = env.from;
 	skel->rodata->targ_ms = env.ms;
 	skel->rodata->targ_per_disk = env.per_disk;
@@ -452,12 +452,12 @@ int main(int argc, char **argv)
 	skel->rodata->targ_dev_part = env.dev_part;
 
 	il_autoload_none(skel->obj);
-	il_block_plan(skel->obj, env.from <= IL_MK_I || env.breakdown, &plans[0]);
-	il_block_bio_plan(skel->obj, &plans[1]);
-	il_block_submit_plan(skel->obj, &plans[2]);
+	il_blk_plan(skel->obj, env.from <= BLK_MK_I || env.breakdown, &plans[0]);
+	il_blk_bio_plan(skel->obj, &plans[1]);
+	il_blk_submit_plan(skel->obj, &plans[2]);
 	nplans = bios ? (submit ? 3 : 2) : 1;
 	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)) ||
-	    il_block_loaded(skel->obj))
+	    il_blk_loaded(skel->obj))
 		goto out;
 	if (il_plans_attach(plans, nplans))
 		goto out;

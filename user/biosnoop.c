@@ -78,7 +78,7 @@ static int files_fd = -1;
 static unsigned long long t0_ns;
 
 /* Name of the device a row is shown under: the partition the bio was sent to, else the disk. */
-static const char *row_disk(const struct il_blk_io *e, char *buf, size_t len, __u32 *part)
+static const char *row_disk(const struct blk_io *e, char *buf, size_t len, __u32 *part)
 {
 	*part = 0;
 	if (e->part && e->part != e->dev)
@@ -110,7 +110,7 @@ static int warn_lost(void *ctx)
 }
 
 /* The file of a row ("" when unknown). */
-static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
+static const char *row_file(const struct blk_io *e, char *buf, size_t len)
 {
 	struct who_file_key k = { .dev = e->ino_dev, .gen = e->ino_gen, .ino = e->ino };
 	struct who_file f;
@@ -126,7 +126,7 @@ static const char *row_file(const struct il_blk_io *e, char *buf, size_t len)
 }
 
 /* Time between two points (ns) or -1 when one was not seen. */
-static long long span(const struct il_blk_io *e, int a, int b)
+static long long span(const struct blk_io *e, int a, int b)
 {
 	if (!e->ts[a] || !e->ts[b] || e->ts[b] < e->ts[a])
 		return -1;
@@ -134,18 +134,18 @@ static long long span(const struct il_blk_io *e, int a, int b)
 }
 
 /* BEFOREQ, QUEUE and DEVICE of a row (ns, -1 unknown). */
-static void row_times(const struct il_blk_io *e, long long t[3])
+static void row_times(const struct blk_io *e, long long t[3])
 {
-	t[0] = span(e, IL_MK_SUBMIT, IL_MK_Q);
+	t[0] = span(e, BLK_MK_SUBMIT, BLK_MK_Q);
 	if (e->bio_based) {
 		t[1] = -1;
-		t[2] = span(e, IL_MK_Q, IL_MK_C);
+		t[2] = span(e, BLK_MK_Q, BLK_MK_C);
 		return;
 	}
-	t[1] = span(e, IL_MK_Q, IL_MK_D);
+	t[1] = span(e, BLK_MK_Q, BLK_MK_D);
 	if (t[1] < 0) /* no Q seen: from the request's allocation or insert */
-		t[1] = span(e, e->ts[IL_MK_G] ? IL_MK_G : IL_MK_I, IL_MK_D);
-	t[2] = span(e, IL_MK_D, IL_MK_C);
+		t[1] = span(e, e->ts[BLK_MK_G] ? BLK_MK_G : BLK_MK_I, BLK_MK_D);
+	t[2] = span(e, BLK_MK_D, BLK_MK_C);
 }
 
 static void fmt_ms(long long ns, char *buf, size_t len)
@@ -163,7 +163,7 @@ static struct json_object *json_us(long long ns)
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
-	const struct il_blk_io *e = data;
+	const struct blk_io *e = data;
 	static const char *const flag_names[] = { "sync", "meta", "fua", "preflush", "rahead", "background" };
 	char disk[64], dname[64], from[64], rwbs[16], cg[512], file[WHO_PATH_DEPTH * WHO_NAME_LEN + 1024];
 	char comm[IL_TASK_COMM_LEN + 1], ecomm[4 * sizeof(comm)], ecg[4 * sizeof(cg)], efile[4 * sizeof(file)];
@@ -175,18 +175,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	when = e->ts[IL_MK_C] > t0_ns ? (e->ts[IL_MK_C] - t0_ns) / 1e9 : 0;
+	when = e->ts[BLK_MK_C] > t0_ns ? (e->ts[BLK_MK_C] - t0_ns) / 1e9 : 0;
 	memcpy(comm, e->comm, IL_TASK_COMM_LEN);
 	comm[IL_TASK_COMM_LEN] = 0;
 	row_disk(e, disk, sizeof(disk), &part);
 	il_blk_rwbs(e->op, e->flags, rwbs, sizeof(rwbs));
-	il_block_cgroup_path(e->cgroup, e->tgid, cg, sizeof(cg));
+	il_blk_cgroup_path(e->cgroup, e->tgid, cg, sizeof(cg));
 	row_file(e, file, sizeof(file));
 	row_times(e, t);
 
 	if (il_opts.format == IL_FMT_JSON) {
 		struct json_object *o = json_object_new_object(), *fl = json_object_new_array();
-		static const char *const keys[IL_PH__MAX] = { "before_q_us", "q2g_us", "g2i_us",
+		static const char *const keys[BLK_PH__MAX] = { "before_q_us", "q2g_us", "g2i_us",
 							      "i2d_us", "d2c_us", "q2c_us" };
 
 		char ts[32];
@@ -215,10 +215,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "before_q_us", json_us(t[0]));
 		json_object_object_add(o, "queue_us", json_us(t[1]));
 		json_object_object_add(o, "device_us", json_us(t[2]));
-		for (int p = 0; p < IL_PH__MAX; p++) {
+		for (int p = 0; p < BLK_PH__MAX; p++) {
 			__u64 ns;
 
-			json_object_object_add(o, keys[p], il_blk_phase_ns(e, p, &ns) ? json_us(ns) : NULL);
+			json_object_object_add(o, keys[p], blk_phase_ns(e, p, &ns) ? json_us(ns) : NULL);
 		}
 		json_object_object_add(o, "error", json_object_new_boolean(e->error));
 		json_object_object_add(o, "bio_based", json_object_new_boolean(e->bio_based));
@@ -252,14 +252,14 @@ int main(int argc, char **argv)
 		il_die("no block device named '%s' (see lsblk)", env.disk);
 	if (env.disk)
 		env.dev_part = il_disk_is_partition(env.disk);
-	if (env.cgroup && il_block_cgroup_id(env.cgroup, &env.cgroup_id))
+	if (env.cgroup && il_blk_cgroup_id(env.cgroup, &env.cgroup_id))
 		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
 	skel = IL_SKEL_OPEN(biosnoop_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	il_block_cfg(skel->obj);
-	il_block_track_bios(skel->obj, true);
+	il_blk_cfg(skel->obj);
+	il_blk_track_bios(skel->obj, true);
 	skel->rodata->targ_dev = env.dev;
 	skel->rodata->targ_dev_part = env.dev_part;
 	skel->rodata->targ_tgid = il_opts.pid;
@@ -268,11 +268,11 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.bs_events, env.ringbuf_mb << 20);
 
 	il_autoload_none(skel->obj);
-	il_block_plan(skel->obj, true, &plans[0]);
-	il_block_bio_plan(skel->obj, &plans[1]);
-	il_block_submit_plan(skel->obj, &plans[2]);
+	il_blk_plan(skel->obj, true, &plans[0]);
+	il_blk_bio_plan(skel->obj, &plans[1]);
+	il_blk_submit_plan(skel->obj, &plans[2]);
 	if (il_plans_choose(plans, 3, il_opts.attach) || il_tool_loaded(biosnoop_bpf__load(skel)) ||
-	    il_block_loaded(skel->obj) ||
+	    il_blk_loaded(skel->obj) ||
 	    il_plans_attach(plans, 3))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);

@@ -101,7 +101,7 @@ static void print_row(const char *layer, const char *what, const struct il_lat *
  * of their sum. Without bios followed (no Q2C), only I2D and D2C, as they always were. */
 #define BLK_ROWS 5
 
-static void blk_shares(const struct il_layers *m, double shares[BLK_ROWS])
+static void blk_shares(const struct il_measure *m, double shares[BLK_ROWS])
 {
 	const struct il_lat *lats[BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
 	__u64 sum = 0;
@@ -112,7 +112,7 @@ static void blk_shares(const struct il_layers *m, double shares[BLK_ROWS])
 		shares[i] = sum ? (double)lats[i]->total_ns / sum : 0;
 }
 
-static void blk_rows(const struct il_layers *m)
+static void blk_rows(const struct il_measure *m)
 {
 	static const char *layer[BLK_ROWS] = { "block layer", "block queue", "block queue",
 						 "block queue", "device" };
@@ -141,7 +141,7 @@ static void blk_rows(const struct il_layers *m)
 
 /* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_held
  * (I/Os whose first bio a worker queued for its submitter), block_cgroup, block_throttle. */
-static void blk_json(struct json_object *ly, const struct il_layers *m)
+static void blk_json(struct json_object *ly, const struct il_measure *m)
 {
 	static const char *keys[] = { "before_q", "q2g", "g2i", "i2d", "d2c", "q2c" };
 	const struct il_lat *lats[] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device, &m->q2c };
@@ -185,12 +185,12 @@ static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int s
 /* -p's children, which are not traced (children.h) */
 static struct il_children kids;
 
-static void report(const struct il_layers *m, char frames[][128], int nframes,
+static void report(const struct il_measure *m, char frames[][128], int nframes,
 		   const __u64 drops[IL_DROP__MAX], struct il_who_view *who,
 		   const struct il_fs_aio_row *aio, int naio)
 {
 	char why[1024], why2[512], extra[96], names[1024] = "";
-	enum il_layer_id l = il_verdict(m, why, sizeof(why));
+	enum il_where l = il_verdict(m, why, sizeof(why));
 	struct il_culprit c;
 	int shown;
 
@@ -281,10 +281,10 @@ static void report(const struct il_layers *m, char frames[][128], int nframes,
 	if (c.found) {
 		char esc[4 * sizeof(names) + 1];
 
-		printf("\nverdict: %s -- %s; %s\n", il_layer_name(l),
+		printf("\nverdict: %s -- %s; %s\n", il_where_name(l),
 		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), why);
 	} else {
-		printf("\nverdict: %s -- %s\n", il_layer_name(l), why);
+		printf("\nverdict: %s -- %s\n", il_where_name(l), why);
 	}
 	il_drops_print(stdout, drops);
 }
@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 	bool who_seen;
 	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR, nframes = 0;
 	bool fs_wanted[FS_TYPE__MAX];
-	struct il_layers m = { 0 };
+	struct il_measure m = { 0 };
 	struct fs_op_stats st[FS_OP__MAX];
 	__u64 drops[IL_DROP__MAX] = { 0 };
 	char frames[16][128];
@@ -360,8 +360,8 @@ int main(int argc, char **argv)
 	/* Aggregate mode: the layers' event streams stay off, their ring buffers minimal. */
 	bpf_map__set_max_entries(skel->maps.fs_events, getpagesize());
 	bpf_map__set_max_entries(skel->maps.wb_events, getpagesize());
-	il_block_cfg(skel->obj);
-	il_block_track_bios(skel->obj, false);
+	il_blk_cfg(skel->obj);
+	il_blk_track_bios(skel->obj, false);
 	fsc = il_fs_cfg(skel->obj);
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
@@ -370,12 +370,12 @@ int main(int argc, char **argv)
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;
-	il_iowait_cfg(skel->obj)->targ_tgid = il_opts.pid;
+	il_iw_cfg(skel->obj)->targ_tgid = il_opts.pid;
 
 	block = &plans[0]; /* requests, bios, and the bios' submission (the time before Q) */
-	il_block_plan(skel->obj, true, block);
-	il_block_bio_plan(skel->obj, block + 1);
-	il_block_submit_plan(skel->obj, block + 2);
+	il_blk_plan(skel->obj, true, block);
+	il_blk_bio_plan(skel->obj, block + 1);
+	il_blk_submit_plan(skel->obj, block + 2);
 	fs = &plans[3];
 	for (int t = 0; t < FS_TYPE__MAX; t++)
 		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
@@ -397,14 +397,14 @@ int main(int argc, char **argv)
 	if (!m.blk_seen || !submit_seen)
 		unchoose(&block[2]);
 	iw = wb + 1;
-	il_iowait_plan(skel->obj, iw);
+	il_iw_plan(skel->obj, iw);
 	m.iw_seen = choose(iw, 1, "I/O wait");
 	who = iw + 1;
 	il_who_plan(skel->obj, who);
 	who_seen = choose(who, 1, "block submission (who)");
 
 	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
-	    il_block_loaded(skel->obj))
+	    il_blk_loaded(skel->obj))
 		goto out;
 	/* The window every table counts: from the first attach to the detach below, which
 	 * comes before any map is read, so the layers, processes and files count the same

@@ -410,14 +410,14 @@ int main(int argc, char **argv)
 	skel = IL_SKEL_OPEN(iowaitstack_bpf);
 	if (!skel)
 		il_die("cannot open the BPF object: %s", strerror(errno));
-	cfg = il_iowait_cfg(skel->obj);
+	cfg = il_iw_cfg(skel->obj);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
 	cfg->min_ns = env.min_us * NSEC_PER_USEC;
 	cfg->max_ns = env.max_us * NSEC_PER_USEC;
 	cfg->user_stacks = env.user_stacks;
 
-	il_iowait_plan(skel->obj, &plan);
+	il_iw_plan(skel->obj, &plan);
 	if (il_plans_choose(&plan, 1, il_opts.attach) ||
 	    il_tool_loaded(iowaitstack_bpf__load(skel)) || il_plans_attach(&plan, 1))
 		goto out;

@@ -18,7 +18,7 @@
  *        block/blk-mq.c after), before request.__data_len drops by nr_bytes, and from
  *        blk_complete_request() for batched completions with all the bytes.
  *
- * With bio tracking on (blk_cfg.bios, user/lib/block.c: il_block_track_bios()), the layer
+ * With bio tracking on (blk_cfg.bios, user/lib/block.c: blk_track_bios()), the layer
  * follows every bio from its submission to its request, in blktrace's terms (Q, G, I, D, C;
  * the phases in lib/block.h):
  *   block_bio_queue (Q), block_getrq (G), block_bio_backmerge/frontmerge (a bio merged into a
@@ -28,10 +28,10 @@
  *   and the time before Q: submit_bio (fentry, kprobe) when the kernel allows, else the
  *   tracepoints that mark a submission's start and end in the submitting task
  *   (iomap:iomap_dio_rw_begin/iomap_dio_complete, writeback:writeback_single_inode_start/
- *   writeback_single_inode, ext4:ext4_writepages/ext4_writepages_result; il_sub_task).
- * Each bio is kept by address in a bounded LRU hash (il_bio_start) with its Q time and its
+ *   writeback_single_inode, ext4:ext4_writepages/ext4_writepages_result; blk_sub_task).
+ * Each bio is kept by address in a bounded LRU hash (blk_bio_start) with its Q time and its
  * submitter; a request is linked to its first bio (request.bio, the one that got G) when it is
- * inserted or issued, so its completion yields every phase (il_block_done()).
+ * inserted or issued, so its completion yields every phase (blk_done()).
  * The bio tracepoints lost their leading request_queue argument in 5.11 (commit e8a676d61c07
  * and its series); blk_cfg.tp_old says, per tracepoint, which shape this kernel has.
  *
@@ -53,7 +53,7 @@
 /* Settings, filled by user space before load (struct blk_cfg, user/lib/block.c). */
 const volatile struct blk_cfg blk_cfg = {};
 
-#define IL_BLOCK_MAX_INFLIGHT 16384
+#define BLK_MAX_INFLIGHT 16384
 
 /* When a request in flight entered the OS queue and was issued to the driver. */
 struct il_rq_times {
@@ -63,28 +63,28 @@ struct il_rq_times {
 	__u32 error;     /* a part completed with an error */
 };
 
-/* struct request * -> its times, for a request whose slot in il_rq_slots was held by another
+/* struct request * -> its times, for a request whose slot in blk_rq_slots was held by another
  * (rare: entries made on demand, not the 1.5 MB preallocated at start-up) */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
+	__uint(max_entries, BLK_MAX_INFLIGHT);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct il_rq_times);
-} il_rq_start SEC(".maps");
+} blk_rq_start SEC(".maps");
 
 /* A request's times in a direct-mapped array: an array lookup is inlined by the verifier,
  * where a hash lookup, update and delete are helper calls that hash the key. Slot
  * il_rq_slot_idx(rq) belongs to one request at a time; a request that finds it held by
- * another keeps its times in il_rq_start, so none is lost. */
-#define IL_RQ_SLOTS_BITS 14
-#define IL_RQ_SLOTS (1U << IL_RQ_SLOTS_BITS)
+ * another keeps its times in blk_rq_start, so none is lost. */
+#define BLK_RQ_SLOTS_BITS 14
+#define BLK_RQ_SLOTS (1U << BLK_RQ_SLOTS_BITS)
 
 struct il_rq_slot {
 	__u64 rq;         /* the struct request * holding the slot, 0 free */
 	__u32 claims;     /* takers of the slot (atomic adds): it is taken by the one that
 			   * finds 1 after its add, released (rq 0, then -1) at completion */
-	__u32 spill;      /* requests of this slot in il_rq_start (atomic adds): when 0, a
+	__u32 spill;      /* requests of this slot in blk_rq_start (atomic adds): when 0, a
 			   * request that does not hold the slot has no times, with no hash
 			   * lookup. A request's own events are ordered by the kernel, so its
 			   * add is seen by its later events. */
@@ -94,10 +94,10 @@ struct il_rq_slot {
 /* il_rq_slot_idx(rq) -> the request holding the slot and its times */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, IL_RQ_SLOTS);
+	__uint(max_entries, BLK_RQ_SLOTS);
 	__type(key, __u32);
 	__type(value, struct il_rq_slot);
-} il_rq_slots SEC(".maps");
+} blk_rq_slots SEC(".maps");
 
 /* The slot of request address key: its address in units of 256 bytes, modulo the slots.
  * Requests are preallocated per tag set (blk_mq_alloc_rqs(): struct request and the driver's
@@ -105,7 +105,7 @@ struct {
  * pages), so two requests in flight never share a unit, the requests of one queue take
  * consecutive slots, and a queue cycling through its tags walks the slots in order (few cache
  * lines, few pages): cheaper than a hash that scatters them. Requests 4 MiB apart (other
- * queues) may collide: then il_rq_start. The verifier allows no arithmetic on a pointer; a
+ * queues) may collide: then blk_rq_start. The verifier allows no arithmetic on a pointer; a
  * 32-bit move of one (as root) gives a scalar: the "w0 = w0" below, in asm since clang
  * without alu32 has no 32-bit move of its own. */
 static __always_inline __u32 il_rq_slot_idx(__u64 key)
@@ -113,28 +113,28 @@ static __always_inline __u32 il_rq_slot_idx(__u64 key)
 	__u64 lo;
 
 	asm volatile("r0 = %1\n\tw0 = w0\n\t%0 = r0" : "=r"(lo) : "r"(key) : "r0");
-	return (lo >> 8) & (IL_RQ_SLOTS - 1);
+	return (lo >> 8) & (BLK_RQ_SLOTS - 1);
 }
 
 /* The times of request key: in its slot (*slot is the slot, whoever holds it), else in
- * il_rq_start; NULL when neither has them. */
+ * blk_rq_start; NULL when neither has them. */
 static __always_inline struct il_rq_times *il_rq_times_find(__u64 key, struct il_rq_slot **slot)
 {
 	__u32 i = il_rq_slot_idx(key);
-	struct il_rq_slot *s = bpf_map_lookup_elem(&il_rq_slots, &i);
+	struct il_rq_slot *s = bpf_map_lookup_elem(&blk_rq_slots, &i);
 
 	*slot = s;
 	if (s && s->rq == key)
 		return &s->t;
 	if (s && !*(volatile __u32 *)&s->spill)
 		return NULL;
-	return bpf_map_lookup_elem(&il_rq_start, &key);
+	return bpf_map_lookup_elem(&blk_rq_start, &key);
 }
 
 /* Record init as the times of request key, which has none (il_rq_times_find() said so and
- * gave its slot s): in s when it is free and this CPU is its only taker, else in il_rq_start.
- * Two takers at once both back off to il_rq_start. Returns 0, or -1 when il_rq_start is full. */
-static __always_inline int il_rq_times_new(__u64 key, struct il_rq_slot *s, const struct il_rq_times *init)
+ * gave its slot s): in s when it is free and this CPU is its only taker, else in blk_rq_start.
+ * Two takers at once both back off to blk_rq_start. Returns 0, or -1 when blk_rq_start is full. */
+static __always_inline int blk_rq_times_new(__u64 key, struct il_rq_slot *s, const struct il_rq_times *init)
 {
 	if (s && !*(volatile __u64 *)&s->rq) {
 		__sync_fetch_and_add(&s->claims, 1);
@@ -147,7 +147,7 @@ static __always_inline int il_rq_times_new(__u64 key, struct il_rq_slot *s, cons
 	}
 	if (s)
 		__sync_fetch_and_add(&s->spill, 1);
-	if (!bpf_map_update_elem(&il_rq_start, &key, init, BPF_ANY))
+	if (!bpf_map_update_elem(&blk_rq_start, &key, init, BPF_ANY))
 		return 0;
 	if (s)
 		__sync_fetch_and_add(&s->spill, -1);
@@ -155,7 +155,7 @@ static __always_inline int il_rq_times_new(__u64 key, struct il_rq_slot *s, cons
 }
 
 /* Forget the times t of request key (from il_rq_times_find(), with its slot s): release the
- * slot when they are in it, else delete them from il_rq_start. */
+ * slot when they are in it, else delete them from blk_rq_start. */
 static __always_inline void il_rq_times_free(__u64 key, struct il_rq_slot *s, struct il_rq_times *t)
 {
 	if (!t)
@@ -163,7 +163,7 @@ static __always_inline void il_rq_times_free(__u64 key, struct il_rq_slot *s, st
 	if (s && t == &s->t) {
 		*(volatile __u64 *)&s->rq = 0;
 		__sync_fetch_and_add(&s->claims, -1);
-	} else if (!bpf_map_delete_elem(&il_rq_start, &key) && s) {
+	} else if (!bpf_map_delete_elem(&blk_rq_start, &key) && s) {
 		__sync_fetch_and_add(&s->spill, -1);
 	}
 }
@@ -184,25 +184,25 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} il_blk_errors SEC(".maps");
+} blk_errors SEC(".maps");
 
-/* Per-disk totals of the aggregate mode (struct il_disk_stats, key: disk dev_t); no
+/* Per-disk totals of the aggregate mode (struct blk_disk_stats, key: disk dev_t); no
  * preallocation, so objects that never count into it pay nothing. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, struct il_disk_stats);
+	__type(value, struct blk_disk_stats);
 } blk_disks SEC(".maps");
 
-static const struct il_disk_stats il_zero_disk;
+static const struct blk_disk_stats il_zero_disk;
 
 /* ---- bio tracking (blk_cfg.bios) ----------------------------------------------------- */
 
-#define IL_BLOCK_MAX_BIOS 16384
+#define BLK_MAX_BIOS 16384
 #define IL_LINK_WALK 4          /* bios of a request looked at for its first one */
-#define IL_BIO_COUNT_MAX 32     /* bios of a request counted at completion */
+#define BLK_BIO_COUNT_MAX 32     /* bios of a request counted at completion */
 
 /* What is known of a bio before it joins a request (times: bpf_ktime_get_ns(), 0 unseen). */
 struct il_bio_info {
@@ -223,13 +223,13 @@ struct il_bio_info {
  * on a bio-based device, completes). LRU: a bio whose end was never seen ages out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, IL_BLOCK_MAX_BIOS);
+	__uint(max_entries, BLK_MAX_BIOS);
 	__type(key, __u64);
 	__type(value, struct il_bio_info);
-} il_bio_start SEC(".maps");
+} blk_bio_start SEC(".maps");
 
 /* A request's first bio, linked at its insert or issue, and its extent then. */
-struct il_rq_bio {
+struct blk_rq_bio {
 	struct il_bio_info b;
 	__u64 sector;
 	__u32 bytes;
@@ -240,10 +240,10 @@ struct il_rq_bio {
 /* struct request * -> its first bio's record, until the request completes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, IL_BLOCK_MAX_INFLIGHT);
+	__uint(max_entries, BLK_MAX_INFLIGHT);
 	__type(key, __u64);
-	__type(value, struct il_rq_bio);
-} il_rq_bio SEC(".maps");
+	__type(value, struct blk_rq_bio);
+} blk_rq_bio SEC(".maps");
 
 /* A direct I/O in progress (iomap:iomap_dio_rw_begin .. iomap_dio_complete), by its
  * struct kiocb *: when it began, and who began it. */
@@ -258,7 +258,7 @@ struct {
 	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct il_dio_info);
-} il_dio_start SEC(".maps");
+} blk_dio_start SEC(".maps");
 
 /* A submission in progress in a task, with tracepoints only: a writeback of an inode
  * (writeback_single_inode_start or ext4_writepages .. writeback_single_inode or
@@ -281,15 +281,15 @@ struct {
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct il_sub_op);
-} il_sub_task SEC(".maps");
+} blk_sub_task SEC(".maps");
 
-/* Per (disk, cgroup) totals of the aggregate mode (struct il_blk_cg). */
+/* Per (disk, cgroup) totals of the aggregate mode (struct blk_cg). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct il_blk_cg_key);
-	__type(value, struct il_blk_cg);
+	__type(key, struct blk_cg_key);
+	__type(value, struct blk_cg);
 } blk_cgroups SEC(".maps");
 
 static const struct il_bio_info il_zero_bio;
@@ -301,17 +301,17 @@ static __always_inline void il_sub_begin(__u64 key, __u64 now)
 	__u32 pid = (__u32)bpf_get_current_pid_tgid();
 	struct il_sub_op op = { .key = key, .start_ns = now };
 
-	bpf_map_update_elem(&il_sub_task, &pid, &op, BPF_ANY);
+	bpf_map_update_elem(&blk_sub_task, &pid, &op, BPF_ANY);
 }
 
 /* The current task's operation key ends (its bios are all submitted). */
 static __always_inline void il_sub_end(__u64 key)
 {
 	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-	struct il_sub_op *op = bpf_map_lookup_elem(&il_sub_task, &pid);
+	struct il_sub_op *op = bpf_map_lookup_elem(&blk_sub_task, &pid);
 
 	if (op && op->key == key)
-		bpf_map_delete_elem(&il_sub_task, &pid);
+		bpf_map_delete_elem(&blk_sub_task, &pid);
 }
 
 /* A block event (Q, G, merge, insert, issue) of the current task at now: the next bio of its
@@ -319,7 +319,7 @@ static __always_inline void il_sub_end(__u64 key)
 static __always_inline void il_sub_touch(__u64 now)
 {
 	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-	struct il_sub_op *op = bpf_map_lookup_elem(&il_sub_task, &pid);
+	struct il_sub_op *op = bpf_map_lookup_elem(&blk_sub_task, &pid);
 
 	if (op)
 		op->last_ns = now;
@@ -330,7 +330,7 @@ static __always_inline struct il_sub_op *il_sub_current(void)
 {
 	__u32 pid = (__u32)bpf_get_current_pid_tgid();
 
-	return bpf_map_lookup_elem(&il_sub_task, &pid);
+	return bpf_map_lookup_elem(&blk_sub_task, &pid);
 }
 
 /* Where a bio of operation key starts when op (il_sub_current()) is that operation: the later
@@ -361,7 +361,7 @@ static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, s
 		struct task_struct *w;
 
 		key = (__u64)iocb;
-		d = bpf_map_lookup_elem(&il_dio_start, &key);
+		d = bpf_map_lookup_elem(&blk_dio_start, &key);
 		if (d) {
 			if (!b->submit_ns)
 				b->submit_ns = il_sub_start(op, key) ?: d->ns;
@@ -410,18 +410,18 @@ static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, 
 	b->ino = BPF_CORE_READ(inode, i_ino);
 }
 
-/* Count one event of a disk (bios_queued, merges, splits, requeues of struct il_disk_stats)
+/* Count one event of a disk (bios_queued, merges, splits, requeues of struct blk_disk_stats)
  * in blk_disks. */
 #define IL_DISK_COUNT(dev, field)                                                              \
 	do {                                                                                   \
 		__u32 dev_ = (dev);                                                            \
-		struct il_disk_stats *d_ = il_lookup_or_init(&blk_disks, &dev_, &il_zero_disk); \
+		struct blk_disk_stats *d_ = il_lookup_or_init(&blk_disks, &dev_, &il_zero_disk); \
 		if (d_)                                                                        \
 			__sync_fetch_and_add(&d_->field, 1);                                   \
 	} while (0)
 
 /* submit_bio (fentry/kprobe): the submission starts, in the submitter's context. */
-static __always_inline void il_block_submit(struct bio *bio)
+static __always_inline void blk_submit(struct bio *bio)
 {
 	__u64 key = (__u64)bio, id = bpf_get_current_pid_tgid();
 	struct il_bio_info n = {};
@@ -432,16 +432,16 @@ static __always_inline void il_block_submit(struct bio *bio)
 	n.tgid = id >> 32;
 	n.pid = (__u32)id;
 	bpf_get_current_comm(n.comm, sizeof(n.comm));
-	if (bpf_map_update_elem(&il_bio_start, &key, &n, BPF_ANY))
+	if (bpf_map_update_elem(&blk_bio_start, &key, &n, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
 }
 
 /* iomap:iomap_dio_rw_begin / iomap_dio_complete: a direct I/O starts and ends. Its record by
  * kiocb names the submitter of a bio a worker queues (blk-throttle's dispatch); the task's
- * record (il_sub_task) times the bios the task queues itself. An asynchronous direct I/O
+ * record (blk_sub_task) times the bios the task queues itself. An asynchronous direct I/O
  * completes elsewhere: its task's record stays until the task's next operation replaces it,
  * and is taken only by bios of the same kiocb. */
-static __always_inline void il_block_dio_begin(struct kiocb *iocb)
+static __always_inline void blk_dio_begin(struct kiocb *iocb)
 {
 	__u64 key = (__u64)iocb, id = bpf_get_current_pid_tgid();
 	struct il_dio_info d = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
@@ -449,30 +449,30 @@ static __always_inline void il_block_dio_begin(struct kiocb *iocb)
 	if (!blk_cfg.bios)
 		return;
 	bpf_get_current_comm(d.comm, sizeof(d.comm));
-	bpf_map_update_elem(&il_dio_start, &key, &d, BPF_ANY);
+	bpf_map_update_elem(&blk_dio_start, &key, &d, BPF_ANY);
 	il_sub_begin(key, d.ns);
 }
 
-static __always_inline void il_block_dio_end(struct kiocb *iocb)
+static __always_inline void blk_dio_end(struct kiocb *iocb)
 {
 	__u64 key = (__u64)iocb;
 
 	if (!blk_cfg.bios)
 		return;
-	bpf_map_delete_elem(&il_dio_start, &key);
+	bpf_map_delete_elem(&blk_dio_start, &key);
 	il_sub_end(key);
 }
 
 /* writeback_single_inode_start / ext4_writepages: the current task starts writing back
  * inode's pages (ext4_writepages, nested in the former, restarts it later). */
-static __always_inline void il_block_wb_start(struct inode *inode)
+static __always_inline void blk_wb_start(struct inode *inode)
 {
 	if (blk_cfg.bios)
 		il_sub_begin((__u64)inode, bpf_ktime_get_ns());
 }
 
 /* writeback_single_inode / ext4_writepages_result: that writeback ends. */
-static __always_inline void il_block_wb_end(struct inode *inode)
+static __always_inline void blk_wb_end(struct inode *inode)
 {
 	if (blk_cfg.bios)
 		il_sub_end((__u64)inode);
@@ -482,15 +482,15 @@ static __always_inline void il_block_wb_end(struct inode *inode)
 static __always_inline struct il_bio_info *il_bio_get(struct bio *bio)
 {
 	__u64 key = (__u64)bio;
-	struct il_bio_info *b = bpf_map_lookup_elem(&il_bio_start, &key);
+	struct il_bio_info *b = bpf_map_lookup_elem(&blk_bio_start, &key);
 
 	if (b)
 		return b;
-	if (bpf_map_update_elem(&il_bio_start, &key, &il_zero_bio, BPF_ANY)) {
+	if (bpf_map_update_elem(&blk_bio_start, &key, &il_zero_bio, BPF_ANY)) {
 		il_drop(IL_DROP_MAP_FULL);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&il_bio_start, &key);
+	return bpf_map_lookup_elem(&blk_bio_start, &key);
 }
 
 /* The disk bio was sent to: bio.bi_disk before 5.12, bio.bi_bdev->bd_disk since (see
@@ -507,7 +507,7 @@ static __always_inline struct gendisk *il_bio_disk(struct bio *bio)
 /* Per CPU, the last disk a bio was asked about (bio->bi_bdev, bio->bi_disk before 5.12) and
  * whether it is request-based: a disk's bios come in runs, so one read answers most of them
  * instead of four (block_bio_queue runs for every bio of every disk). */
-struct il_rq_based_last {
+struct blk_rq_based_last {
 	__u64 key;      /* struct block_device * (struct gendisk * before 5.12); 0: none yet */
 	__u64 rq_based; /* gendisk.queue->mq_ops set */
 };
@@ -516,8 +516,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct il_rq_based_last);
-} il_rq_based_last SEC(".maps");
+	__type(value, struct blk_rq_based_last);
+} blk_rq_based_last SEC(".maps");
 
 /* Is bio's disk request-based (blk-mq: gendisk.queue->mq_ops)? btf: bio is a BTF pointer (a
  * tp_btf program's argument), read with plain loads, no helper call; else with
@@ -526,7 +526,7 @@ struct {
 static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
 {
 	struct bio___o *old = (void *)bio;
-	struct il_rq_based_last *last;
+	struct blk_rq_based_last *last;
 	struct block_device *bdev = NULL;
 	struct gendisk *disk = NULL;
 	__u32 zero = 0;
@@ -540,7 +540,7 @@ static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
 		bdev = IL_BTF_READ(btf, bio, bi_bdev);
 		key = (__u64)bdev;
 	}
-	last = bpf_map_lookup_elem(&il_rq_based_last, &zero);
+	last = bpf_map_lookup_elem(&blk_rq_based_last, &zero);
 	if (last && key && last->key == key)
 		return last->rq_based;
 	if (!bpf_core_field_exists(old->bi_disk))
@@ -555,7 +555,7 @@ static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
 
 /* block_bio_queue (Q). With blk_cfg.bio_only, a bio of a request-based disk
  * (gendisk.queue->mq_ops set) is not followed. */
-static __always_inline void il_block_bio_queue(struct bio *bio, bool btf)
+static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
 {
 	struct il_bio_info *b;
 	struct iomap_dio *dio;
@@ -589,14 +589,14 @@ static __always_inline void il_block_bio_queue(struct bio *bio, bool btf)
 }
 
 /* block_getrq (G): a request was allocated for bio. */
-static __always_inline void il_block_getrq(struct bio *bio)
+static __always_inline void blk_getrq(struct bio *bio)
 {
 	__u64 key = (__u64)bio;
 	struct il_bio_info *b;
 
 	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
-	b = bpf_map_lookup_elem(&il_bio_start, &key);
+	b = bpf_map_lookup_elem(&blk_bio_start, &key);
 	if (b && !b->getrq_ns)
 		b->getrq_ns = bpf_ktime_get_ns();
 	il_sub_touch(b && b->getrq_ns ? b->getrq_ns : bpf_ktime_get_ns());
@@ -604,7 +604,7 @@ static __always_inline void il_block_getrq(struct bio *bio)
 
 /* block_bio_backmerge/frontmerge: bio joins an existing request. A back-merged bio is never
  * its request's first: forgotten. A front-merged one becomes it (found when linking). */
-static __always_inline void il_block_bio_merge(struct bio *bio, bool back)
+static __always_inline void blk_bio_merge(struct bio *bio, bool back)
 {
 	__u64 key = (__u64)bio;
 
@@ -613,12 +613,12 @@ static __always_inline void il_block_bio_merge(struct bio *bio, bool back)
 	IL_DISK_COUNT(who_bio_dev(bio), merges);
 	il_sub_touch(bpf_ktime_get_ns());
 	if (back)
-		bpf_map_delete_elem(&il_bio_start, &key);
+		bpf_map_delete_elem(&blk_bio_start, &key);
 }
 
 /* block_split: split, the front part of its parent (split->bi_private, bio_chain()), goes on
  * as a bio of its own with its parent's times; the parent keeps the rest. */
-static __always_inline void il_block_split(struct bio *split)
+static __always_inline void blk_split(struct bio *split)
 {
 	struct bio *parent = BPF_CORE_READ(split, bi_private);
 	__u64 pk = (__u64)parent, sk = (__u64)split;
@@ -627,7 +627,7 @@ static __always_inline void il_block_split(struct bio *split)
 	if (!blk_cfg.bios)
 		return;
 	IL_DISK_COUNT(who_bio_dev(split), splits);
-	p = bpf_map_lookup_elem(&il_bio_start, &pk);
+	p = bpf_map_lookup_elem(&blk_bio_start, &pk);
 	if (!p)
 		return;
 	n = *p;
@@ -636,20 +636,20 @@ static __always_inline void il_block_split(struct bio *split)
 	n.bytes = BPF_CORE_READ(split, bi_iter.bi_size);
 	p->sector = BPF_CORE_READ(parent, bi_iter.bi_sector);
 	p->bytes = BPF_CORE_READ(parent, bi_iter.bi_size);
-	if (bpf_map_update_elem(&il_bio_start, &sk, &n, BPF_ANY))
+	if (bpf_map_update_elem(&blk_bio_start, &sk, &n, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
 }
 
 /* block_bio_remap: bio was sent to device dev (a partition; a dm device whose clone this is).
  * With blk_cfg.bio_only, only a bio already followed is marked. */
-static __always_inline void il_block_bio_remap(struct bio *bio, __u32 dev)
+static __always_inline void blk_bio_remap(struct bio *bio, __u32 dev)
 {
 	__u64 key = (__u64)bio;
 	struct il_bio_info *b;
 
 	if (!blk_cfg.bios)
 		return;
-	b = blk_cfg.bio_only ? bpf_map_lookup_elem(&il_bio_start, &key) : il_bio_get(bio);
+	b = blk_cfg.bio_only ? bpf_map_lookup_elem(&blk_bio_start, &key) : il_bio_get(bio);
 	if (b && !b->from)
 		b->from = dev;
 }
@@ -683,7 +683,7 @@ static __always_inline __u32 il_parse_dev_name(const char *name)
 
 /* wbt:wbt_step(bdi, ...): writeback throttling stepped its depth on the bdi's disk (its
  * dev_name is "MAJ:MIN"; the field exists since 5.x, else nothing is counted). */
-static __always_inline void il_block_wbt_step(struct backing_dev_info *bdi)
+static __always_inline void blk_wbt_step(struct backing_dev_info *bdi)
 {
 	__u32 dev;
 
@@ -701,7 +701,7 @@ struct rq_qos___q {
 	struct request_queue *q;
 } __attribute__((preserve_access_index));
 
-static __always_inline void il_block_iocost(struct ioc_gq *iocg)
+static __always_inline void blk_iocost(struct ioc_gq *iocg)
 {
 	struct request_queue *q = NULL;
 	struct rq_qos *rqos;
@@ -724,73 +724,73 @@ static __always_inline void il_block_iocost(struct ioc_gq *iocg)
 /* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
  * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
  * bio with a record. The bios looked at are in the request now: their records go. */
-static __always_inline void il_block_link_bios(struct request *rq)
+static __always_inline void blk_link_bios(struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	struct il_rq_bio n = {};
+	struct blk_rq_bio n = {};
 	struct bio *bio;
 	bool found = false;
 
-	if (bpf_map_lookup_elem(&il_rq_bio, &key))
+	if (bpf_map_lookup_elem(&blk_rq_bio, &key))
 		return;
 	bio = BPF_CORE_READ(rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
 		__u64 bk = (__u64)bio;
-		struct il_bio_info *b = bpf_map_lookup_elem(&il_bio_start, &bk);
+		struct il_bio_info *b = bpf_map_lookup_elem(&blk_bio_start, &bk);
 
 		if (b) {
 			if (!found || (b->getrq_ns && !n.b.getrq_ns))
 				n.b = *b;
 			found = true;
-			bpf_map_delete_elem(&il_bio_start, &bk);
+			bpf_map_delete_elem(&blk_bio_start, &bk);
 		}
 		bio = BPF_CORE_READ(bio, bi_next);
 	}
 	n.sector = BPF_CORE_READ(rq, __sector);
 	n.bytes = BPF_CORE_READ(rq, __data_len);
-	if (bpf_map_update_elem(&il_rq_bio, &key, &n, BPF_ANY))
+	if (bpf_map_update_elem(&blk_rq_bio, &key, &n, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
 }
 
-/* il_block_link_bios() when requests are linked to their bios (the check apart, so that
+/* blk_link_bios() when requests are linked to their bios (the check apart, so that
  * nothing of it, not even its zeroed record, costs the other modes). */
-static __always_inline void il_block_link(struct request *rq)
+static __always_inline void blk_link(struct request *rq)
 {
 	if (blk_cfg.bios && !blk_cfg.bio_only) {
-		il_block_link_bios(rq);
+		blk_link_bios(rq);
 		il_sub_touch(bpf_ktime_get_ns());
 	}
 }
 
 /* block_rq_requeue: rq goes back to be issued again (its issue time restarts at the next D). */
-static __always_inline void il_block_requeue(struct request *rq)
+static __always_inline void blk_requeue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
-	struct il_rq_bio *l;
+	struct blk_rq_bio *l;
 
 	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), requeues);
-	l = bpf_map_lookup_elem(&il_rq_bio, &key);
+	l = bpf_map_lookup_elem(&blk_rq_bio, &key);
 	if (l)
 		l->requeued = 1;
 }
 
 /* block_rq_remap: request-based dm sent rq on from device dev. */
-static __always_inline void il_block_rq_remap(struct request *rq, __u32 dev)
+static __always_inline void blk_rq_remap(struct request *rq, __u32 dev)
 {
 	__u64 key = (__u64)rq;
-	struct il_rq_bio *l;
+	struct blk_rq_bio *l;
 
 	if (!blk_cfg.bios)
 		return;
-	l = bpf_map_lookup_elem(&il_rq_bio, &key);
+	l = bpf_map_lookup_elem(&blk_rq_bio, &key);
 	if (l && !l->b.from)
 		l->b.from = dev;
 }
 
 /* block_rq_merge: rq was merged into another request and is freed; its bios go with it. */
-static __always_inline void il_block_rq_merge(struct request *rq)
+static __always_inline void blk_rq_merge(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 
@@ -798,15 +798,15 @@ static __always_inline void il_block_rq_merge(struct request *rq)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), merges);
 	il_rq_times_forget(key);
-	bpf_map_delete_elem(&il_rq_bio, &key);
+	bpf_map_delete_elem(&blk_rq_bio, &key);
 }
 
 /* Copy a bio's record into io. */
-static __always_inline void il_io_from_bio(struct il_blk_io *io, const struct il_bio_info *b)
+static __always_inline void il_io_from_bio(struct blk_io *io, const struct il_bio_info *b)
 {
-	io->ts[IL_MK_SUBMIT] = b->submit_ns;
-	io->ts[IL_MK_Q] = b->queue_ns;
-	io->ts[IL_MK_G] = b->getrq_ns;
+	io->ts[BLK_MK_SUBMIT] = b->submit_ns;
+	io->ts[BLK_MK_Q] = b->queue_ns;
+	io->ts[BLK_MK_G] = b->getrq_ns;
 	io->cgroup = b->cgroup;
 	io->ino = b->ino;
 	io->ino_dev = b->ino_dev;
@@ -822,7 +822,7 @@ static __always_inline void il_io_from_bio(struct il_blk_io *io, const struct il
 /* block_bio_complete (ctx: its raw arguments, (q, bio) on every kernel): a bio of a bio-based
  * device (no mq_ops: dm, md) completes. Returns 0 with io filled, or -1 when the bio is not
  * one to measure (a request-based device's bio ended without a request, or no Q was seen). */
-static __always_inline int il_block_bio_done(unsigned long long *ctx, struct il_blk_io *io)
+static __always_inline int blk_bio_done(unsigned long long *ctx, struct blk_io *io)
 {
 	struct request_queue *q = (struct request_queue *)ctx[0];
 	struct bio *bio = (struct bio *)ctx[1];
@@ -832,12 +832,12 @@ static __always_inline int il_block_bio_done(unsigned long long *ctx, struct il_
 
 	if (!blk_cfg.bios)
 		return -1;
-	b = bpf_map_lookup_elem(&il_bio_start, &key);
+	b = bpf_map_lookup_elem(&blk_bio_start, &key);
 	if (!b)
 		return -1;
 	if (!BPF_CORE_READ(q, mq_ops) && b->queue_ns) {
 		il_io_from_bio(io, b);
-		io->ts[IL_MK_C] = bpf_ktime_get_ns();
+		io->ts[BLK_MK_C] = bpf_ktime_get_ns();
 		io->dev = who_bio_dev(bio);
 		io->sector = b->sector;
 		io->bytes = b->bytes;
@@ -848,7 +848,7 @@ static __always_inline int il_block_bio_done(unsigned long long *ctx, struct il_
 		io->error = BPF_CORE_READ(bio, bi_status) != 0;
 		err = 0;
 	}
-	bpf_map_delete_elem(&il_bio_start, &key);
+	bpf_map_delete_elem(&blk_bio_start, &key);
 	return err;
 }
 
@@ -861,8 +861,8 @@ __noinline __u32 il_phase_slot(__u64 ns)
 	return il_slot_idx(ns);
 }
 
-/* Add io to the phase totals p (struct il_blk_phases). */
-static __always_inline void il_block_phases_add(struct il_blk_phases *p, const struct il_blk_io *io)
+/* Add io to the phase totals p (struct blk_phases). */
+static __always_inline void blk_phases_add(struct blk_phases *p, const struct blk_io *io)
 {
 	__u64 life = 0, t;
 
@@ -871,22 +871,22 @@ static __always_inline void il_block_phases_add(struct il_blk_phases *p, const s
 	__sync_fetch_and_add(&p->bytes, io->bytes);
 	if (io->error)
 		__sync_fetch_and_add(&p->errors, 1);
-	if (il_blk_phase_ns(io, IL_PH_BEFORE_Q, &t))
+	if (blk_phase_ns(io, BLK_PH_BEFORE_Q, &t))
 		life += t;
-	if (il_blk_phase_ns(io, IL_PH_Q2C, &t)) {
+	if (blk_phase_ns(io, BLK_PH_Q2C, &t)) {
 		life += t;
 	} else {
-		if (il_blk_phase_ns(io, IL_PH_I2D, &t))
+		if (blk_phase_ns(io, BLK_PH_I2D, &t))
 			life += t;
-		if (il_blk_phase_ns(io, IL_PH_D2C, &t))
+		if (blk_phase_ns(io, BLK_PH_D2C, &t))
 			life += t;
 	}
 	__sync_fetch_and_add(&p->life_ns, life);
-	for (int i = 0; i < IL_PH__MAX; i++) {
-		struct il_phase_stat *s = &p->ph[i];
+	for (int i = 0; i < BLK_PH__MAX; i++) {
+		struct blk_phase_stat *s = &p->ph[i];
 		__u64 ns;
 
-		if (!il_blk_phase_ns(io, i, &ns))
+		if (!blk_phase_ns(io, i, &ns))
 			continue;
 		__sync_fetch_and_add(&s->count, 1);
 		__sync_fetch_and_add(&s->ns, ns);
@@ -897,13 +897,13 @@ static __always_inline void il_block_phases_add(struct il_blk_phases *p, const s
 }
 
 /* The request argument of block_rq_insert/issue from the raw argument array. */
-static __always_inline struct request *il_block_rq_arg(unsigned long long *ctx)
+static __always_inline struct request *blk_rq_arg(unsigned long long *ctx)
 {
 	return (struct request *)il_ctx_arg01(ctx, blk_cfg.rq_two_args);
 }
 
 /* block_rq_insert: the request enters the OS queue (I/O scheduler or software queue). */
-static __always_inline void il_block_insert(struct request *rq)
+static __always_inline void blk_insert(struct request *rq)
 {
 	struct il_rq_times t = { .insert_ns = bpf_ktime_get_ns() }, *old;
 	struct il_rq_slot *s;
@@ -916,16 +916,16 @@ static __always_inline void il_block_insert(struct request *rq)
 		return;
 	if (old)
 		*old = t;
-	else if (il_rq_times_new(key, s, &t))
+	else if (blk_rq_times_new(key, s, &t))
 		il_drop(IL_DROP_MAP_FULL);
-	il_block_link(rq);
+	blk_link(rq);
 }
 
 /* block_rq_issue: the request goes to the driver. An insert time already recorded is kept;
  * requests issued without an insert (no I/O scheduler, direct issue) have none. A request
  * issued again (requeued) is timed from its last issue, unless a part of it completed
  * already: then from its first. */
-static __always_inline void il_block_issue(struct request *rq)
+static __always_inline void blk_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct il_rq_times *t, n = { .issue_ns = now };
@@ -935,10 +935,10 @@ static __always_inline void il_block_issue(struct request *rq)
 	if (t) {
 		if (!t->parts)
 			t->issue_ns = now;
-	} else if (il_rq_times_new(key, s, &n)) {
+	} else if (blk_rq_times_new(key, s, &n)) {
 		il_drop(IL_DROP_MAP_FULL);
 	}
-	il_block_link(rq);
+	blk_link(rq);
 }
 
 /* block_rq_complete (ctx: its raw arguments), the request's times only: 0 with *r filled
@@ -950,10 +950,10 @@ static __always_inline void il_block_issue(struct request *rq)
  * finished when nr_bytes covers what is left, request.__data_len at the tracepoint (the
  * kernel's own test in blk_update_request(): nr_bytes >= blk_rq_bytes(rq)). Until then the
  * request stays in flight, timed from its first issue; an error in any part makes it a
- * request completed with an error (il_blk_errors). Reads request.__data_len only: a plain
+ * request completed with an error (blk_errors). Reads request.__data_len only: a plain
  * load from a tp_btf program (btf: ctx[0] is a trusted struct request *), else
  * bpf_probe_read_kernel(). */
-static __always_inline int il_block_end(unsigned long long *ctx, bool btf, struct il_rq_times *r, __u64 *now)
+static __always_inline int blk_end(unsigned long long *ctx, bool btf, struct il_rq_times *r, __u64 *now)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 error = (__u32)ctx[1], nr_bytes = (__u32)ctx[2], zero = 0;
@@ -986,7 +986,7 @@ static __always_inline int il_block_end(unsigned long long *ctx, bool btf, struc
 		r->issue_ns = t->issue_ns;
 		r->error = error || t->error;
 		err = 0;
-		errors = r->error ? bpf_map_lookup_elem(&il_blk_errors, &zero) : NULL;
+		errors = r->error ? bpf_map_lookup_elem(&blk_errors, &zero) : NULL;
 		if (errors)
 			*errors += 1; /* per-CPU: no atomics needed */
 	}
@@ -998,33 +998,33 @@ static __always_inline int il_block_end(unsigned long long *ctx, bool btf, struc
  * once the request is finished. Returns 0 with io filled (C, D, I when seen and, with bio
  * tracking, everything its first bio brought: submit, Q, G, submitter, cgroup, file), or -1
  * when there is nothing to measure (drops counted) or the request is not finished yet (see
- * il_block_end(); btf: called from a tp_btf program). Reads request.cmd_flags, __sector, bio
+ * blk_end(); btf: called from a tp_btf program). Reads request.cmd_flags, __sector, bio
  * and the bios' bi_next, and the disk (il_rq_disk()). */
-static __always_inline int il_block_done(unsigned long long *ctx, bool btf, struct il_blk_io *io)
+static __always_inline int blk_done(unsigned long long *ctx, bool btf, struct blk_io *io)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u64 key = (__u64)rq, now;
 	struct il_rq_times t;
-	int err = il_block_end(ctx, btf, &t, &now);
+	int err = blk_end(ctx, btf, &t, &now);
 
 	if (err > 0)
 		return -1;
 	if (!err) {
 		__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-		struct il_rq_bio *l = blk_cfg.bios && !blk_cfg.bio_only ?
-				      bpf_map_lookup_elem(&il_rq_bio, &key) : NULL;
+		struct blk_rq_bio *l = blk_cfg.bios && !blk_cfg.bio_only ?
+				      bpf_map_lookup_elem(&blk_rq_bio, &key) : NULL;
 		struct bio *bio = BPF_CORE_READ(rq, bio);
 
-		io->ts[IL_MK_I] = t.insert_ns;
-		io->ts[IL_MK_D] = t.issue_ns;
-		io->ts[IL_MK_C] = now;
+		io->ts[BLK_MK_I] = t.insert_ns;
+		io->ts[BLK_MK_D] = t.issue_ns;
+		io->ts[BLK_MK_C] = now;
 		io->dev = il_disk_dev(il_rq_disk(rq));
 		io->op = il_opf_op(opf);
 		io->flags = il_opf_flags(opf);
 		io->sector = BPF_CORE_READ(rq, __sector);
 		io->bytes = (__u32)ctx[2];
 		io->error = t.error;
-		for (int i = 0; i < IL_BIO_COUNT_MAX && bio; i++) {
+		for (int i = 0; i < BLK_BIO_COUNT_MAX && bio; i++) {
 			io->bios++;
 			bio = BPF_CORE_READ(bio, bi_next);
 		}
@@ -1036,18 +1036,18 @@ static __always_inline int il_block_done(unsigned long long *ctx, bool btf, stru
 		}
 	}
 	if (blk_cfg.bios && !blk_cfg.bio_only)
-		bpf_map_delete_elem(&il_rq_bio, &key);
+		bpf_map_delete_elem(&blk_rq_bio, &key);
 	return err;
 }
 
 /* block_rq_complete, the insert -> issue and issue -> complete times only: 0 with *queue_ns
- * (0 when no insert was seen) and *device_ns filled, or -1 (see il_block_done()). */
-static __always_inline int il_block_complete(unsigned long long *ctx, bool btf, __u64 *queue_ns, __u64 *device_ns)
+ * (0 when no insert was seen) and *device_ns filled, or -1 (see blk_done()). */
+static __always_inline int blk_complete(unsigned long long *ctx, bool btf, __u64 *queue_ns, __u64 *device_ns)
 {
 	struct il_rq_times t;
 	__u64 now;
 
-	if (il_block_end(ctx, btf, &t, &now))
+	if (blk_end(ctx, btf, &t, &now))
 		return -1;
 	*queue_ns = t.insert_ns ? t.issue_ns - t.insert_ns : 0;
 	*device_ns = now - t.issue_ns;
@@ -1055,32 +1055,32 @@ static __always_inline int il_block_complete(unsigned long long *ctx, bool btf, 
 }
 
 /* Aggregate mode: io into its disk's phases (blk_disks) and its (disk, cgroup) totals. */
-static __always_inline void il_block_account(const struct il_blk_io *io)
+static __always_inline void blk_account(const struct blk_io *io)
 {
-	struct il_blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
-	struct il_disk_stats *d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
-	struct il_blk_cg *c;
+	struct blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
+	struct blk_disk_stats *d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
+	struct blk_cg *c;
 	__u64 ns, q = 0;
 
 	if (d)
-		il_block_phases_add(&d->phases, io);
+		blk_phases_add(&d->phases, io);
 	if (!blk_cfg.bios)
 		return;
-	c = il_lookup_or_init(&blk_cgroups, &ck, &(struct il_blk_cg){});
+	c = il_lookup_or_init(&blk_cgroups, &ck, &(struct blk_cg){});
 	if (!c)
 		return;
 	__sync_fetch_and_add(&c->ios, 1);
 	__sync_fetch_and_add(&c->bytes, io->bytes);
-	if (il_blk_phase_ns(io, IL_PH_BEFORE_Q, &ns))
+	if (blk_phase_ns(io, BLK_PH_BEFORE_Q, &ns))
 		__sync_fetch_and_add(&c->before_q_ns, ns);
-	if (il_blk_phase_ns(io, IL_PH_Q2G, &ns))
+	if (blk_phase_ns(io, BLK_PH_Q2G, &ns))
 		q += ns;
-	if (il_blk_phase_ns(io, IL_PH_G2I, &ns))
+	if (blk_phase_ns(io, BLK_PH_G2I, &ns))
 		q += ns;
-	if (il_blk_phase_ns(io, IL_PH_I2D, &ns))
+	if (blk_phase_ns(io, BLK_PH_I2D, &ns))
 		q += ns;
 	__sync_fetch_and_add(&c->queue_ns, q);
-	if (il_blk_phase_ns(io, io->bio_based ? IL_PH_Q2C : IL_PH_D2C, &ns))
+	if (blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns))
 		__sync_fetch_and_add(&c->device_ns, ns);
 	if (io->held)
 		__sync_fetch_and_add(&c->held, 1);
@@ -1088,19 +1088,19 @@ static __always_inline void il_block_account(const struct il_blk_io *io)
 		c->tgid = io->tgid;
 }
 
-/* Aggregate-mode completion handler (IL_BLOCK_PROGS(il_block_disk_complete)): count the
+/* Aggregate-mode completion handler (BLK_PROGS(blk_disk_complete)): count the
  * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array;
  * btf: from the tp_btf program. */
-static __always_inline int il_block_disk_complete(unsigned long long *ctx, bool btf)
+static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf)
 {
-	struct il_disk_stats *d;
-	struct il_blk_io io = {};
+	struct blk_disk_stats *d;
+	struct blk_io io = {};
 	__u64 queue, device;
 
-	if (il_block_done(ctx, btf, &io))
+	if (blk_done(ctx, btf, &io))
 		return 0;
-	queue = io.ts[IL_MK_I] ? io.ts[IL_MK_D] - io.ts[IL_MK_I] : 0;
-	device = io.ts[IL_MK_C] - io.ts[IL_MK_D];
+	queue = io.ts[BLK_MK_I] ? io.ts[BLK_MK_D] - io.ts[BLK_MK_I] : 0;
+	device = io.ts[BLK_MK_C] - io.ts[BLK_MK_D];
 	d = il_lookup_or_init(&blk_disks, &io.dev, &il_zero_disk);
 	if (!d)
 		return 0;
@@ -1119,47 +1119,47 @@ static __always_inline int il_block_disk_complete(unsigned long long *ctx, bool 
 		__sync_fetch_and_add(&d->queue_ns, queue);
 		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
 	}
-	il_block_account(&io);
+	blk_account(&io);
 	return 0;
 }
 
-/* Aggregate-mode handler of a bio-based device's bio (IL_BLOCK_BIO_PROGS(il_block_disk_bio_done)). */
-static __always_inline int il_block_disk_bio_done(struct il_blk_io *io)
+/* Aggregate-mode handler of a bio-based device's bio (BLK_BIO_PROGS(blk_disk_bio_done)). */
+static __always_inline int blk_disk_bio_done(struct blk_io *io)
 {
-	il_block_account(io);
+	blk_account(io);
 	return 0;
 }
 
 /* Forget a request without measuring it (filtered out). */
-static __always_inline void il_block_forget(struct request *rq)
+static __always_inline void blk_forget(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 
 	il_rq_times_forget(key);
 	if (blk_cfg.bios && !blk_cfg.bio_only)
-		bpf_map_delete_elem(&il_rq_bio, &key);
+		bpf_map_delete_elem(&blk_rq_bio, &key);
 }
 
 /*
- * The layer's programs, tp_btf and raw_tp twins, named as user/lib/block.c's il_block_plan()
- * expects: btf_rq_{insert,issue,complete}, raw_rq_{insert,issue,complete}. The including
+ * The layer's programs, tp_btf and raw_tp twins, named as user/lib/block.c's blk_plan()
+ * expects: blk_rq_{insert,issue,complete}_{btf,raw}. The including
  * object passes the body of its completion handler, a function (unsigned long long *ctx,
  * bool btf): btf is true in the tp_btf program, whose ctx[0] is a trusted struct request *
  * that can be read with plain loads.
  */
-#define IL_BLOCK_PROGS(on_complete)                                                            \
+#define BLK_PROGS(on_complete)                                                            \
 	SEC("tp_btf/block_rq_insert")                                                          \
-	int BPF_PROG(btf_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }      \
+	int BPF_PROG(blk_rq_insert_btf) { blk_insert(blk_rq_arg(ctx)); return 0; }      \
 	SEC("tp_btf/block_rq_issue")                                                           \
-	int BPF_PROG(btf_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
+	int BPF_PROG(blk_rq_issue_btf) { blk_issue(blk_rq_arg(ctx)); return 0; }        \
 	SEC("tp_btf/block_rq_complete")                                                        \
-	int BPF_PROG(btf_rq_complete) { return on_complete(ctx, true); }                       \
+	int BPF_PROG(blk_rq_complete_btf) { return on_complete(ctx, true); }                       \
 	SEC("raw_tp/block_rq_insert")                                                          \
-	int BPF_PROG(raw_rq_insert) { il_block_insert(il_block_rq_arg(ctx)); return 0; }      \
+	int BPF_PROG(blk_rq_insert_raw) { blk_insert(blk_rq_arg(ctx)); return 0; }      \
 	SEC("raw_tp/block_rq_issue")                                                           \
-	int BPF_PROG(raw_rq_issue) { il_block_issue(il_block_rq_arg(ctx)); return 0; }        \
+	int BPF_PROG(blk_rq_issue_raw) { blk_issue(blk_rq_arg(ctx)); return 0; }        \
 	SEC("raw_tp/block_rq_complete")                                                        \
-	int BPF_PROG(raw_rq_complete) { return on_complete(ctx, false); }
+	int BPF_PROG(blk_rq_complete_raw) { return on_complete(ctx, false); }
 
 /* Argument i of a tracepoint that took a leading request_queue before 5.11 (bit of
  * blk_cfg.tp_old): ctx[i + 1] then, else ctx[i]. As il_ctx_arg01() (common.bpf.h), for any
@@ -1180,60 +1180,60 @@ static __always_inline void il_block_forget(struct request *rq)
 #define IL_TP_ARG(ctx, bit, i) IL_CTX_PICK(ctx, blk_cfg.tp_old & (bit), (i) + 1, i)
 
 /*
- * The bio-tracking programs, tp_btf and raw_tp twins named as il_block_bio_plan() and
- * il_block_submit_plan() expect (btf_X / raw_X), and submit_bio's fentry and kprobe. The
+ * The bio-tracking programs, tp_btf and raw_tp twins named as blk_bio_plan() and
+ * blk_submit_plan() expect (blk_X_btf / blk_X_raw), and submit_bio's fentry and kprobe. The
  * including object passes its handler of a bio-based device's finished bio, a function
- * (struct il_blk_io *io). Only the programs of the chosen plans load. A body sees il_btf: true
+ * (struct blk_io *io). Only the programs of the chosen plans load. A body sees il_btf: true
  * in the tp_btf twin, whose arguments are BTF pointers that plain loads may read.
  */
-#define IL_BLOCK_BIO_TP(name, tp, body)                                                         \
+#define BLK_BIO_TP(name, tp, body)                                                         \
 	SEC("tp_btf/" tp)                                                                       \
-	int BPF_PROG(btf_##name) { const bool il_btf = true; (void)il_btf; body; return 0; }   \
+	int BPF_PROG(blk_##name##_btf) { const bool il_btf = true; (void)il_btf; body; return 0; }   \
 	SEC("raw_tp/" tp)                                                                       \
-	int BPF_PROG(raw_##name) { const bool il_btf = false; (void)il_btf; body; return 0; }
+	int BPF_PROG(blk_##name##_raw) { const bool il_btf = false; (void)il_btf; body; return 0; }
 
-#define IL_BLOCK_BIO_PROGS(on_bio_done)                                                         \
-	IL_BLOCK_BIO_TP(bio_queue, "block_bio_queue",                                           \
-		il_block_bio_queue((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_QUEUE, 0), il_btf))  \
-	IL_BLOCK_BIO_TP(getrq, "block_getrq",                                                   \
-		il_block_getrq((struct bio *)IL_TP_ARG(ctx, IL_BTP_GETRQ, 0)))                  \
+#define BLK_BIO_PROGS(on_bio_done)                                                         \
+	BLK_BIO_TP(bio_queue, "block_bio_queue",                                           \
+		blk_bio_queue((struct bio *)IL_TP_ARG(ctx, BLK_TP_BIO_QUEUE, 0), il_btf))  \
+	BLK_BIO_TP(getrq, "block_getrq",                                                   \
+		blk_getrq((struct bio *)IL_TP_ARG(ctx, BLK_TP_GETRQ, 0)))                  \
 	/* (q, rq, bio) before 5.11: bio is ctx[2] */                                           \
-	IL_BLOCK_BIO_TP(bio_backmerge, "block_bio_backmerge",                                   \
-		il_block_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & IL_BTP_MERGE, 2, 0), true)) \
-	IL_BLOCK_BIO_TP(bio_frontmerge, "block_bio_frontmerge",                                 \
-		il_block_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & IL_BTP_MERGE, 2, 0), false)) \
-	IL_BLOCK_BIO_TP(split, "block_split",                                                   \
-		il_block_split((struct bio *)IL_TP_ARG(ctx, IL_BTP_SPLIT, 0)))                  \
-	IL_BLOCK_BIO_TP(bio_remap, "block_bio_remap",                                           \
-		il_block_bio_remap((struct bio *)IL_TP_ARG(ctx, IL_BTP_BIO_REMAP, 0),           \
-				   (__u32)IL_TP_ARG(ctx, IL_BTP_BIO_REMAP, 1)))                 \
-	IL_BLOCK_BIO_TP(rq_remap, "block_rq_remap",                                             \
-		il_block_rq_remap((struct request *)IL_TP_ARG(ctx, IL_BTP_RQ_REMAP, 0),         \
-				  (__u32)IL_TP_ARG(ctx, IL_BTP_RQ_REMAP, 1)))                   \
-	IL_BLOCK_BIO_TP(rq_requeue, "block_rq_requeue",                                         \
-		il_block_requeue((struct request *)IL_TP_ARG(ctx, IL_BTP_REQUEUE, 0)))          \
-	IL_BLOCK_BIO_TP(rq_merge, "block_rq_merge",                                             \
-		il_block_rq_merge((struct request *)IL_TP_ARG(ctx, IL_BTP_RQ_MERGE, 0)))        \
-	IL_BLOCK_BIO_TP(wbt_step, "wbt_step", il_block_wbt_step((struct backing_dev_info *)ctx[0])) \
-	IL_BLOCK_BIO_TP(iocost_activate, "iocost_iocg_activate",                                \
-		il_block_iocost((struct ioc_gq *)ctx[0]))                                       \
-	IL_BLOCK_BIO_TP(bio_complete, "block_bio_complete",                                     \
-		struct il_blk_io io = {};                                                       \
-		if (!il_block_bio_done(ctx, &io))                                               \
+	BLK_BIO_TP(bio_backmerge, "block_bio_backmerge",                                   \
+		blk_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & BLK_TP_MERGE, 2, 0), true)) \
+	BLK_BIO_TP(bio_frontmerge, "block_bio_frontmerge",                                 \
+		blk_bio_merge((struct bio *)IL_CTX_PICK(ctx, blk_cfg.tp_old & BLK_TP_MERGE, 2, 0), false)) \
+	BLK_BIO_TP(split, "block_split",                                                   \
+		blk_split((struct bio *)IL_TP_ARG(ctx, BLK_TP_SPLIT, 0)))                  \
+	BLK_BIO_TP(bio_remap, "block_bio_remap",                                           \
+		blk_bio_remap((struct bio *)IL_TP_ARG(ctx, BLK_TP_BIO_REMAP, 0),           \
+				   (__u32)IL_TP_ARG(ctx, BLK_TP_BIO_REMAP, 1)))                 \
+	BLK_BIO_TP(rq_remap, "block_rq_remap",                                             \
+		blk_rq_remap((struct request *)IL_TP_ARG(ctx, BLK_TP_RQ_REMAP, 0),         \
+				  (__u32)IL_TP_ARG(ctx, BLK_TP_RQ_REMAP, 1)))                   \
+	BLK_BIO_TP(rq_requeue, "block_rq_requeue",                                         \
+		blk_requeue((struct request *)IL_TP_ARG(ctx, BLK_TP_REQUEUE, 0)))          \
+	BLK_BIO_TP(rq_merge, "block_rq_merge",                                             \
+		blk_rq_merge((struct request *)IL_TP_ARG(ctx, BLK_TP_RQ_MERGE, 0)))        \
+	BLK_BIO_TP(wbt_step, "wbt_step", blk_wbt_step((struct backing_dev_info *)ctx[0])) \
+	BLK_BIO_TP(iocost_activate, "iocost_iocg_activate",                                \
+		blk_iocost((struct ioc_gq *)ctx[0]))                                       \
+	BLK_BIO_TP(bio_complete, "block_bio_complete",                                     \
+		struct blk_io io = {};                                                       \
+		if (!blk_bio_done(ctx, &io))                                               \
 			on_bio_done(&io))                                                       \
-	IL_BLOCK_BIO_TP(dio_begin, "iomap_dio_rw_begin", il_block_dio_begin((struct kiocb *)ctx[0])) \
-	IL_BLOCK_BIO_TP(dio_complete, "iomap_dio_complete", il_block_dio_end((struct kiocb *)ctx[0])) \
-	IL_BLOCK_BIO_TP(wb_inode_start, "writeback_single_inode_start",                         \
-		il_block_wb_start((struct inode *)ctx[0]))                                      \
-	IL_BLOCK_BIO_TP(ext4_wb_start, "ext4_writepages", il_block_wb_start((struct inode *)ctx[0])) \
-	IL_BLOCK_BIO_TP(wb_inode_end, "writeback_single_inode",                                 \
-		il_block_wb_end((struct inode *)ctx[0]))                                        \
-	IL_BLOCK_BIO_TP(ext4_wb_end, "ext4_writepages_result", il_block_wb_end((struct inode *)ctx[0])) \
+	BLK_BIO_TP(dio_begin, "iomap_dio_rw_begin", blk_dio_begin((struct kiocb *)ctx[0])) \
+	BLK_BIO_TP(dio_complete, "iomap_dio_complete", blk_dio_end((struct kiocb *)ctx[0])) \
+	BLK_BIO_TP(wb_inode_start, "writeback_single_inode_start",                         \
+		blk_wb_start((struct inode *)ctx[0]))                                      \
+	BLK_BIO_TP(ext4_wb_start, "ext4_writepages", blk_wb_start((struct inode *)ctx[0])) \
+	BLK_BIO_TP(wb_inode_end, "writeback_single_inode",                                 \
+		blk_wb_end((struct inode *)ctx[0]))                                        \
+	BLK_BIO_TP(ext4_wb_end, "ext4_writepages_result", blk_wb_end((struct inode *)ctx[0])) \
 	SEC("fentry/submit_bio")                                                                \
-	int BPF_PROG(blk_submit_fentry, struct bio *bio) { il_block_submit(bio); return 0; }     \
+	int BPF_PROG(blk_submit_fentry, struct bio *bio) { blk_submit(bio); return 0; }     \
 	SEC("kprobe/submit_bio")                                                                \
-	int BPF_KPROBE(blk_submit_kprobe, struct bio *bio) { il_block_submit(bio); return 0; }     \
+	int BPF_KPROBE(blk_submit_kprobe, struct bio *bio) { blk_submit(bio); return 0; }     \
 	SEC("syscall")                                                                          \
-	int il_dio_end_io_find(void *ctx) { return il_dio_end_io_lookup(); }
+	int blk_dio_end_io_find(void *ctx) { return blk_dio_end_io_lookup(); }
 
 #endif /* IOLAYER_BLOCK_BPF_H */

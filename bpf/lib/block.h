@@ -14,28 +14,28 @@ struct blk_cfg {
 	/* block_rq_insert/issue take (q, rq) rather than (rq): kernels before 5.11 (and 5.10
 	 * stable before 5.10.137), commit a54895fa057c; read from the tracepoint's BTF. */
 	__u8 rq_two_args;
-	__u8 bios;       /* track bios from submission to their request (il_block_track_bios) */
+	__u8 bios;       /* track bios from submission to their request (blk_track_bios) */
 	__u8 files;      /* and the file each bio belongs to (who_files) */
 	/* bios only of bio-based devices (no mq_ops: dm, md, zram, brd), which have no
 	 * request: requests are not linked to their bios (biolatency's plain mode on a
-	 * machine with such a disk; il_block_track_bio_based()) */
+	 * machine with such a disk; blk_track_bio_based()) */
 	__u8 bio_only;
 	/* The bio and request tracepoints that still take a leading struct request_queue *
 	 * (kernels before 5.11: commit e8a676d61c07 and its series), one bit each (enum
-	 * il_blk_tp), read from their BTF prototypes by il_block_cfg(). */
+	 * blk_tp), read from their BTF prototypes by blk_cfg(). */
 	__u32 tp_old;
 };
 
 /* Tracepoints whose argument list lost its request_queue in 5.11 (bits of blk_cfg.tp_old). */
-enum il_blk_tp {
-	IL_BTP_BIO_QUEUE = 1,     /* block_bio_queue(q, bio) -> (bio) */
-	IL_BTP_GETRQ = 2,         /* block_getrq(q, bio, rw) -> (bio) */
-	IL_BTP_MERGE = 4,         /* block_bio_backmerge/frontmerge(q, rq, bio) -> (bio) */
-	IL_BTP_SPLIT = 8,         /* block_split(q, bio, new_sector) -> (bio, new_sector) */
-	IL_BTP_BIO_REMAP = 16,    /* block_bio_remap(q, bio, dev, from) -> (bio, dev, from) */
-	IL_BTP_RQ_REMAP = 32,     /* block_rq_remap(q, rq, dev, from) -> (rq, dev, from) */
-	IL_BTP_REQUEUE = 64,      /* block_rq_requeue(q, rq) -> (rq) */
-	IL_BTP_RQ_MERGE = 128,    /* block_rq_merge(q, rq) -> (rq) */
+enum blk_tp {
+	BLK_TP_BIO_QUEUE = 1,     /* block_bio_queue(q, bio) -> (bio) */
+	BLK_TP_GETRQ = 2,         /* block_getrq(q, bio, rw) -> (bio) */
+	BLK_TP_MERGE = 4,         /* block_bio_backmerge/frontmerge(q, rq, bio) -> (bio) */
+	BLK_TP_SPLIT = 8,         /* block_split(q, bio, new_sector) -> (bio, new_sector) */
+	BLK_TP_BIO_REMAP = 16,    /* block_bio_remap(q, bio, dev, from) -> (bio, dev, from) */
+	BLK_TP_RQ_REMAP = 32,     /* block_rq_remap(q, rq, dev, from) -> (rq, dev, from) */
+	BLK_TP_REQUEUE = 64,      /* block_rq_requeue(q, rq) -> (rq) */
+	BLK_TP_RQ_MERGE = 128,    /* block_rq_merge(q, rq) -> (rq) */
 };
 
 /*
@@ -51,7 +51,7 @@ enum il_blk_tp {
  *   I       block:block_rq_insert        D  block:block_rq_issue (sent to the driver)
  *   C       block:block_rq_complete, or block:block_bio_complete for bio-based devices
  */
-enum il_blk_mark { IL_MK_SUBMIT, IL_MK_Q, IL_MK_G, IL_MK_I, IL_MK_D, IL_MK_C, IL_MK__MAX };
+enum blk_mark { BLK_MK_SUBMIT, BLK_MK_Q, BLK_MK_G, BLK_MK_I, BLK_MK_D, BLK_MK_C, BLK_MK__MAX };
 
 /* BEFORE_Q: submit -> Q: the cgroup throttle (blk-throttle) and the bio checks; with
  *           tracepoints only, also the filesystem's work between the start of the direct I/O
@@ -64,14 +64,14 @@ enum il_blk_mark { IL_MK_SUBMIT, IL_MK_Q, IL_MK_G, IL_MK_I, IL_MK_D, IL_MK_C, IL
  * D2C: D -> C: the driver and the device.
  * Q2C: Q -> C: the whole life in the block layer after Q (for bio-based devices, which
  *      have no request, the only phase after Q). */
-enum il_blk_phase { IL_PH_BEFORE_Q, IL_PH_Q2G, IL_PH_G2I, IL_PH_I2D, IL_PH_D2C, IL_PH_Q2C, IL_PH__MAX };
+enum blk_phase { BLK_PH_BEFORE_Q, BLK_PH_Q2G, BLK_PH_G2I, BLK_PH_I2D, BLK_PH_D2C, BLK_PH_Q2C, BLK_PH__MAX };
 
 /* One finished I/O: a request (block_rq_complete, all of it) or a bio of a bio-based device
- * (block_bio_complete). What completion handlers get (il_block_done(), il_block_bio_done())
+ * (block_bio_complete). What completion handlers get (blk_done(), blk_bio_done())
  * and biosnoop's event. Identity is the submitter's, taken at submission or Q, never at
  * completion. */
-struct il_blk_io {
-	__u64 ts[IL_MK__MAX];   /* enum il_blk_mark; 0: not seen */
+struct blk_io {
+	__u64 ts[BLK_MK__MAX];   /* enum blk_mark; 0: not seen */
 	__u64 cgroup;           /* cgroup id of the bio's blkcg (v1 blkio or v2), else the
 				 * submitter's v2 cgroup; 0 unknown */
 	__u64 ino;              /* inode of the file the I/O belongs to, 0 unknown */
@@ -97,22 +97,22 @@ struct il_blk_io {
 	__u8 pad[5];
 	char comm[IL_TASK_COMM_LEN]; /* submitter's thread name */
 };
-_Static_assert(__builtin_offsetof(struct il_blk_io, comm) + IL_TASK_COMM_LEN == sizeof(struct il_blk_io),
-	       "struct il_blk_io has no padding: it goes whole through the ring buffer");
+_Static_assert(__builtin_offsetof(struct blk_io, comm) + IL_TASK_COMM_LEN == sizeof(struct blk_io),
+	       "struct blk_io has no padding: it goes whole through the ring buffer");
 
 /* Time in phase ph of io (ns) into *ns: 1, or 0 when io has no such phase (a point not seen,
  * or the clock going backwards). */
-static inline int il_blk_phase_ns(const struct il_blk_io *io, int ph, __u64 *ns)
+static inline int blk_phase_ns(const struct blk_io *io, int ph, __u64 *ns)
 {
 	__u64 a = 0, b = 0;
 
 	switch (ph) {
-	case IL_PH_BEFORE_Q: a = io->ts[IL_MK_SUBMIT]; b = io->ts[IL_MK_Q]; break;
-	case IL_PH_Q2G: a = io->ts[IL_MK_Q]; b = io->ts[IL_MK_G]; break;
-	case IL_PH_G2I: a = io->ts[IL_MK_G]; b = io->ts[IL_MK_I] ? io->ts[IL_MK_I] : io->ts[IL_MK_D]; break;
-	case IL_PH_I2D: a = io->ts[IL_MK_I]; b = io->ts[IL_MK_D]; break;
-	case IL_PH_D2C: a = io->ts[IL_MK_D]; b = io->ts[IL_MK_C]; break;
-	case IL_PH_Q2C: a = io->ts[IL_MK_Q]; b = io->ts[IL_MK_C]; break;
+	case BLK_PH_BEFORE_Q: a = io->ts[BLK_MK_SUBMIT]; b = io->ts[BLK_MK_Q]; break;
+	case BLK_PH_Q2G: a = io->ts[BLK_MK_Q]; b = io->ts[BLK_MK_G]; break;
+	case BLK_PH_G2I: a = io->ts[BLK_MK_G]; b = io->ts[BLK_MK_I] ? io->ts[BLK_MK_I] : io->ts[BLK_MK_D]; break;
+	case BLK_PH_I2D: a = io->ts[BLK_MK_I]; b = io->ts[BLK_MK_D]; break;
+	case BLK_PH_D2C: a = io->ts[BLK_MK_D]; b = io->ts[BLK_MK_C]; break;
+	case BLK_PH_Q2C: a = io->ts[BLK_MK_Q]; b = io->ts[BLK_MK_C]; break;
 	}
 	if (!a || !b || b < a)
 		return 0;
@@ -121,15 +121,15 @@ static inline int il_blk_phase_ns(const struct il_blk_io *io, int ph, __u64 *ns)
 }
 
 /* One phase summed over many I/Os: log2 histogram of ns (il_hist_slot). */
-struct il_phase_stat {
+struct blk_phase_stat {
 	__u64 count;
 	__u64 ns;
 	__u64 max_ns;
 	__u64 slots[IL_HIST_SLOTS];
 };
 
-/* Phases of many I/Os (il_block_phases_add()). */
-struct il_blk_phases {
+/* Phases of many I/Os (blk_phases_add()). */
+struct blk_phases {
 	__u64 ios;      /* requests, and bios of bio-based devices */
 	__u64 bios;     /* bios in them */
 	__u64 bytes;
@@ -137,12 +137,12 @@ struct il_blk_phases {
 	__u64 life_ns;  /* the sum of each I/O's seen life, ns: before Q + Q2C, or without a Q
 			 * (a flush request the flush machinery makes) I2D + D2C; the phases'
 			 * shares are of this, so no share passes 100% */
-	struct il_phase_stat ph[IL_PH__MAX];
+	struct blk_phase_stat ph[BLK_PH__MAX];
 };
 
 /* Per-disk block totals (the aggregate mode of the layer, map `blk_disks`) since tracing began; key: disk dev_t (major << 20 | minor).
  * Histograms are log2 of ns (il_hist_slot). */
-struct il_disk_stats {
+struct blk_disk_stats {
 	__u64 count;         /* requests completed */
 	__u64 queued;        /* of which were seen entering the OS queue (block_rq_insert) */
 	__u64 bytes;         /* bytes completed (block_rq_complete nr_bytes) */
@@ -156,7 +156,7 @@ struct il_disk_stats {
 				* (enum il_req_op_kind). An fsync's empty PREFLUSH write, which
 				* the flush machinery ends with no issue of its own, is not one:
 				* /proc/diskstats counts it as a write besides its flush */
-	/* With bio tracking (il_block_track_bios()): */
+	/* With bio tracking (blk_track_bios()): */
 	__u64 bios_queued;   /* block_bio_queue */
 	__u64 merges;        /* bios merged into a request (block_bio_backmerge/frontmerge) and
 			      * requests into another (block_rq_merge) */
@@ -166,24 +166,24 @@ struct il_disk_stats {
 	 * their tracepoints: */
 	__u64 wbt_steps;     /* wbt:wbt_step, writeback throttling changed its queue depth */
 	__u64 iocost_activations; /* iocost:iocost_iocg_activate, a cgroup became active under iocost */
-	struct il_blk_phases phases; /* every I/O finished on the disk, by phase */
+	struct blk_phases phases; /* every I/O finished on the disk, by phase */
 };
 
 /* Per (disk, cgroup) totals of the aggregate mode (map `blk_cgroups`). */
-struct il_blk_cg_key {
+struct blk_cg_key {
 	__u32 dev;
 	__u32 pad;
-	__u64 cgroup;        /* as struct il_blk_io.cgroup */
+	__u64 cgroup;        /* as struct blk_io.cgroup */
 };
 
-struct il_blk_cg {
+struct blk_cg {
 	__u64 ios, bytes;
 	__u64 before_q_ns;   /* sum of BEFORE_Q */
 	__u64 queue_ns;      /* Q2G + G2I + I2D */
 	__u64 device_ns;     /* D2C (Q2C for bio-based devices) */
 	__u32 tgid;          /* the last submitter seen (for its /proc/PID/cgroup) */
 	__u32 held;          /* I/Os whose first bio a worker queued for its submitter (held
-			      * before Q, as blk-throttle does: struct il_blk_io.held) */
+			      * before Q, as blk-throttle does: struct blk_io.held) */
 };
 
 #endif

@@ -17,16 +17,16 @@
  * kernel has none): such a bio's bi_private is its struct iomap_dio (fs/iomap/direct-io.c),
  * whose iocb names the file and, for a synchronous direct I/O, whose submit.waiter is the
  * submitter. Set by user space from /proc/kallsyms after load, before attach
- * (il_block_loaded, user/lib/block.c), by il_dio_end_io_find or from /proc/kallsyms: a
+ * (blk_loaded, user/lib/block.c), by blk_dio_end_io_find or from /proc/kallsyms: a
  * typeless __ksym made libbpf read all of kallsyms at load. */
 volatile __u64 il_iomap_dio_end_io = 0;
 
-/* The body of il_dio_end_io_find (IL_BLOCK_BIO_PROGS), a BPF_PROG_TYPE_SYSCALL program that
+/* The body of blk_dio_end_io_find (BLK_BIO_PROGS), a BPF_PROG_TYPE_SYSCALL program that
  * user space runs once after load (BPF_PROG_TEST_RUN) where the kernel has
  * bpf_kallsyms_lookup_name (5.16+): il_iomap_dio_end_io from the kernel's own symbol table,
  * a binary search, instead of formatting /proc/kallsyms up to it (~44,000 lines, 15-40 ms of
  * a tool's start-up). 0; the address stays 0 when the kernel has no such symbol. */
-static __always_inline int il_dio_end_io_lookup(void)
+static __always_inline int blk_dio_end_io_lookup(void)
 {
 	char name[] = "iomap_dio_bio_end_io";
 	__u64 addr = 0;

@@ -85,6 +85,6 @@ bad "negative interval: one line, exit 1" "interval .* got '-1'" $BL -- -1
 bad "non-root: one line, exit 1" "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups $BL
 
 # 7. nothing of ours stays loaded after Ctrl-C
-is "$(bpf_progs_named btf_rq_ raw_rq_)" "" "no biolatency BPF program left after exit"
+is "$(bpf_progs_named blk_rq_)" "" "no biolatency BPF program left after exit"
 
 done_testing

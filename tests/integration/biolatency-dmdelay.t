@@ -60,6 +60,6 @@ check "biosnoop: the median write's time at $DMNAME is 16 ms or more ($med us)" 
 	test "$(printf '%.0f' "$med")" -ge 16000
 diag "answer: dm-delay: biolatency total=$total p50_low=$p50; biosnoop rows=$rows with_writer_pid=$mine"
 [ "$total" = "$N" ] || { diag_file "$TMPD/b.err"; diag_file "$TMPD/b.json"; }
-is "$(bpf_progs_named btf_bio_ raw_bio_ blk_submit_)" "" "no bio-tracking BPF program left after exit"
+is "$(bpf_progs_named blk_bio_ blk_submit_)" "" "no bio-tracking BPF program left after exit"
 
 done_testing

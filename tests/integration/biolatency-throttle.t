@@ -107,6 +107,6 @@ if [ -n "$noq" ]; then
 else
 	diag "answer: throttle: ios=$ios bios=$bios before_q_ge_80pct=$before_ok device_lt_5pct=$dev_ok verdict=$layer names=$names"
 fi
-is "$(bpf_progs_named btf_bio_ raw_bio_ blk_submit_)" "" "no bio-tracking BPF program left after exit"
+is "$(bpf_progs_named blk_bio_ blk_submit_)" "" "no bio-tracking BPF program left after exit"
 
 done_testing

@@ -64,6 +64,6 @@ check "dd's rows' times before Q sum to <= dd's wall time (${ddsum} <= ${dd_us} 
 check "per submitter, the times before Q sum to <= the trace (largest ${top} <= ${trace_us} us)" \
 	test "$top" -le "$trace_us"
 check "no row waits 1 s before Q (largest ${maxq} us; jbd2's ${jbd} us)" test "$maxq" -lt 1000000
-is "$(bpf_progs_named btf_bio_ raw_bio_ blk_submit_)" "" "no biosnoop BPF program left after exit"
+is "$(bpf_progs_named blk_bio_ blk_submit_)" "" "no biosnoop BPF program left after exit"
 
 done_testing

@@ -94,6 +94,6 @@ is "$named" "$wrows" "every one names $F2"
 bad "unknown disk: one line, exit 1" "no block device named 'nosuchdisk'" $BS -d nosuchdisk
 bad "unknown cgroup: one line, exit 1" "no cgroup 'no/such/cgroup'" $BS -C no/such/cgroup
 bad "--ringbuf 0: one line, exit 1" "must be a whole number from 1 to 1024, got '0'" $BS --ringbuf 0
-is "$(bpf_progs_named btf_bio_ raw_bio_ blk_submit_)" "" "no biosnoop BPF program left after exit"
+is "$(bpf_progs_named blk_bio_ blk_submit_)" "" "no biosnoop BPF program left after exit"
 
 done_testing

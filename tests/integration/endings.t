@@ -137,10 +137,10 @@ touch_f="dd if=/dev/zero of=$F bs=4k count=1 conv=notrunc,fsync status=none"
 headed fsslower "fs_" head "$touch_f" $FS -m 0 -f "$F"
 headed writeback-ret "wb_" head "$touch_f" $(tool writeback-ret)
 # one report (or an empty line) per second: head leaves after the second
-headed biolatency "btf_rq_ raw_rq_" head "" $(tool biolatency) 1
+headed biolatency "blk_rq_" head "" $(tool biolatency) 1
 headed iowaitstack "iw_switch" head "" $(tool iowaitstack) -i 1
 # iolayer prints only at the end (10 s): its reader leaves before it prints anything
-headed iolayer "btf_rq_ raw_rq_ fs_sys_ wb_ext4_ iw_switch" gone "" $(tool iolayer)
+headed iolayer "blk_rq_ fs_sys_ wb_ext4_ iw_switch" gone "" $(tool iolayer)
 
 # ---- 3. -p of a process that exits ---------------------------------------------------------
 # A shell that waits for $TMPD/go, then becomes `sleep 1` (exec: the same pid).

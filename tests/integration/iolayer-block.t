@@ -45,6 +45,6 @@ check "its maximum is between the average and the total" test "$((mx * cnt))" -g
 is "$(j .layers.block_held)" 0 "no bio held before the queue"
 check "the verdict is not the block layer ($(j .verdict.layer))" test "$(j .verdict.layer)" != "block layer"
 is "$(j '.layers.block_cgroup // ""')" "" "no cgroup named for bios held before the queue"
-is "$(bpf_progs_named btf_rq_ raw_rq_ btf_bio_ raw_bio_ who_bio_)" "" "no iolayer BPF program left after exit"
+is "$(bpf_progs_named blk_rq_ blk_bio_ who_bio_)" "" "no iolayer BPF program left after exit"
 
 done_testing

@@ -86,6 +86,6 @@ is "$(n .verdict.process)" null "no process named (no kernel thread of the disk)
 
 # bad input: one line, exit 1
 bad "unknown pid: one line, exit 1" "no process with pid 999999999" $IL -p 999999999
-is "$(bpf_progs_named btf_rq_ raw_rq_ fs_sys_ wb_ext4_ iw_switch)" "" "no iolayer BPF program left after exit"
+is "$(bpf_progs_named blk_rq_ fs_sys_ wb_ext4_ iw_switch)" "" "no iolayer BPF program left after exit"
 
 done_testing

@@ -14,9 +14,9 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-static struct il_layers base(void)
+static struct il_measure base(void)
 {
-	struct il_layers m = { .elapsed_s = 10, .fs_seen = true, .wb_seen = true, .iw_seen = true,
+	struct il_measure m = { .elapsed_s = 10, .fs_seen = true, .wb_seen = true, .iw_seen = true,
 			       .blk_seen = true };
 
 	strcpy(m.disk, "sda");
@@ -25,17 +25,17 @@ static struct il_layers base(void)
 
 static void test_nothing(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 	assert_non_null(strstr(why, "no file operations"));
 }
 
 /* Case: write+fsync loop, fsync 3 s, block fast, ext4_writepages returns -ENOMEM. */
 static void test_writeback_errors(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_FSYNC] = (struct il_lat){ 10, 30000 * MS, 3200 * MS, 2048 * MS, 4096 * MS };
@@ -44,14 +44,14 @@ static void test_writeback_errors(void **state)
 	m.wb_errors = 490;
 	m.wb_top_err = -12;
 	m.wb_top_err_sync_mode = 1;
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_WRITEBACK);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_WRITEBACK);
 	assert_non_null(strstr(why, "-12 ENOMEM with WB_SYNC_ALL"));
 }
 
 /* fsync slow, block fast, no writeback error: the filesystem. */
 static void test_filesystem(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000, 10 * MS, 20 * US, 16 * US, 32 * US };
@@ -59,7 +59,7 @@ static void test_filesystem(void **state)
 	m.device = (struct il_lat){ 3000, 100 * MS, 200 * US, 64 * US, 256 * US };
 	m.queue = (struct il_lat){ 3000, 10 * MS, 20 * US, 8 * US, 16 * US };
 	strcpy(m.iw_top_frame, "jbd2_log_wait_commit");
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_FILESYSTEM);
 	assert_non_null(strstr(why, "fsync takes p99 < 16.00 ms"));
 	assert_non_null(strstr(why, "jbd2_log_wait_commit"));
 	assert_null(strstr(why, "nothing is slow"));
@@ -68,13 +68,13 @@ static void test_filesystem(void **state)
 /* sync_file_range slow, block fast: the sync machinery above the block layer, as fsync. */
 static void test_sync_range(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000, 10 * MS, 20 * US, 16 * US, 32 * US };
 	m.ops[FS_OP_SYNC_RANGE] = (struct il_lat){ 1000, 6000 * MS, 12 * MS, 8 * MS, 16 * MS };
 	m.device = (struct il_lat){ 3000, 100 * MS, 200 * US, 64 * US, 256 * US };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_FILESYSTEM);
 	assert_non_null(strstr(why, "sync_file_range takes p99 < 16.00 ms"));
 }
 
@@ -84,13 +84,13 @@ static void test_sync_range(void **state)
  * device's 2 ms. The filesystem, said as calls that do not wait for the device. */
 static void test_sync_range_no_wait(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[768];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 4096, 80 * MS, 20 * US, 16 * US, 32 * US };
 	m.ops[FS_OP_SYNC_RANGE] = (struct il_lat){ 511, 200 * MS, 600 * US, 256 * US, 512 * US };
 	m.device = (struct il_lat){ 4096, 4000 * MS, 3 * MS, 1 * MS, 2 * MS };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_FILESYSTEM);
 	assert_non_null(strstr(why, "sync_file_range takes p99 < 512.0 us"));
 	assert_non_null(strstr(why, "return before their requests could complete"));
 	assert_null(strstr(why, "journal"));
@@ -98,84 +98,84 @@ static void test_sync_range_no_wait(void **state)
 
 static void test_device(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 100, 5000 * MS, 80 * MS, 64 * MS, 128 * MS };
 	m.device = (struct il_lat){ 20000, 9900 * MS, 90 * MS, 32 * MS, 128 * MS };
 	m.queue = (struct il_lat){ 20000, 10 * MS, 1 * MS, 1 * MS, 2 * MS };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_DEVICE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_DEVICE);
 	assert_non_null(strstr(why, "busy 99%"));
 }
 
 /* Requests queue in the OS longer than the device takes: the block queue. */
 static void test_queue(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_READ] = (struct il_lat){ 100, 5000 * MS, 80 * MS, 64 * MS, 128 * MS };
 	m.device = (struct il_lat){ 20000, 1000 * MS, 2 * MS, 1 * MS, 4 * MS };
 	m.queue = (struct il_lat){ 20000, 9000 * MS, 90 * MS, 32 * MS, 64 * MS };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_QUEUE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_QUEUE);
 }
 
 /* Reads served from the page cache: no block request, the syscall/VFS layer. */
 static void test_cached(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_READ] = (struct il_lat){ 100000, 500 * MS, 20 * US, 8 * US, 16 * US };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_SYSCALL);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_SYSCALL);
 	assert_non_null(strstr(why, "nothing is slow"));
 }
 
 /* Writers throttled by dirty-page limits. */
 static void test_throttled(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000, 9000 * MS, 200 * MS, 16 * MS, 256 * MS };
 	m.device = (struct il_lat){ 3000, 100 * MS, 200 * US, 64 * US, 256 * US };
 	strcpy(m.iw_top_frame, "balance_dirty_pages");
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_WRITEBACK);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_WRITEBACK);
 }
 
 /* Case (issue 11): a cgroup throttle holds dd's direct writes before block_bio_queue; the
  * device is fast. The block layer, before the queue, with the disk, the cgroup and its rule. */
 static void test_before_queue(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[1024];
 
 	strcpy(m.disk, "loop3");
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 60, 2900 * MS, 110 * MS, 64 * MS, 134 * MS };
 	m.device = (struct il_lat){ 60, 4 * MS, 500 * US, 64 * US, 131 * US };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_SYSCALL); /* without bios */
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_SYSCALL); /* without bios */
 	m.before_q = (struct il_lat){ 60, 2890 * MS, 105 * MS, 64 * MS, 134 * MS };
 	m.q2g = (struct il_lat){ 60, 1 * MS, 20 * US, 8 * US, 16 * US };
 	m.q2c = (struct il_lat){ 60, 5 * MS, 600 * US, 128 * US, 262 * US };
 	/* no bio was held (queued by a worker for its submitter): the time before Q is the
 	 * submission path's own (the writes' stale starts of the Redis case), not the block
 	 * layer's */
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_SYSCALL);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_SYSCALL);
 	m.blk_held = 29;
 	strcpy(m.blk_cgroup, "/slow");
 	strcpy(m.blk_throttle, "blkio.throttle.write_iops_device 7:3 20");
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_BLOCK);
-	assert_string_equal(il_layer_name(IL_LAYER_BLOCK), "block layer");
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_BLOCK);
+	assert_string_equal(il_where_name(IL_WHERE_BLOCK), "block layer");
 	assert_non_null(strstr(why, "bios on loop3 wait p99 < 134.00 ms before the queue"));
 	assert_non_null(strstr(why, "cgroup throttle (blk-throttle) of cgroup /slow"));
 	assert_non_null(strstr(why, "write_iops_device 7:3 20"));
 	/* the same wait without a rule: the cgroup is still named */
 	m.blk_throttle[0] = 0;
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_BLOCK);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_BLOCK);
 	assert_non_null(strstr(why, "most in cgroup /slow"));
 	/* the device slower than the wait before Q: the device */
 	m.device.total_ns = 3000 * MS;
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_DEVICE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_DEVICE);
 }
 
 static void test_fmt(void **state)
@@ -186,7 +186,7 @@ static void test_fmt(void **state)
 	assert_string_equal(il_fmt_ns(12300, b, sizeof(b)), "12.3 us");
 	assert_string_equal(il_fmt_ns(4560000, b, sizeof(b)), "4.56 ms");
 	assert_string_equal(il_fmt_ns(1230000000, b, sizeof(b)), "1.23 s");
-	assert_string_equal(il_layer_name(IL_LAYER_QUEUE), "block queue");
+	assert_string_equal(il_where_name(IL_WHERE_QUEUE), "block queue");
 }
 
 /* An idle machine (the case of `iolayer -d 3` beside a compiler): 40 ms of short calls and
@@ -194,7 +194,7 @@ static void test_fmt(void **state)
  * largest; a process that spends its time in fsync (10 % of it) is not idle. */
 static void test_idle(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
 	m.elapsed_s = 3;
@@ -203,11 +203,11 @@ static void test_idle(void **state)
 	m.device = (struct il_lat){ 8, 3 * MS, 1 * MS, 256 * US, 1024 * US };
 	m.iowait = (struct il_lat){ 2, 4 * MS, 3 * MS, 2 * MS, 4 * MS };
 	strcpy(m.iw_top_frame, "blkdev_issue_discard");
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 	assert_string_equal(why, "no layer stands out: file operations took 1.3% of the time, I/O wait "
 				 "0.1%, and sda was busy 0.1% of it (the most time: write, 400 calls, p99 < 1.02 ms)");
 	m.ops[FS_OP_FSYNC] = (struct il_lat){ 100, 300 * MS, 8 * MS, 2 * MS, 8 * MS };
-	assert_int_not_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_not_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 }
 
 /* ---- il_verdict_culprit: every layer x culprit case, with made-up process sums ---------- */
@@ -251,7 +251,7 @@ static int cast(struct il_who_sum *p)
 	return 5;
 }
 
-static void expect(enum il_layer_id l, const struct il_who_sum *p, int n, const char *disk,
+static void expect(enum il_where l, const struct il_who_sum *p, int n, const char *disk,
 		   const char *sentence)
 {
 	struct il_culprit c;
@@ -260,15 +260,15 @@ static void expect(enum il_layer_id l, const struct il_who_sum *p, int n, const 
 	il_verdict_culprit(l, p, n, 10, disk, &c);
 	il_culprit_sentence(&c, buf, sizeof(buf));
 	if (strcmp(buf, sentence))
-		fail_msg("layer %s: got \"%s\", expected \"%s\"", il_layer_name(l), buf, sentence);
+		fail_msg("layer %s: got \"%s\", expected \"%s\"", il_where_name(l), buf, sentence);
 	assert_int_equal(c.found, strcmp(sentence, NOBODY) != 0);
 }
 
-/* The sentence expected for each layer (enum il_layer_id), NONE to DEVICE. */
+/* The sentence expected for each layer (enum il_where), NONE to DEVICE. */
 static void expect_layers(const struct il_who_sum *p, int n, const char *disk,
-			  const char *const want[IL_LAYER_DEVICE + 1])
+			  const char *const want[IL_WHERE_DEVICE + 1])
 {
-	for (int l = IL_LAYER_NONE; l <= IL_LAYER_DEVICE; l++)
+	for (int l = IL_WHERE_NONE; l <= IL_WHERE_DEVICE; l++)
 		expect(l, p, n, disk, want[l]);
 }
 
@@ -281,17 +281,17 @@ static void test_culprit_each_layer(void **state)
 	struct il_culprit c;
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
-		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
-		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
-		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
-		[IL_LAYER_QUEUE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
-		[IL_LAYER_DEVICE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
+		[IL_WHERE_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
+		[IL_WHERE_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
+		[IL_WHERE_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
+		[IL_WHERE_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
+		[IL_WHERE_QUEUE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
+		[IL_WHERE_DEVICE] = "blaster (pid 400, cgroup /b) sends 8.0 MB/s for /data/b on loop1",
 	};
 
 	expect_layers(p, n, "loop1", want);
 	/* the fields behind the sentence */
-	il_verdict_culprit(IL_LAYER_DEVICE, p, n, 10, "loop1", &c);
+	il_verdict_culprit(IL_WHERE_DEVICE, p, n, 10, "loop1", &c);
 	assert_true(c.found && c.block && c.writes);
 	assert_int_equal(c.pid, 400);
 	assert_string_equal(c.comm, "blaster");
@@ -314,12 +314,12 @@ static void test_culprit_writeback_bytes(void **state)
 	int n = cast(p);
 
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
-		[IL_LAYER_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
-		[IL_LAYER_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
-		[IL_LAYER_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
-		[IL_LAYER_QUEUE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
-		[IL_LAYER_DEVICE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
+		[IL_WHERE_NONE] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
+		[IL_WHERE_SYSCALL] = "reader (pid 100, cgroup /a) reads 5.0 MB/s from /data/r on loop1",
+		[IL_WHERE_FILESYSTEM] = "syncer (pid 200) writes 409.6 KB/s to /data/s on loop1",
+		[IL_WHERE_WRITEBACK] = "waiter (pid 300) writes 102.4 KB/s to /data/w on loop1",
+		[IL_WHERE_QUEUE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
+		[IL_WHERE_DEVICE] = "syncer (pid 200) sends 10.0 MB/s for /data/s on loop1",
 	};
 
 	p[1].wb_bytes = 100 * MB;
@@ -330,12 +330,12 @@ static void test_culprit_writeback_bytes(void **state)
 static void test_culprit_ties(void **state)
 {
 	static const char *const want[] = {
-		[IL_LAYER_NONE] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
-		[IL_LAYER_SYSCALL] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
-		[IL_LAYER_FILESYSTEM] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
-		[IL_LAYER_WRITEBACK] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
-		[IL_LAYER_QUEUE] = "five (pid 5) sends 1.0 MB/s for /f5 on sda",
-		[IL_LAYER_DEVICE] = "five (pid 5) sends 1.0 MB/s for /f5 on sda",
+		[IL_WHERE_NONE] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
+		[IL_WHERE_SYSCALL] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
+		[IL_WHERE_FILESYSTEM] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
+		[IL_WHERE_WRITEBACK] = "five (pid 5) writes 2.0 MB/s to /f5 on sda",
+		[IL_WHERE_QUEUE] = "five (pid 5) sends 1.0 MB/s for /f5 on sda",
+		[IL_WHERE_DEVICE] = "five (pid 5) sends 1.0 MB/s for /f5 on sda",
 	};
 	struct il_who_sum p[2];
 
@@ -359,13 +359,13 @@ static void test_culprit_nobody(void **state)
 	struct il_culprit c;
 
 	static const char *const reads_only[] = {
-		[IL_LAYER_NONE] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
-		[IL_LAYER_SYSCALL] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
-		[IL_LAYER_FILESYSTEM] = NOBODY, [IL_LAYER_WRITEBACK] = NOBODY,
-		[IL_LAYER_QUEUE] = NOBODY, [IL_LAYER_DEVICE] = NOBODY,
+		[IL_WHERE_NONE] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
+		[IL_WHERE_SYSCALL] = "idle (pid 9) reads 102.4 KB/s from /f on sda",
+		[IL_WHERE_FILESYSTEM] = NOBODY, [IL_WHERE_WRITEBACK] = NOBODY,
+		[IL_WHERE_QUEUE] = NOBODY, [IL_WHERE_DEVICE] = NOBODY,
 	};
 
-	for (int l = IL_LAYER_NONE; l <= IL_LAYER_DEVICE; l++) {
+	for (int l = IL_WHERE_NONE; l <= IL_WHERE_DEVICE; l++) {
 		expect(l, NULL, 0, "sda", NOBODY);
 		expect(l, p, 1, "sda", NOBODY);
 		il_verdict_culprit(l, p, 1, 10, "sda", &c);
@@ -385,11 +385,11 @@ static void test_culprit_kthread_only(void **state)
 
 	static const char *const want[] = {
 		/* no bytes through file syscalls: no verb, no "0.0 MB/s" */
-		[IL_LAYER_NONE] = "jbd2/loop1-8 (pid 500) on loop1", [IL_LAYER_SYSCALL] = NOBODY,
-		[IL_LAYER_FILESYSTEM] = "jbd2/loop1-8 (pid 500) on loop1",
-		[IL_LAYER_WRITEBACK] = "jbd2/loop1-8 (pid 500) on loop1",
-		[IL_LAYER_QUEUE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
-		[IL_LAYER_DEVICE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
+		[IL_WHERE_NONE] = "jbd2/loop1-8 (pid 500) on loop1", [IL_WHERE_SYSCALL] = NOBODY,
+		[IL_WHERE_FILESYSTEM] = "jbd2/loop1-8 (pid 500) on loop1",
+		[IL_WHERE_WRITEBACK] = "jbd2/loop1-8 (pid 500) on loop1",
+		[IL_WHERE_QUEUE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
+		[IL_WHERE_DEVICE] = "jbd2/loop1-8 (pid 500) sends 50.0 MB/s on loop1",
 	};
 
 	cast(p);
@@ -405,17 +405,17 @@ static void test_culprit_sentence_parts(void **state)
 
 	p[0].op_ns[FS_OP_WRITE] = 1 * S;
 	p[0].write_bytes = 3 * MB;
-	expect(IL_LAYER_SYSCALL, p, 1, NULL, "app (pid 42) writes 307.2 KB/s");
-	expect(IL_LAYER_SYSCALL, p, 1, "", "app (pid 42) writes 307.2 KB/s");
+	expect(IL_WHERE_SYSCALL, p, 1, NULL, "app (pid 42) writes 307.2 KB/s");
+	expect(IL_WHERE_SYSCALL, p, 1, "", "app (pid 42) writes 307.2 KB/s");
 	snprintf(p[0].cgroup, sizeof(p[0].cgroup), "/system.slice/app.service");
 	snprintf(p[0].top_file, sizeof(p[0].top_file), "/var/log/app.log");
 	/* a top file whose own bytes are unknown: where the time went, no "to" */
-	expect(IL_LAYER_SYSCALL, p, 1, "vda",
+	expect(IL_WHERE_SYSCALL, p, 1, "vda",
 	       "app (pid 42, cgroup /system.slice/app.service) writes 307.2 KB/s (most time on /var/log/app.log) on vda");
 	p[0].top_file_write_bytes = 3 * MB;
-	expect(IL_LAYER_SYSCALL, p, 1, "vda",
+	expect(IL_WHERE_SYSCALL, p, 1, "vda",
 	       "app (pid 42, cgroup /system.slice/app.service) writes 307.2 KB/s to /var/log/app.log on vda");
-	il_verdict_culprit(IL_LAYER_SYSCALL, p, 1, 0, "vda", &c);
+	il_verdict_culprit(IL_WHERE_SYSCALL, p, 1, 0, "vda", &c);
 	assert_true(c.bytes_per_s == 0);
 	assert_string_equal(il_culprit_sentence(&c, buf, sizeof(buf)),
 			    "app (pid 42, cgroup /system.slice/app.service) writes 0.0 KB/s to /var/log/app.log on vda");
@@ -434,10 +434,10 @@ static void test_culprit_file_elsewhere(void **state)
 	p[0].write_bytes = p[0].top_file_write_bytes = 2 * MB;
 	p[0].disk_bytes = p[0].bio_bytes = 4 * MB;
 	snprintf(p[0].top_file_disk, sizeof(p[0].top_file_disk), "loop2");
-	expect(IL_LAYER_FILESYSTEM, p, 1, "vda", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
-	expect(IL_LAYER_DEVICE, p, 1, "vda", "app (pid 42) sends 409.6 KB/s on vda");
-	expect(IL_LAYER_FILESYSTEM, p, 1, "loop2", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
-	expect(IL_LAYER_DEVICE, p, 1, "loop2", "app (pid 42) sends 409.6 KB/s for /mnt/t2/shared on loop2");
+	expect(IL_WHERE_FILESYSTEM, p, 1, "vda", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
+	expect(IL_WHERE_DEVICE, p, 1, "vda", "app (pid 42) sends 409.6 KB/s on vda");
+	expect(IL_WHERE_FILESYSTEM, p, 1, "loop2", "app (pid 42) writes 204.8 KB/s to /mnt/t2/shared on loop2");
+	expect(IL_WHERE_DEVICE, p, 1, "loop2", "app (pid 42) sends 409.6 KB/s for /mnt/t2/shared on loop2");
 }
 
 /* ---- the cases of the new user's report (one test each) ---------------------------------- */
@@ -447,14 +447,14 @@ static void test_culprit_file_elsewhere(void **state)
  * thread of the disk. */
 static void test_pid_no_io(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	struct il_who_sum p[1];
 	struct il_culprit c;
 	char why[512];
 
 	m.disk[0] = 0;
 	m.pid = 17926;
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 	assert_non_null(strstr(why, "process 17926 made no file operations on ext4, xfs or btrfs"));
 	assert_non_null(strstr(why, "not its children"));
 	assert_non_null(strstr(why, "sent no block requests"));
@@ -462,20 +462,20 @@ static void test_pid_no_io(void **state)
 	p[0] = who(17927, "jbd2/loop0-8", "/", "");
 	p[0].kthread = true;
 	p[0].disk_bytes = p[0].bio_bytes = 40960;
-	il_verdict_culprit(IL_LAYER_NONE, p, 1, 10, "", &c);
+	il_verdict_culprit(IL_WHERE_NONE, p, 1, 10, "", &c);
 	assert_false(c.found);
 	/* even with a busy disk of other processes' in m: not this process's */
 	m.device = (struct il_lat){ 20000, 9900 * MS, 90 * MS, 32 * MS, 128 * MS };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 }
 
 /* I/O on tmpfs only (every process): the message says which filesystems are traced. */
 static void test_tmpfs_hint(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[512];
 
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 	assert_non_null(strstr(why, "no file operations on ext4, xfs or btrfs were seen (the filesystems traced)"));
 	assert_null(strstr(why, "children"));
 }
@@ -485,18 +485,18 @@ static void test_tmpfs_hint(void **state)
  * slow for nobody. Not the device; its kernel thread is not named. */
 static void test_idle_disk_not_blamed(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	struct il_who_sum p[2];
 	struct il_culprit c;
 	char why[1024];
-	enum il_layer_id l;
+	enum il_where l;
 
 	strcpy(m.disk, "loop1");
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 1000000, 2000 * MS, 40 * US, 2048, 4096 };
 	m.device = (struct il_lat){ 100, 5 * MS, 200 * US, 65536, 131072 };
 	m.queue = (struct il_lat){ 100, 100 * US, 5 * US, 2048, 4096 };
 	l = il_verdict(&m, why, sizeof(why));
-	assert_int_equal(l, IL_LAYER_SYSCALL);
+	assert_int_equal(l, IL_WHERE_SYSCALL);
 	assert_null(strstr(why, "accounts for"));
 	assert_non_null(strstr(why, "in the block layer 0.1% of the time"));
 	p[0] = who(22652, "jbd2/loop1-8", "/", "");
@@ -511,12 +511,12 @@ static void test_idle_disk_not_blamed(void **state)
 	/* a block verdict: a process with a trivial share of the bytes is not the culprit */
 	p[1].disk_bytes = 1024;
 	p[0].disk_bytes = 100 * MB;
-	il_verdict_culprit(IL_LAYER_DEVICE, p, 2, 10, "loop1", &c);
+	il_verdict_culprit(IL_WHERE_DEVICE, p, 2, 10, "loop1", &c);
 	assert_int_equal(c.pid, 22652);
 	/* no file operation, 30% in I/O wait, the disk idle: not the device either */
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 0 };
 	m.iowait = (struct il_lat){ 300, 3000 * MS, 20 * MS, 0, 0 };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_NONE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_NONE);
 	assert_non_null(strstr(why, "no layer stands out: I/O wait took 30.0%"));
 }
 
@@ -524,7 +524,7 @@ static void test_idle_disk_not_blamed(void **state)
  * beside an open of p99 < 2.10 ms, nor a device of p99 < 2.10 ms. */
 static void test_slow_note_every_p99(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[1024];
 
 	m.ops[FS_OP_WRITE] = (struct il_lat){ 2000, 7 * MS, 45 * US, 4096, 8192 };
@@ -551,7 +551,7 @@ static void test_culprit_file_way(void **state)
 	p[0].op_ns[FS_OP_READ] = 100 * MS;
 	p[0].read_bytes = 6 * MB;
 	p[0].write_bytes = p[0].top_file_write_bytes = 450 * 1024;
-	expect(IL_LAYER_SYSCALL, p, 1, "loop0",
+	expect(IL_WHERE_SYSCALL, p, 1, "loop0",
 	       "wlog (pid 4052) writes 45.0 KB/s to /mnt/nu/logs/my app log.log on loop0");
 }
 
@@ -560,24 +560,24 @@ static void test_culprit_file_way(void **state)
  * the block layer's p99s make 5.25 ms: the sentence quotes every one and their sum. */
 static void test_block_accounts_quoted(void **state)
 {
-	struct il_layers m = base();
+	struct il_measure m = base();
 	char why[1024];
 
 	strcpy(m.disk, "loop2");
 	m.ops[FS_OP_FSYNC] = (struct il_lat){ 1000, 3000 * MS, 8 * MS, 4194304, 8388608 };
 	m.device = (struct il_lat){ 3000, 2000 * MS, 1 * MS, 524288, 1048576 };
 	m.queue = (struct il_lat){ 3000, 10 * MS, 4 * US, 2048, 4096 };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_FILESYSTEM);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_FILESYSTEM);
 	assert_null(strstr(why, "accounts for"));
 	m.q2g = (struct il_lat){ 3000, 3000 * MS, 4 * MS, 2097152, 4194304 };
 	m.q2c = (struct il_lat){ 3000, 5000 * MS, 5 * MS, 2097152, 8388608 };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_QUEUE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_QUEUE);
 	assert_non_null(strstr(why, "p99 < 1.05 ms at the device, p99 < 4.1 us queued in the OS "
 				    "(insert -> issue), p99 < 4.19 ms from queue to getrq"));
 	assert_non_null(strstr(why, "(together p99 < 5.25 ms): the block layer accounts for at least half of it"));
 	/* the plug (getrq -> insert) is quoted, not summed: the same verdict and sum */
 	m.g2i = (struct il_lat){ 3000, 6000 * MS, 4 * MS, 2097152, 4194304 };
-	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_LAYER_QUEUE);
+	assert_int_equal(il_verdict(&m, why, sizeof(why)), IL_WHERE_QUEUE);
 	assert_non_null(strstr(why, "(together p99 < 5.25 ms; the p99 < 4.19 ms from getrq to insert, in the "
 				    "submitter's plug, is not counted: its own batching): the block layer"));
 }
@@ -593,7 +593,7 @@ static void test_fmt_rate(void **state)
 	assert_string_equal(il_fmt_rate(3 * 1048576.0, b, sizeof(b)), "3.0 MB/s");
 	p[0].op_ns[FS_OP_WRITE] = 1 * S;
 	p[0].write_bytes = p[0].top_file_write_bytes = 450 * 1024;
-	expect(IL_LAYER_SYSCALL, p, 1, "sda", "logger (pid 77) writes 45.0 KB/s to /var/log/l on sda");
+	expect(IL_WHERE_SYSCALL, p, 1, "sda", "logger (pid 77) writes 45.0 KB/s to /var/log/l on sda");
 }
 
 /* /verdict and --json: duration_s to the millisecond; verdict.who, a sentence, carries the
@@ -609,8 +609,8 @@ static void test_verdict_json(void **state)
 	json_object_put(o);
 	p[0].op_ns[FS_OP_WRITE] = 1 * S;
 	p[0].write_bytes = p[0].top_file_write_bytes = 2 * MB;
-	il_verdict_culprit(IL_LAYER_SYSCALL, p, 1, 10, "sda", &c);
-	v = il_verdict_json(IL_LAYER_SYSCALL, "why", &c, "sda");
+	il_verdict_culprit(IL_WHERE_SYSCALL, p, 1, 10, "sda", &c);
+	v = il_verdict_json(IL_WHERE_SYSCALL, "why", &c, "sda");
 	assert_string_equal(json_object_get_string(json_object_object_get(v, "who")),
 			    "a\\x1b[2Jb\\nc (pid 31337) writes 204.8 KB/s to /tmp/f on sda");
 	json_object_put(v);

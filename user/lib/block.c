@@ -23,17 +23,17 @@
 
 /* The bio-tracking maps and their sizes when tracking is on (1 entry when off). */
 static const struct { const char *name; __u32 size; } bio_maps[] = {
-	{ "il_bio_start", 16384 }, { "il_rq_bio", 16384 }, { "il_dio_start", 4096 },
-	{ "il_sub_task", 4096 },
+	{ "blk_bio_start", 16384 }, { "blk_rq_bio", 16384 }, { "blk_dio_start", 4096 },
+	{ "blk_sub_task", 4096 },
 };
 
 /* The tracepoints that lost their leading request_queue in 5.11, and how many arguments the
  * old shape had (blk_cfg.tp_old). */
 static const struct { const char *tp; int old_nargs; __u32 bit; } tp_shapes[] = {
-	{ "block_bio_queue", 2, IL_BTP_BIO_QUEUE }, { "block_getrq", 3, IL_BTP_GETRQ },
-	{ "block_bio_backmerge", 3, IL_BTP_MERGE }, { "block_split", 3, IL_BTP_SPLIT },
-	{ "block_bio_remap", 4, IL_BTP_BIO_REMAP }, { "block_rq_remap", 4, IL_BTP_RQ_REMAP },
-	{ "block_rq_requeue", 2, IL_BTP_REQUEUE }, { "block_rq_merge", 2, IL_BTP_RQ_MERGE },
+	{ "block_bio_queue", 2, BLK_TP_BIO_QUEUE }, { "block_getrq", 3, BLK_TP_GETRQ },
+	{ "block_bio_backmerge", 3, BLK_TP_MERGE }, { "block_split", 3, BLK_TP_SPLIT },
+	{ "block_bio_remap", 4, BLK_TP_BIO_REMAP }, { "block_rq_remap", 4, BLK_TP_RQ_REMAP },
+	{ "block_rq_requeue", 2, BLK_TP_REQUEUE }, { "block_rq_merge", 2, BLK_TP_RQ_MERGE },
 };
 
 static void set_map_size(struct bpf_object *obj, const char *name, __u32 n)
@@ -44,7 +44,7 @@ static void set_map_size(struct bpf_object *obj, const char *name, __u32 n)
 		bpf_map__set_max_entries(m, n);
 }
 
-struct blk_cfg *il_block_cfg(struct bpf_object *obj)
+struct blk_cfg *il_blk_cfg(struct bpf_object *obj)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
@@ -63,7 +63,7 @@ struct blk_cfg *il_block_cfg(struct bpf_object *obj)
 }
 
 /* The address of iomap_dio_bio_end_io (BPF's il_iomap_dio_end_io): found by the BPF
- * program il_dio_end_io_find, run once after load, where the kernel has
+ * program blk_dio_end_io_find, run once after load, where the kernel has
  * bpf_kallsyms_lookup_name (5.16+); else looked up in /proc/kallsyms by a thread while the
  * object loads (reading kallsyms up to it takes 15-40 ms, which the verifier's time hides
  * only in part on 2 CPUs). */
@@ -71,7 +71,7 @@ static struct {
 	pthread_t thread;
 	bool started;   /* the thread runs */
 	bool wanted;    /* bio tracking is on: the address is needed */
-	bool in_bpf;    /* il_dio_end_io_find does it */
+	bool in_bpf;    /* blk_dio_end_io_find does it */
 	unsigned long addr;
 } dio_end_io;
 
@@ -82,7 +82,7 @@ static void *dio_end_io_lookup(void *arg)
 	return NULL;
 }
 
-int il_block_loaded(struct bpf_object *obj)
+int il_blk_loaded(struct bpf_object *obj)
 {
 	__u64 addr;
 	int err;
@@ -90,13 +90,13 @@ int il_block_loaded(struct bpf_object *obj)
 	if (!dio_end_io.wanted)
 		return 0;
 	if (dio_end_io.in_bpf) {
-		struct bpf_program *p = bpf_object__find_program_by_name(obj, "il_dio_end_io_find");
+		struct bpf_program *p = bpf_object__find_program_by_name(obj, "blk_dio_end_io_find");
 		LIBBPF_OPTS(bpf_test_run_opts, run);
 
 		dio_end_io.wanted = false;
 		err = bpf_prog_test_run_opts(bpf_program__fd(p), &run);
 		if (err)
-			il_err("cannot run il_dio_end_io_find: %s", il_errno_name(errno));
+			il_err("cannot run blk_dio_end_io_find: %s", il_errno_name(errno));
 		return err ? -errno : 0;
 	}
 	if (dio_end_io.started)
@@ -141,12 +141,12 @@ static void track_bios(struct bpf_object *obj, bool files, bool dio)
 		set_map_size(obj, "who_files", WHO_MAX_FILES);
 }
 
-void il_block_track_bios(struct bpf_object *obj, bool files)
+void il_blk_track_bios(struct bpf_object *obj, bool files)
 {
 	track_bios(obj, files, true);
 }
 
-void il_block_track_bio_based(struct bpf_object *obj)
+void il_blk_track_bio_based(struct bpf_object *obj)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
@@ -155,7 +155,7 @@ void il_block_track_bio_based(struct bpf_object *obj)
 	c->bio_only = 1;
 }
 
-void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
+void il_blk_bio_plan(struct bpf_object *obj, struct il_plan *p)
 {
 	/* rq: about requests (their link to bios, merges, requeues) or the throttles' counters:
 	 * of no use with blk_cfg.bio_only, whose programs return at once there */
@@ -176,9 +176,9 @@ void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 	static const char *prefix[2] = { "btf", "raw" };
 	const struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
 
-	/* not part of a plan: loaded where it runs, after load (il_block_loaded) */
+	/* not part of a plan: loaded where it runs, after load (il_blk_loaded) */
 	if (dio_end_io.in_bpf)
-		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "il_dio_end_io_find"), true);
+		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "blk_dio_end_io_find"), true);
 	il_plan_init(p, "block bio lifetime");
 	for (int m = 0; m < 2; m++) {
 		char name[32];
@@ -187,13 +187,13 @@ void il_block_bio_plan(struct bpf_object *obj, struct il_plan *p)
 		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
 			if (c->bio_only && progs[i].rq)
 				continue;
-			snprintf(name, sizeof(name), "%s_%s", prefix[m], progs[i].name);
+			snprintf(name, sizeof(name), "blk_%s_%s", progs[i].name, prefix[m]);
 			il_plan_add(p, obj, name, progs[i].tp, progs[i].optional);
 		}
 	}
 }
 
-void il_block_submit_plan(struct bpf_object *obj, struct il_plan *p)
+void il_blk_submit_plan(struct bpf_object *obj, struct il_plan *p)
 {
 	static const struct { const char *name, *tp; } progs[] = {
 		{ "dio_begin", "iomap:iomap_dio_rw_begin" },
@@ -218,13 +218,13 @@ void il_block_submit_plan(struct bpf_object *obj, struct il_plan *p)
 
 		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, tp_limits);
 		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
-			snprintf(name, sizeof(name), "%s_%s", prefix[m], progs[i].name);
+			snprintf(name, sizeof(name), "blk_%s_%s", progs[i].name, prefix[m]);
 			il_plan_add(p, obj, name, progs[i].tp, true);
 		}
 	}
 }
 
-void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
+void il_blk_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 {
 	static const char *prefix[2] = { "btf", "raw" };
 
@@ -233,12 +233,12 @@ void il_block_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 		char name[32];
 
 		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, NULL);
-		snprintf(name, sizeof(name), "%s_rq_issue", prefix[m]);
+		snprintf(name, sizeof(name), "blk_rq_issue_%s", prefix[m]);
 		il_plan_add(p, obj, name, "block:block_rq_issue", false);
-		snprintf(name, sizeof(name), "%s_rq_complete", prefix[m]);
+		snprintf(name, sizeof(name), "blk_rq_complete_%s", prefix[m]);
 		il_plan_add(p, obj, name, "block:block_rq_complete", false);
 		if (with_insert) {
-			snprintf(name, sizeof(name), "%s_rq_insert", prefix[m]);
+			snprintf(name, sizeof(name), "blk_rq_insert_%s", prefix[m]);
 			il_plan_add(p, obj, name, "block:block_rq_insert", true);
 		}
 	}
@@ -274,36 +274,36 @@ static int read_rows(struct bpf_object *obj, const char *name, size_t ksz, size_
 	return n;
 }
 
-int il_block_disks_read(struct bpf_object *obj, struct il_disk_row **rows)
+int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows)
 {
-	return read_rows(obj, "blk_disks", sizeof(__u32), offsetof(struct il_disk_row, st),
+	return read_rows(obj, "blk_disks", sizeof(__u32), offsetof(struct il_blk_disk_row, st),
 			 sizeof(**rows), (void **)rows);
 }
 
-int il_block_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
+int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
 {
-	return read_rows(obj, "blk_cgroups", sizeof(struct il_blk_cg_key),
+	return read_rows(obj, "blk_cgroups", sizeof(struct blk_cg_key),
 			 offsetof(struct il_blk_cg_row, v), sizeof(**rows), (void **)rows);
 }
 
-const char *const il_blk_phase_names[IL_PH__MAX] = {
-	[IL_PH_BEFORE_Q] = "before Q", [IL_PH_Q2G] = "Q2G", [IL_PH_G2I] = "G2I",
-	[IL_PH_I2D] = "I2D", [IL_PH_D2C] = "D2C", [IL_PH_Q2C] = "Q2C",
+const char *const il_blk_phase_names[BLK_PH__MAX] = {
+	[BLK_PH_BEFORE_Q] = "before Q", [BLK_PH_Q2G] = "Q2G", [BLK_PH_G2I] = "G2I",
+	[BLK_PH_I2D] = "I2D", [BLK_PH_D2C] = "D2C", [BLK_PH_Q2C] = "Q2C",
 };
-const char *const il_blk_phase_keys[IL_PH__MAX] = {
-	[IL_PH_BEFORE_Q] = "before_q", [IL_PH_Q2G] = "q2g", [IL_PH_G2I] = "g2i",
-	[IL_PH_I2D] = "i2d", [IL_PH_D2C] = "d2c", [IL_PH_Q2C] = "q2c",
+const char *const il_blk_phase_keys[BLK_PH__MAX] = {
+	[BLK_PH_BEFORE_Q] = "before_q", [BLK_PH_Q2G] = "q2g", [BLK_PH_G2I] = "g2i",
+	[BLK_PH_I2D] = "i2d", [BLK_PH_D2C] = "d2c", [BLK_PH_Q2C] = "q2c",
 };
 
-void il_blk_phases_sub(struct il_blk_phases *d, const struct il_blk_phases *now,
-		       const struct il_blk_phases *before)
+void il_blk_phases_sub(struct blk_phases *d, const struct blk_phases *now,
+		       const struct blk_phases *before)
 {
 	d->ios = now->ios - before->ios;
 	d->bios = now->bios - before->bios;
 	d->bytes = now->bytes - before->bytes;
 	d->errors = now->errors - before->errors;
 	d->life_ns = now->life_ns - before->life_ns;
-	for (int i = 0; i < IL_PH__MAX; i++) {
+	for (int i = 0; i < BLK_PH__MAX; i++) {
 		d->ph[i].count = now->ph[i].count - before->ph[i].count;
 		d->ph[i].ns = now->ph[i].ns - before->ph[i].ns;
 		d->ph[i].max_ns = now->ph[i].max_ns;
@@ -312,7 +312,7 @@ void il_blk_phases_sub(struct il_blk_phases *d, const struct il_blk_phases *now,
 	}
 }
 
-__u64 il_blk_phase_p99_lt(const struct il_phase_stat *s)
+__u64 il_blk_phase_p99_lt(const struct blk_phase_stat *s)
 {
 	int slot = il_hist_percentile_slot(s->slots, IL_HIST_SLOTS, 99);
 	__u64 lo, hi;
@@ -323,19 +323,19 @@ __u64 il_blk_phase_p99_lt(const struct il_phase_stat *s)
 	return hi + 1;
 }
 
-__u64 il_blk_phases_life(const struct il_blk_phases *p)
+__u64 il_blk_phases_life(const struct blk_phases *p)
 {
 	return p->life_ns;
 }
 
-void il_blk_phases_print(FILE *f, const char *indent, const struct il_blk_phases *p)
+void il_blk_phases_print(FILE *f, const char *indent, const struct blk_phases *p)
 {
 	__u64 life = il_blk_phases_life(p);
 	char a[32], b[32];
 
 	fprintf(f, "%s%-9s %9s %11s %12s %7s\n", indent, "PHASE", "COUNT", "AVG", "P99", "SHARE");
-	for (int i = 0; i < IL_PH__MAX; i++) {
-		const struct il_phase_stat *st = &p->ph[i];
+	for (int i = 0; i < BLK_PH__MAX; i++) {
+		const struct blk_phase_stat *st = &p->ph[i];
 
 		if (!st->count) {
 			fprintf(f, "%s%-9s %9s %11s %12s %7s\n", indent, il_blk_phase_names[i], "0", "-",
@@ -350,7 +350,7 @@ void il_blk_phases_print(FILE *f, const char *indent, const struct il_blk_phases
 	}
 }
 
-struct json_object *il_blk_phases_json(const struct il_blk_phases *p)
+struct json_object *il_blk_phases_json(const struct blk_phases *p)
 {
 	struct json_object *o = json_object_new_object(), *ph = json_object_new_object();
 	__u64 life = il_blk_phases_life(p);
@@ -359,8 +359,8 @@ struct json_object *il_blk_phases_json(const struct il_blk_phases *p)
 	json_object_object_add(o, "bios", json_object_new_uint64(p->bios));
 	json_object_object_add(o, "bytes", json_object_new_uint64(p->bytes));
 	json_object_object_add(o, "errors", json_object_new_uint64(p->errors));
-	for (int i = 0; i < IL_PH__MAX; i++) {
-		const struct il_phase_stat *st = &p->ph[i];
+	for (int i = 0; i < BLK_PH__MAX; i++) {
+		const struct blk_phase_stat *st = &p->ph[i];
 		struct json_object *x = json_object_new_object();
 
 		json_object_object_add(x, "count", json_object_new_uint64(st->count));
@@ -481,7 +481,7 @@ static const char *cg_lookup(__u64 id)
 	return NULL;
 }
 
-const char *il_block_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len)
+const char *il_blk_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len)
 {
 	static time_t last_walk;
 	const char *root = cg_root(), *p = cg_lookup(id);
@@ -507,7 +507,7 @@ const char *il_block_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len)
 	return buf;
 }
 
-int il_block_cgroup_id(const char *path, __u64 *id)
+int il_blk_cgroup_id(const char *path, __u64 *id)
 {
 	const char *root = cg_root();
 	char full[PATH_MAX * 2];
@@ -525,7 +525,7 @@ int il_block_cgroup_id(const char *path, __u64 *id)
 	return 0;
 }
 
-const char *il_block_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len)
+const char *il_blk_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len)
 {
 	static const char *files[] = {
 		"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
@@ -558,7 +558,7 @@ const char *il_block_throttle_rule(const char *cgroup, __u32 dev, char *buf, siz
 	return buf;
 }
 
-bool il_block_bio_based(__u32 dev)
+bool il_blk_bio_based(__u32 dev)
 {
 	char path[96];
 	struct stat st;
@@ -568,7 +568,7 @@ bool il_block_bio_based(__u32 dev)
 	return stat(path, &st) != 0 && errno == ENOENT;
 }
 
-bool il_block_any_bio_based(void)
+bool il_blk_any_bio_based(void)
 {
 	DIR *d = opendir("/sys/block");
 	struct dirent *de;

@@ -13,7 +13,7 @@
 #include "stacks.h"
 #include "log.h"
 
-struct iw_cfg *il_iowait_cfg(struct bpf_object *obj)
+struct iw_cfg *il_iw_cfg(struct bpf_object *obj)
 {
 	struct iw_cfg *c = il_obj_rodata_must(obj, "iw_cfg", sizeof(*c));
 	int n = il_btf_tp_nargs("sched_switch");
@@ -24,13 +24,13 @@ struct iw_cfg *il_iowait_cfg(struct bpf_object *obj)
 	return c;
 }
 
-void il_iowait_plan(struct bpf_object *obj, struct il_plan *p)
+void il_iw_plan(struct bpf_object *obj, struct il_plan *p)
 {
 	il_plan_tp_twins(p, obj, "I/O wait (sched_switch)", "iw_switch_btf", "iw_switch_raw",
 			 "sched:sched_switch");
 }
 
-int il_iowait_foreach(struct bpf_object *obj,
+int il_iw_foreach(struct bpf_object *obj,
 		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx)
 {
 	int fd = il_obj_map_fd(obj, "iw_waits");
@@ -132,7 +132,7 @@ int il_iw_table_read(struct bpf_object *obj, struct il_iw_table *t,
 {
 	struct fold_ctx f = { t, on_new, ctx };
 
-	return il_iowait_foreach(obj, fold_in, &f);
+	return il_iw_foreach(obj, fold_in, &f);
 }
 
 void il_iw_table_new_interval(struct il_iw_table *t)

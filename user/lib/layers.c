@@ -6,12 +6,12 @@ static int block_all(struct bpf_object *obj, struct il_plan *plans, int max)
 {
 	if (max < 1)
 		return 0;
-	il_block_plan(obj, true, &plans[0]);
-	/* the bio-tracking plans, in objects that include IL_BLOCK_BIO_PROGS */
-	if (max < 3 || !bpf_object__find_program_by_name(obj, "btf_bio_queue"))
+	il_blk_plan(obj, true, &plans[0]);
+	/* the bio-tracking plans, in objects that include BLK_BIO_PROGS */
+	if (max < 3 || !bpf_object__find_program_by_name(obj, "blk_bio_queue_btf"))
 		return 1;
-	il_block_bio_plan(obj, &plans[1]);
-	il_block_submit_plan(obj, &plans[2]);
+	il_blk_bio_plan(obj, &plans[1]);
+	il_blk_submit_plan(obj, &plans[2]);
 	return 3;
 }
 
@@ -42,7 +42,7 @@ static int iowait_all(struct bpf_object *obj, struct il_plan *plans, int max)
 {
 	if (max < 1)
 		return 0;
-	il_iowait_plan(obj, &plans[0]);
+	il_iw_plan(obj, &plans[0]);
 	return 1;
 }
 
@@ -55,7 +55,7 @@ static int who_all(struct bpf_object *obj, struct il_plan *plans, int max)
 }
 
 const struct il_layer_desc il_layer_table[] = {
-	{ "block", "il_rq_start", NULL, block_all },
+	{ "block", "blk_rq_start", NULL, block_all },
 	{ "fs", "fs_stats", NULL, fs_all },
 	{ "writeback", "wb_stats", NULL, wb_all },
 	{ "iowait", "iw_waits", NULL, iowait_all },

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* What the layers measured, read into the verdict's struct il_layers (see measure.h). */
+/* What the layers measured, read into the verdict's struct il_measure (see measure.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,32 +49,32 @@ struct json_object *il_lat_json(const struct il_lat *l)
 
 /* A disk's time in the block layer: before Q, and after (Q2C, or the queue and device times
  * when more: requests with no Q seen). */
-static __u64 disk_life_ns(const struct il_disk_stats *st)
+static __u64 disk_life_ns(const struct blk_disk_stats *st)
 {
 	__u64 after = st->queue_ns + st->device_ns;
 
-	if (st->phases.ph[IL_PH_Q2C].ns > after)
-		after = st->phases.ph[IL_PH_Q2C].ns;
-	return st->phases.ph[IL_PH_BEFORE_Q].ns + after;
+	if (st->phases.ph[BLK_PH_Q2C].ns > after)
+		after = st->phases.ph[BLK_PH_Q2C].ns;
+	return st->phases.ph[BLK_PH_BEFORE_Q].ns + after;
 }
 
 /* The phases of the bios followed on the disk (lib/block.h), the cgroup whose bios waited
  * longest before Q there, and its throttle rules for the disk. */
-static void measure_bios(struct bpf_object *obj, struct il_layers *m, __u32 dev,
-			 const struct il_disk_stats *bd)
+static void measure_bios(struct bpf_object *obj, struct il_measure *m, __u32 dev,
+			 const struct blk_disk_stats *bd)
 {
-	const struct il_phase_stat *ph = bd->phases.ph;
+	const struct blk_phase_stat *ph = bd->phases.ph;
 	struct il_blk_cg_row *rows;
-	int n = il_block_cgroups_read(obj, &rows), best = -1;
+	int n = il_blk_cgroups_read(obj, &rows), best = -1;
 
-	il_lat_from_hist(&m->before_q, ph[IL_PH_BEFORE_Q].count, ph[IL_PH_BEFORE_Q].ns,
-			 ph[IL_PH_BEFORE_Q].max_ns, ph[IL_PH_BEFORE_Q].slots);
-	il_lat_from_hist(&m->q2g, ph[IL_PH_Q2G].count, ph[IL_PH_Q2G].ns, ph[IL_PH_Q2G].max_ns,
-			 ph[IL_PH_Q2G].slots);
-	il_lat_from_hist(&m->g2i, ph[IL_PH_G2I].count, ph[IL_PH_G2I].ns, ph[IL_PH_G2I].max_ns,
-			 ph[IL_PH_G2I].slots);
-	il_lat_from_hist(&m->q2c, ph[IL_PH_Q2C].count, ph[IL_PH_Q2C].ns, ph[IL_PH_Q2C].max_ns,
-			 ph[IL_PH_Q2C].slots);
+	il_lat_from_hist(&m->before_q, ph[BLK_PH_BEFORE_Q].count, ph[BLK_PH_BEFORE_Q].ns,
+			 ph[BLK_PH_BEFORE_Q].max_ns, ph[BLK_PH_BEFORE_Q].slots);
+	il_lat_from_hist(&m->q2g, ph[BLK_PH_Q2G].count, ph[BLK_PH_Q2G].ns, ph[BLK_PH_Q2G].max_ns,
+			 ph[BLK_PH_Q2G].slots);
+	il_lat_from_hist(&m->g2i, ph[BLK_PH_G2I].count, ph[BLK_PH_G2I].ns, ph[BLK_PH_G2I].max_ns,
+			 ph[BLK_PH_G2I].slots);
+	il_lat_from_hist(&m->q2c, ph[BLK_PH_Q2C].count, ph[BLK_PH_Q2C].ns, ph[BLK_PH_Q2C].max_ns,
+			 ph[BLK_PH_Q2C].slots);
 	/* only a cgroup some of whose bios a worker queued for them (held before Q) is named:
 	 * time before Q without it is the submission path's own */
 	for (int i = 0; i < n; i++) {
@@ -86,11 +86,11 @@ static void measure_bios(struct bpf_object *obj, struct il_layers *m, __u32 dev,
 			best = i;
 	}
 	if (best >= 0) {
-		il_block_cgroup_path(rows[best].k.cgroup, rows[best].v.tgid, m->blk_cgroup,
+		il_blk_cgroup_path(rows[best].k.cgroup, rows[best].v.tgid, m->blk_cgroup,
 				     sizeof(m->blk_cgroup));
 		if (m->blk_cgroup[0] != '/') /* not a path: gone, or unknown */
 			m->blk_cgroup[0] = 0;
-		il_block_throttle_rule(m->blk_cgroup, dev, m->blk_throttle, sizeof(m->blk_throttle));
+		il_blk_throttle_rule(m->blk_cgroup, dev, m->blk_throttle, sizeof(m->blk_throttle));
 	}
 	if (n > 0)
 		free(rows);
@@ -100,11 +100,11 @@ static void measure_bios(struct bpf_object *obj, struct il_layers *m, __u32 dev,
  * as il_who_view_disks() orders them), even when no request completed there yet; the disk
  * with the most block-layer time (before Q and after) when no process is known (npref 0).
  * Sets *dev. An unrelated busier disk is never chosen. */
-void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
+void il_measure_disks(struct bpf_object *obj, struct il_measure *m, const __u32 *pref, int npref,
 		       __u32 *dev)
 {
-	struct il_disk_row *rows;
-	int n = il_block_disks_read(obj, &rows), best = -1;
+	struct il_blk_disk_row *rows;
+	int n = il_blk_disks_read(obj, &rows), best = -1;
 
 	for (int i = 0; i < n; i++) {
 		/* dev 0: requests with no disk (the flush machinery) */
@@ -116,7 +116,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 	if (*dev)
 		il_disk_name(*dev, m->disk, sizeof(m->disk));
 	if (best >= 0) {
-		const struct il_disk_stats *bd = &rows[best].st;
+		const struct blk_disk_stats *bd = &rows[best].st;
 
 		il_lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
 		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, bd->queue_max_ns, bd->queue_slots);
@@ -128,7 +128,7 @@ void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *
 }
 
 /* Writeback: calls, errors and the most frequent error of ext4_writepages. */
-void il_measure_wb(struct bpf_object *obj, struct il_layers *m)
+void il_measure_wb(struct bpf_object *obj, struct il_measure *m)
 {
 	struct il_wb_row *rows;
 	int n = il_wb_stats_read(obj, &rows);
@@ -157,7 +157,7 @@ void il_measure_wb(struct bpf_object *obj, struct il_layers *m)
 
 /* I/O wait: totals, and the kernel stack with the most wait (its frames into top[]), and
  * the frame of it that says why into m->iw_top_frame. */
-int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m, char top[][128],
+int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_measure *m, char top[][128],
 		      int maxf)
 {
 	/* Frames that are generic waiting machinery, not the reason for the wait. */
@@ -204,13 +204,13 @@ int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m
 	return nframes;
 }
 
-struct json_object *il_verdict_json(enum il_layer_id l, const char *why, const struct il_culprit *c,
+struct json_object *il_verdict_json(enum il_where l, const char *why, const struct il_culprit *c,
 				    const char *disk)
 {
 	struct json_object *v = json_object_new_object();
 	char names[1024];
 
-	json_object_object_add(v, "layer", json_object_new_string(il_layer_name(l)));
+	json_object_object_add(v, "layer", json_object_new_string(il_where_name(l)));
 	json_object_object_add(v, "reason", json_object_new_string(why));
 	if (c && c->found) {
 		struct json_object *pr = json_object_new_object();

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the layers measured, read from a loaded object that includes them (the layers' own
- * readers, layers.h) into the verdict's input, struct il_layers (verdict.h): shared by
+ * readers, layers.h) into the verdict's input, struct il_measure (verdict.h): shared by
  * iolayer's report and its --serve /verdict.
  */
 #ifndef IOLAYER_MEASURE_H
@@ -28,21 +28,21 @@ struct json_object *il_lat_json(const struct il_lat *l);
  * latencies, requests by op and, with bio tracking, its phases (before Q, Q2G, G2I, Q2C), the
  * cgroup whose bios waited longest before Q and that cgroup's throttle rules go into m, its
  * dev into *dev (0: none). An unrelated busier disk is never chosen. */
-void il_measure_disks(struct bpf_object *obj, struct il_layers *m, const __u32 *pref, int npref,
+void il_measure_disks(struct bpf_object *obj, struct il_measure *m, const __u32 *pref, int npref,
 		      __u32 *dev);
 
 /* Writeback: calls, errors and the most frequent error, into m. */
-void il_measure_wb(struct bpf_object *obj, struct il_layers *m);
+void il_measure_wb(struct bpf_object *obj, struct il_measure *m);
 
 /* I/O wait: totals into m, the frames of the kernel stack with the most wait into top[] (room
  * for maxf of 128 bytes), and the frame of it that says why into m->iw_top_frame. stacks_fd
  * is the I/O-wait layer's stack map. Returns the number of frames. */
-int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_layers *m, char top[][128],
+int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_measure *m, char top[][128],
 		      int maxf);
 
 /* The verdict as JSON: {layer, reason, process{pid, comm, cgroup}, file, who, disk} (process,
  * file and who only when c found one; disk null when none). */
-struct json_object *il_verdict_json(enum il_layer_id l, const char *why, const struct il_culprit *c,
+struct json_object *il_verdict_json(enum il_where l, const char *why, const struct il_culprit *c,
 				    const char *disk);
 
 #endif

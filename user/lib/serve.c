@@ -116,7 +116,7 @@ struct snap {
 	struct il_wb_row *wb;
 	int nwb;
 	struct iw_val iw;                   /* every thread and stack together */
-	struct il_disk_row *disk;
+	struct il_blk_disk_row *disk;
 	int ndisk;
 	__u64 lost[IL_DROP__MAX];
 	struct who_base *who;               /* the verdict's bases only (who_base_read), by pid */
@@ -147,9 +147,9 @@ static void snap_read(const struct il_serve_src *src, struct snap *s)
 		il_debug("reading the filesystem layer: %s", il_errno_name(err));
 	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
 		s->nwb = 0;
-	if (src->iw && (err = il_iowait_foreach(src->obj, iw_add, &s->iw)))
+	if (src->iw && (err = il_iw_foreach(src->obj, iw_add, &s->iw)))
 		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
-	if (src->block && (s->ndisk = il_block_disks_read(src->obj, &s->disk)) < 0)
+	if (src->block && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
 		s->ndisk = 0;
 	if (!il_drops_read(src->drops_fd, s->lost) && src->nfs)
 		s->lost[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(src->obj);
@@ -337,7 +337,7 @@ static int label_index(void *vals, int *n, int cap, const void *x, size_t size)
 	return (*n)++;
 }
 
-static void disk_add(struct il_disk_stats *to, const struct il_disk_stats *x)
+static void disk_add(struct blk_disk_stats *to, const struct blk_disk_stats *x)
 {
 	to->count += x->count;
 	to->queued += x->queued;
@@ -352,7 +352,7 @@ static void disk_add(struct il_disk_stats *to, const struct il_disk_stats *x)
 
 static void metrics_block(struct server *sv, struct il_prom *p, const struct snap *s)
 {
-	struct il_disk_stats agg[IL_SERVE_MAX_DISKS + 1];
+	struct blk_disk_stats agg[IL_SERVE_MAX_DISKS + 1];
 	static const struct { const char *name; enum il_prom_type type; const char *unit, *help; } fam[] = {
 		{ "iolayer_block_queue_duration_seconds", IL_PROM_HISTOGRAM, "seconds",
 		  "Block requests' time in the OS queue, insert to issue, per disk." },
@@ -377,7 +377,7 @@ static void metrics_block(struct server *sv, struct il_prom *p, const struct sna
 	for (size_t f = 0; f < IL_ARRAY_SIZE(fam); f++) {
 		il_prom_family(p, fam[f].name, fam[f].type, fam[f].unit, fam[f].help);
 		for (int k = 0; k <= IL_SERVE_MAX_DISKS; k++) {
-			const struct il_disk_stats *d = &agg[k];
+			const struct blk_disk_stats *d = &agg[k];
 			const char *lab[] = { "disk", k < nagg ? sv->disk_names[k] : "other", NULL };
 
 			/* "other" stays once it has appeared, so its series does not come and go */
@@ -494,7 +494,7 @@ static void slots_sub(__u64 *d, const __u64 *a, const __u64 *b)
 		d[s] = a[s] - b[s];
 }
 
-static const struct il_disk_stats *disk_in(const struct snap *s, __u32 dev)
+static const struct blk_disk_stats *disk_in(const struct snap *s, __u32 dev)
 {
 	for (int i = 0; i < s->ndisk; i++)
 		if (s->disk[i].dev == dev)
@@ -507,9 +507,9 @@ static const struct il_disk_stats *disk_in(const struct snap *s, __u32 dev)
  * when no request completed there yet, else the one with the most device time; *dev: it, 0
  * when none. */
 static void layers_between(const struct il_serve_src *src, const struct snap *now,
-			   const struct snap *base, struct il_layers *m, __u32 pref, __u32 *dev)
+			   const struct snap *base, struct il_measure *m, __u32 pref, __u32 *dev)
 {
-	static const struct il_disk_stats zero;
+	static const struct blk_disk_stats zero;
 	__u64 d[IL_HIST_SLOTS], top = 0, best_ns = 0;
 	int best = -1;
 
@@ -551,7 +551,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 	il_lat_from_hist(&m->iowait, now->iw.count - base->iw.count, now->iw.total_ns - base->iw.total_ns,
 		now->iw.max_ns, NULL);
 	for (int i = 0; i < now->ndisk; i++) {
-		const struct il_disk_stats *b = disk_in(base, now->disk[i].dev);
+		const struct blk_disk_stats *b = disk_in(base, now->disk[i].dev);
 		__u64 ns = now->disk[i].st.device_ns - (b ? b->device_ns : 0);
 
 		/* dev 0: requests with no disk (the flush machinery) */
@@ -563,7 +563,7 @@ static void layers_between(const struct il_serve_src *src, const struct snap *no
 		il_disk_name(pref, m->disk, sizeof(m->disk));
 	}
 	if (best >= 0) {
-		const struct il_disk_stats *a = &now->disk[best].st, *b = disk_in(base, now->disk[best].dev);
+		const struct blk_disk_stats *a = &now->disk[best].st, *b = disk_in(base, now->disk[best].dev);
 
 		if (!b)
 			b = &zero;
@@ -612,11 +612,11 @@ static char *verdict(struct server *sv, size_t *len)
 	struct json_object *o = json_object_new_object(), *ly = json_object_new_object(), *v, *ops;
 	struct il_culprit c = { 0 };
 	struct il_who_view view;
-	struct il_layers m;
+	struct il_measure m;
 	struct snap now;
 	char why[1024], *body;
 	__u32 dev, pref = 0;
-	enum il_layer_id l;
+	enum il_where l;
 	int err;
 
 	snap_read(sv->src, &now);

@@ -5,17 +5,17 @@
 #include "verdict.h"
 
 static const char *layer_names[] = {
-	[IL_LAYER_NONE] = "none", [IL_LAYER_SYSCALL] = "syscall/VFS",
-	[IL_LAYER_FILESYSTEM] = "filesystem", [IL_LAYER_WRITEBACK] = "writeback",
-	[IL_LAYER_QUEUE] = "block queue", [IL_LAYER_DEVICE] = "device",
-	[IL_LAYER_BLOCK] = "block layer",
+	[IL_WHERE_NONE] = "none", [IL_WHERE_SYSCALL] = "syscall/VFS",
+	[IL_WHERE_FILESYSTEM] = "filesystem", [IL_WHERE_WRITEBACK] = "writeback",
+	[IL_WHERE_QUEUE] = "block queue", [IL_WHERE_DEVICE] = "device",
+	[IL_WHERE_BLOCK] = "block layer",
 };
 static const char *op_names[] = { "read", "write", "open", "fsync", "sync_file_range" };
 _Static_assert(IL_ARRAY_SIZE(op_names) == FS_OP__MAX, "one name per enum fs_op");
 
-const char *il_layer_name(enum il_layer_id l)
+const char *il_where_name(enum il_where l)
 {
-	return l <= IL_LAYER_BLOCK ? layer_names[l] : "?";
+	return l <= IL_WHERE_BLOCK ? layer_names[l] : "?";
 }
 
 const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
@@ -42,7 +42,7 @@ const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
  * worker queued some for their submitter (blk-throttle's dispatch). Without held bios, the
  * time before Q is the submission path's own (with tracepoints only, the filesystem's work
  * between the start of a direct I/O or writeback and each bio): not the block layer's. */
-static bool before_q_rules(const struct il_layers *m, double *share)
+static bool before_q_rules(const struct il_measure *m, double *share)
 {
 	__u64 before = m->before_q.total_ns, queue = m->q2g.total_ns + m->g2i.total_ns + m->queue.total_ns;
 	__u64 dev = m->device.total_ns, after = m->q2c.count ? m->q2c.total_ns : queue + dev;
@@ -51,9 +51,9 @@ static bool before_q_rules(const struct il_layers *m, double *share)
 	return m->before_q.count && m->blk_held && before > queue && before > dev;
 }
 
-/* The reason of an IL_LAYER_BLOCK verdict from offset n of why: how long bios wait before the
+/* The reason of an IL_WHERE_BLOCK verdict from offset n of why: how long bios wait before the
  * queue on the disk, which cgroup, and the throttle rule that holds them. */
-static size_t why_before_q(const struct il_layers *m, const char *lead, char *why, size_t len, size_t n)
+static size_t why_before_q(const struct il_measure *m, const char *lead, char *why, size_t len, size_t n)
 {
 	char a[32], b[32], c[32];
 	double share;
@@ -77,7 +77,7 @@ static size_t why_before_q(const struct il_layers *m, const char *lead, char *wh
 
 /* "no file operations were seen" with what it covers: the filesystems traced, and with -p,
  * that the process's children are not in it. */
-static size_t no_fs_ops(const struct il_layers *m, char *why, size_t len, size_t n)
+static size_t no_fs_ops(const struct il_measure *m, char *why, size_t len, size_t n)
 {
 	if (n >= len)
 		return n;
@@ -90,7 +90,7 @@ static size_t no_fs_ops(const struct il_layers *m, char *why, size_t len, size_t
 }
 
 /* The largest p99 of everything measured (the table's rows), ns. */
-static __u64 max_p99(const struct il_layers *m, bool blk)
+static __u64 max_p99(const struct il_measure *m, bool blk)
 {
 	const struct il_lat *b[] = { &m->device, &m->queue, &m->before_q, &m->q2g, &m->g2i };
 	__u64 mx = 0;
@@ -114,7 +114,7 @@ static __u64 p99_of(const struct il_lat *l)
  * device, the OS queue, Q to getrq, before Q when bios were held there), and their sum when
  * more than one; then the time in the submitter's plug (getrq to insert), named but not
  * summed: it is the submitter's batching, its own time in the filesystem's submission path. */
-static size_t why_block(const struct il_layers *m, char *why, size_t len, size_t n, __u64 blk_ns)
+static size_t why_block(const struct il_measure *m, char *why, size_t len, size_t n, __u64 blk_ns)
 {
 	struct { const struct il_lat *l; const char *where; } parts[] = {
 		{ &m->queue, "queued in the OS (insert -> issue)" },
@@ -147,7 +147,7 @@ static size_t why_block(const struct il_layers *m, char *why, size_t len, size_t
 	return n;
 }
 
-enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
+enum il_where il_verdict(const struct il_measure *m, char *why, size_t len)
 {
 	char a[32], b[32], c[32];
 	int top = -1;
@@ -165,7 +165,7 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 		if (n < len)
 			snprintf(why + n, len - n, m->pid ? " and sent no block requests" :
 				 " and no block requests were seen");
-		return IL_LAYER_NONE;
+		return IL_WHERE_NONE;
 	}
 	if (m->wb_seen && m->wb_errors) {
 		snprintf(why, len, "ext4_writepages failed %llu of %llu times (most often %d %s with %s): "
@@ -174,10 +174,10 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			 (unsigned long long)m->wb_errors, (unsigned long long)m->wb.count, m->wb_top_err,
 			 il_errno_name(m->wb_top_err),
 			 m->wb_top_err_sync_mode == 1 ? "WB_SYNC_ALL" : "WB_SYNC_NONE");
-		return IL_LAYER_WRITEBACK;
+		return IL_WHERE_WRITEBACK;
 	}
 
-	enum il_layer_id l;
+	enum il_where l;
 	/* the block layer's p99s, each phase the sentence quotes; the time before Q is the block
 	 * layer's only with bios held there (before_q_rules()) */
 	__u64 os_ns = blk ? p99_of(&m->queue) + p99_of(&m->q2g) : 0;
@@ -211,7 +211,7 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			n += snprintf(why + n, len - n, "; ");
 			no_fs_ops(m, why, len, n);
 		}
-		return IL_LAYER_NONE;
+		return IL_WHERE_NONE;
 	}
 	/* The block layer accounts for the operation when the p99s it quotes make at least half
 	 * of the operation's, the device's own p99 is not above it (a call that returns before a
@@ -221,7 +221,7 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			p99_of(&m->device) <= 2 * m->ops[top].p99_lt_ns;
 
 	if (top < 0 && before_q) {
-		l = IL_LAYER_BLOCK;
+		l = IL_WHERE_BLOCK;
 		n = no_fs_ops(m, why, len, 0);
 		n = why_before_q(m, "; ", why, len, n);
 	} else if (top < 0 && in_blk < IL_IDLE_SHARE) {
@@ -231,9 +231,9 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			snprintf(why + n, len - n, "; no layer stands out: I/O wait took %.1f%% of the time, "
 				 "and block requests on %s were in the block layer %.1f%% of it",
 				 iw_share * 100, m->disk, in_blk * 100);
-		return IL_LAYER_NONE;
+		return IL_WHERE_NONE;
 	} else if (top < 0) {
-		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
+		l = queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
 		n = no_fs_ops(m, why, len, 0);
 		if (n < len)
 			n += snprintf(why + n, len - n, "; ");
@@ -243,18 +243,18 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 				      busy > 1 ? 100.0 : busy * 100);
 	} else if (!blk) {
 		l = m->ops[top].count && (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE) ?
-			    IL_LAYER_FILESYSTEM : IL_LAYER_SYSCALL;
+			    IL_WHERE_FILESYSTEM : IL_WHERE_SYSCALL;
 		n = snprintf(why, len, "%s takes p99 < %s and no block request was seen: the time is spent %s",
 			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
-			     l == IL_LAYER_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
+			     l == IL_WHERE_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
 						   : "in the filesystem");
 	} else if (accounts && before_q) {
-		l = IL_LAYER_BLOCK;
+		l = IL_WHERE_BLOCK;
 		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
 			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
 		n = why_before_q(m, "", why, len, n);
 	} else if (accounts) {
-		l = queue_worse ? IL_LAYER_QUEUE : IL_LAYER_DEVICE;
+		l = queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
 		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
 			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
 		n = why_block(m, why, len, n, blk_ns);
@@ -267,11 +267,11 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 		bool throttled = top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages");
 
 		if (throttled)
-			l = IL_LAYER_WRITEBACK;
+			l = IL_WHERE_WRITEBACK;
 		else if (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE || top == FS_OP_OPEN)
-			l = IL_LAYER_FILESYSTEM;
+			l = IL_WHERE_FILESYSTEM;
 		else
-			l = IL_LAYER_SYSCALL;
+			l = IL_WHERE_SYSCALL;
 		n = snprintf(why, len, "%s takes p99 < %s while ", op_names[top],
 			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
 		n = why_block(m, why, len, n, blk_ns);
@@ -283,14 +283,14 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 			n += snprintf(why + n, len - n, ": the calls return before their requests could "
 				      "complete (they do not wait for the device), so their time goes "
 				      "above the block layer, in the %s",
-				      l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-				      : l == IL_LAYER_FILESYSTEM ? "filesystem (starting writeback: page locks, "
+				      l == IL_WHERE_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
+				      : l == IL_WHERE_FILESYSTEM ? "filesystem (starting writeback: page locks, "
 								   "block allocation, bio submission)"
 								 : "syscall/VFS layer (locks, page cache)");
 		else if (n < len)
 			n += snprintf(why + n, len - n, ": the time goes above the block layer, in the %s",
-				      l == IL_LAYER_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-				      : l == IL_LAYER_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
+				      l == IL_WHERE_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
+				      : l == IL_WHERE_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
 								   "waits on data already in flight)"
 								 : "syscall/VFS layer (locks, page cache)");
 	}
@@ -305,28 +305,28 @@ enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len)
 
 /* How much of layer l's time process p accounts for (ns), or its bytes on the disk for the
  * block layers. */
-static __u64 weight(enum il_layer_id l, const struct il_who_sum *p)
+static __u64 weight(enum il_where l, const struct il_who_sum *p)
 {
 	switch (l) {
-	case IL_LAYER_NONE: /* no layer stands out: who did the most file I/O */
+	case IL_WHERE_NONE: /* no layer stands out: who did the most file I/O */
 		return p->op_ns[FS_OP_READ] + p->op_ns[FS_OP_WRITE] + p->op_ns[FS_OP_OPEN] +
 		       p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_SYNC_RANGE] + p->iowait_ns;
-	case IL_LAYER_SYSCALL:
+	case IL_WHERE_SYSCALL:
 		return p->op_ns[FS_OP_READ] + p->op_ns[FS_OP_WRITE] + p->op_ns[FS_OP_OPEN];
-	case IL_LAYER_FILESYSTEM:
+	case IL_WHERE_FILESYSTEM:
 		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_SYNC_RANGE] + p->op_ns[FS_OP_OPEN];
-	case IL_LAYER_WRITEBACK:
+	case IL_WHERE_WRITEBACK:
 		return p->op_ns[FS_OP_FSYNC] + p->op_ns[FS_OP_WRITE] + p->iowait_ns;
-	case IL_LAYER_QUEUE:
-	case IL_LAYER_DEVICE:
-	case IL_LAYER_BLOCK:
+	case IL_WHERE_QUEUE:
+	case IL_WHERE_DEVICE:
+	case IL_WHERE_BLOCK:
 		return p->disk_bytes + p->wb_bytes;
 	default:
 		return 0;
 	}
 }
 
-void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
+void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 			double elapsed_s, const char *disk, struct il_culprit *c)
 {
 	const struct il_who_sum *best = NULL;
@@ -357,7 +357,7 @@ void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int 
 	snprintf(c->cgroup, sizeof(c->cgroup), "%s", best->cgroup);
 	snprintf(c->file, sizeof(c->file), "%s", best->top_file);
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
-	c->block = l == IL_LAYER_QUEUE || l == IL_LAYER_DEVICE || l == IL_LAYER_BLOCK;
+	c->block = l == IL_WHERE_QUEUE || l == IL_WHERE_DEVICE || l == IL_WHERE_BLOCK;
 	/* its file on another disk than the verdict's: a block verdict's bytes are not that
 	 * file's (it is left out); any other names the disk the file is on */
 	if (c->file[0] && c->disk[0] && best->top_file_disk[0] && strcmp(best->top_file_disk, c->disk)) {

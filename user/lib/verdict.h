@@ -22,7 +22,7 @@ struct il_lat {
 };
 
 /* What iolayer measured, layer by layer. A layer with seen == false was not traced. */
-struct il_layers {
+struct il_measure {
 	double elapsed_s;
 	__u32 pid;                          /* -p's process (its threads, not its children), 0: all */
 	bool fs_seen;
@@ -49,28 +49,28 @@ struct il_layers {
 	struct il_lat g2i;                  /* G -> I (or D): in the submitter's plug */
 	struct il_lat q2c;                  /* Q -> C */
 	__u64 blk_held;                     /* its I/Os whose first bio a worker queued for the
-					     * submitter: held before Q (struct il_blk_cg.held) */
+					     * submitter: held before Q (struct blk_cg.held) */
 	char blk_cgroup[128];               /* the cgroup with held bios that waited longest before Q, "" */
 	char blk_throttle[192];             /* that cgroup's throttle rules for the disk, "" none */
 };
 
-enum il_layer_id {
-	IL_LAYER_NONE,       /* nothing to judge: no I/O seen */
-	IL_LAYER_SYSCALL,    /* syscall/VFS: page cache, locks, copies */
-	IL_LAYER_FILESYSTEM, /* filesystem: journal, allocation, sync machinery */
-	IL_LAYER_WRITEBACK,  /* writeback: writepages failing or throttling writers */
-	IL_LAYER_QUEUE,      /* block queue: requests wait in the OS before the device */
-	IL_LAYER_DEVICE,     /* the device itself */
-	IL_LAYER_BLOCK,      /* the block layer before the queue: bios held between their
+enum il_where {
+	IL_WHERE_NONE,       /* nothing to judge: no I/O seen */
+	IL_WHERE_SYSCALL,    /* syscall/VFS: page cache, locks, copies */
+	IL_WHERE_FILESYSTEM, /* filesystem: journal, allocation, sync machinery */
+	IL_WHERE_WRITEBACK,  /* writeback: writepages failing or throttling writers */
+	IL_WHERE_QUEUE,      /* block queue: requests wait in the OS before the device */
+	IL_WHERE_DEVICE,     /* the device itself */
+	IL_WHERE_BLOCK,      /* the block layer before the queue: bios held between their
 			      * submission and block_bio_queue (the cgroup throttle) */
 };
 
 /* Short lower-case name of a layer: "none", "syscall/VFS", "filesystem", "writeback",
  * "block queue", "device", "block layer". */
-const char *il_layer_name(enum il_layer_id l);
+const char *il_where_name(enum il_where l);
 
 /* Judge: returns the slow layer and writes one or two sentences saying why into why. */
-enum il_layer_id il_verdict(const struct il_layers *m, char *why, size_t len);
+enum il_where il_verdict(const struct il_measure *m, char *why, size_t len);
 
 /* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf; returns buf. */
 const char *il_fmt_ns(__u64 ns, char *buf, size_t len);
@@ -124,7 +124,7 @@ struct il_culprit {
  * no other process qualifies. found is false when none does. The verb (reads, writes)
  * follows the top file's own bytes when it has any. */
 #define IL_CULPRIT_SHARE 0.05
-void il_verdict_culprit(enum il_layer_id l, const struct il_who_sum *procs, int n,
+void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 			double elapsed_s, const char *disk, struct il_culprit *c);
 
 /* "python (pid 4242, cgroup /x) writes 45.0 KB/s to /tmp/log.txt on sda" into buf (rates as
