@@ -65,14 +65,14 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@  # struct NAME_bpf, NAME_bpf__open() ...
 
 # --- user space ------------------------------------------------------------------
-$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
+$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/obj/%.o: user/%.c $(BUILD)/%.skel.h $(wildcard user/lib/*.h) $(wildcard bpf/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: user/%.c $(BUILD)/%.skel.h $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
 define tool_rule
@@ -94,7 +94,7 @@ $(BUILD)/workloads/raw_floor: tests/workloads/raw_floor.c | $(BUILD)/workloads
 $(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) -O0 -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Itests/unit $< -o $@ $(LDLIBS) -lcmocka
 
 $(BUILD)/bpf $(BUILD)/lib $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/workloads:

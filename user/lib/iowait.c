@@ -8,7 +8,8 @@
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
-#include "layers.h"
+#include "layers/iowait.h"
+#include "layers/who.h"
 #include "escape.h"
 #include "stacks.h"
 #include "log.h"

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The table of layers (layers.h): how code that treats every layer alike finds each one. */
 #include "layers.h"
+#include "layers/block.h"
+#include "layers/fs.h"
+#include "layers/iowait.h"
+#include "layers/who.h"
+#include "layers/writeback.h"
 
 static int block_all(struct bpf_object *obj, struct il_plan *plans, int max)
 {

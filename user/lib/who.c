@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
-#include "layers.h"
+#include "layers/who.h"
 #include "log.h"
 #include "mounts.h"
 #include "util.h"

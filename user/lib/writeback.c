@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
-#include "layers.h"
+#include "layers/writeback.h"
 
 struct wb_cfg *il_wb_cfg(struct bpf_object *obj)
 {

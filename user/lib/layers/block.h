@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The block layer's user side (user/lib/block.c; kernel side bpf/lib/block.bpf.h, types
+ * bpf/lib/block.h): settings, plans, the phase tables, readers of its aggregates. Prefix il_blk_.
+ */
+#ifndef IOLAYER_LAYERS_BLOCK_H
+#define IOLAYER_LAYERS_BLOCK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include <bpf/libbpf.h>
+#include "plan.h"
+#include "lib/block.h"
+
+/* Settings, with blk_cfg.rq_two_args and blk_cfg.tp_old read from the tracepoints' BTF
+ * prototypes; the bio-tracking maps shrunk to one entry unless il_blk_track_bios() was
+ * called before. */
+struct blk_cfg *il_blk_cfg(struct bpf_object *obj);
+
+/* Plan "block request lifetime": tp_btf, else raw_tp. with_insert adds block_rq_insert (an
+ * optional target: queues without an I/O scheduler never fire it). */
+void il_blk_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p);
+
+/* Turn bio tracking on in obj (before load; after il_blk_cfg()): blk_cfg.bios, the maps
+ * sized; with files, the file of each bio too (names in who_files). The tool then attaches
+ * il_blk_bio_plan() and il_blk_submit_plan() besides il_blk_plan(). */
+void il_blk_track_bios(struct bpf_object *obj, bool files);
+
+/* Turn bio tracking on in obj for bio-based devices only (blk_cfg.bio_only): their bios are
+ * measured from Q to their end, requests are not linked to their bios, and no bio's
+ * submitter or file is looked for (iomap_dio_bio_end_io is not looked up). */
+void il_blk_track_bio_based(struct bpf_object *obj);
+
+/* After load, before attach, with bio tracking on: give the BPF side the address of
+ * iomap_dio_bio_end_io (looked up meanwhile since il_blk_track_bios). 0, or -errno after
+ * printing one line; 0 at once without bio tracking. */
+int il_blk_loaded(struct bpf_object *obj);
+
+/* Plan "block bio lifetime": block_bio_queue (required), block_getrq, the merges, block_split,
+ * the remaps, block_rq_requeue, block_bio_complete and the throttles' wbt_step and
+ * iocost_iocg_activate (optional), tp_btf else raw_tp. With blk_cfg.bio_only (set before),
+ * only block_bio_queue, block_split, block_bio_remap and block_bio_complete. */
+void il_blk_bio_plan(struct bpf_object *obj, struct il_plan *p);
+
+/* Plan "bio submission (time before Q)": submit_bio with fentry, else kprobe, else the
+ * tracepoints that mark a submission's start (iomap_dio_rw_begin/complete,
+ * writeback_single_inode_start, ext4_writepages: all optional), tp_btf else raw_tp. */
+void il_blk_submit_plan(struct bpf_object *obj, struct il_plan *p);
+
+/* Names of the phases (enum blk_phase): "before Q", "Q2G", ...; JSON keys "before_q",
+ * "q2g", ... */
+extern const char *const il_blk_phase_names[BLK_PH__MAX];
+extern const char *const il_blk_phase_keys[BLK_PH__MAX];
+
+/* Phase totals: d = now - before (max_ns: now's, the maximum so far); the p99 of a phase as
+ * the exclusive upper bound of its log2 bucket, ns (0 when empty); the time the shares are
+ * taken of, ns: the I/Os' lives summed (struct blk_phases.life_ns). */
+void il_blk_phases_sub(struct blk_phases *d, const struct blk_phases *now,
+		       const struct blk_phases *before);
+__u64 il_blk_phase_p99_lt(const struct blk_phase_stat *s);
+__u64 il_blk_phases_life(const struct blk_phases *p);
+
+/* The btt-like table of p, one line per phase: PHASE COUNT AVG P99 SHARE, each line starting
+ * with indent. */
+void il_blk_phases_print(FILE *f, const char *indent, const struct blk_phases *p);
+
+/* {"ios", "bios", "bytes", "errors", "phases": {"before_q": {"count", "total_ns", "avg_ns",
+ * "p99_lt_ns", "max_ns", "share"}, "q2g", ...}} of p. */
+struct json_object *il_blk_phases_json(const struct blk_phases *p);
+
+/* blktrace's RWBS letters of an operation (enum il_req_op_kind) and its flags (enum
+ * il_rq_flag): "W", "WS", "FWFS", "RA", ... into buf (>= 8 bytes); returns buf. */
+const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);
+
+/* The path of the cgroup with id (struct blk_io.cgroup) into buf, relative to the
+ * hierarchy the block layer's cgroups live in (v1 blkio when mounted, else v2): found by
+ * walking that hierarchy (again, at most once a second, on a miss); else the blkio (v1) or v2
+ * path of process pid from /proc/PID/cgroup (il_who_cgroup_path()); else "cgroup:ID" (the
+ * cgroup is gone); "-" for id 0 and no pid. Returns buf. */
+const char *il_blk_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len);
+
+/* The id of a cgroup given as a path in that hierarchy ("/x", "x", or the full
+ * /sys/fs/cgroup/... path) or as "cgroup:ID": its directory's inode number. 0, or -1. */
+int il_blk_cgroup_id(const char *path, __u64 *id);
+
+/* The I/O throttle rules of cgroup (a path as il_blk_cgroup_path() gives) for disk dev:
+ * the lines of blkio.throttle.{read,write}_{bps,iops}_device (v1) or io.max (v2) naming dev,
+ * as "FILE LINE[, ...]" into buf ("" when none). Returns buf. */
+const char *il_blk_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len);
+
+/* A bio-based disk (no blk-mq: dm, md, ...): its bios never become requests (dev may be a
+ * partition: its disk is looked at). */
+bool il_blk_bio_based(__u32 dev);
+
+/* Whether any disk of this machine is bio-based. */
+bool il_blk_any_bio_based(void);
+
+/* One (disk, cgroup) of the aggregate map blk_cgroups. */
+struct il_blk_cg_row {
+	struct blk_cg_key k;
+	struct blk_cg v;
+};
+
+/* Read blk_cgroups of a loaded obj into a malloc'ed array (*rows, freed by the caller).
+ * Returns the number of rows, or -errno. */
+int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
+
+/* One disk's totals from the aggregate map blk_disks. */
+struct il_blk_disk_row {
+	__u32 dev;                     /* major << 20 | minor */
+	struct blk_disk_stats st;
+};
+
+/* Read blk_disks of a loaded obj into a malloc'ed array (*rows, freed by the caller).
+ * Returns the number of disks, or -errno. */
+int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows);
+
+#endif

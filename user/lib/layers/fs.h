@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filesystem layer's user side (user/lib/fs.c; kernel side bpf/lib/fs.bpf.h, types
+ * bpf/lib/fs.h): the filesystems it knows, settings, plans, readers, names. Prefix il_fs_.
+ */
+#ifndef IOLAYER_LAYERS_FS_H
+#define IOLAYER_LAYERS_FS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include <bpf/libbpf.h>
+#include "plan.h"
+#include "lib/fs.h"
+
+/* What the layer knows of each filesystem (enum fs_type): name, superblock magic, plan
+ * name and the kernel functions behind read, write, open and fsync (enum fs_op; NULL for
+ * FS_OP_SYNC_RANGE, which no file operation serves). */
+struct il_fs_info {
+	const char *name;
+	unsigned long long magic;
+	const char *what;
+	const char *funcs[FS_OP__MAX];
+};
+extern const struct il_fs_info il_fs_table[FS_TYPE__MAX];
+
+/* Names of the operations (enum fs_op): JSON keys "read", "write", "open", "fsync",
+ * "sync_range"; table rows (the same, "sync_file_range" for the last); and the letters of
+ * fsslower's T column: R, W, O, F, S. */
+extern const char *const il_fs_op_names[FS_OP__MAX];
+extern const char *const il_fs_op_rows[FS_OP__MAX];
+extern const char il_fs_op_letters[FS_OP__MAX];
+
+/* enum fs_type of "ext4"/"xfs"/"btrfs", or -1. */
+int il_fs_by_name(const char *name);
+
+/* Settings, with fs_cfg.self_tgid set to this process, and where in-flight calls are kept
+ * (fs_cfg.task_storage: task-local storage where the kernel allows it, else a hash). */
+struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
+
+/* Plan of filesystem t: fentry/fexit on its functions, then kprobe/kretprobe, then the
+ * syscall tracepoints (plus ext4:ext4_sync_file_* for ext4, and, optional and shared by every
+ * filesystem's plan, io_uring's submit/complete tracepoints and the Linux AIO calls' syscall
+ * tracepoints). The sync_file_range syscall
+ * tracepoints are in every option (optional in the first two): set fs_sync_range_magic[t]
+ * for each chosen plan, whatever its method. */
+void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p);
+
+/* Plans of the filesystems wanted[t] (in enum fs_type order) into plans[], their types into
+ * types[]; returns how many. */
+int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
+		struct il_plan plans[FS_TYPE__MAX], int types[FS_TYPE__MAX]);
+
+/* After il_plans_choose() and before load: the filesystems whose plan chose the syscall
+ * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
+void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
+
+/* After load: hand the syscall tracepoints' slow events to fs_send (when it was loaded:
+ * fs_cfg.min_ns not ~0). 0, or -errno. */
+int il_fs_loaded(struct bpf_object *obj);
+
+/* Before the object is destroyed: take fs_send out of fs_send_prog, so that it goes with the
+ * other programs (a program array lets go of its programs only some time after its last
+ * file descriptor is closed). */
+void il_fs_unload(struct bpf_object *obj);
+
+/* The syncs run inside O_SYNC/O_DSYNC writes, summed over the CPUs into *out, when the object
+ * was loaded with fs_cfg.nested_apart (else all zero: they are in the fsync totals). 0, or -errno. */
+int il_fs_nested_read(struct bpf_object *obj, struct fs_op_stats *out);
+
+/* Sum the per-CPU totals of a loaded obj into out[FS_OP__MAX]: every traced call, whatever
+ * its interface (fs_stats, and fs_uring_stats when the object has it). 0, or -errno. */
+int il_fs_stats_read(struct bpf_object *obj, struct fs_op_stats out[FS_OP__MAX]);
+
+/* The same for the calls of one interface: FS_IF_URING the io_uring requests
+ * (fs_uring_stats), any other value everything else (fs_stats: the syscalls where the
+ * syscall tracepoints were chosen, every caller of the file operations otherwise). */
+int il_fs_iface_stats_read(struct bpf_object *obj, enum fs_iface iface,
+			   struct fs_op_stats out[FS_OP__MAX]);
+
+/* Name of an interface: "syscall", "io_uring", "aio"; "-" for FS_IF_ANY (the method cannot
+ * tell). */
+const char *il_fs_iface_name(enum fs_iface iface);
+
+/* The interface an event's call came through (its FS_EV_SYSCALL/FS_EV_URING flag). */
+enum fs_iface il_fs_event_iface(const struct fs_event *e);
+
+/* One process's Linux AIO calls (map fs_aio). */
+struct il_fs_aio_row {
+	__u32 tgid;
+	struct fs_aio_stats st;
+};
+
+/* Read fs_aio of a loaded obj into a malloc'ed array (*rows, freed by the caller). Returns
+ * the number of processes, or -errno. */
+int il_fs_aio_read(struct bpf_object *obj, struct il_fs_aio_row **rows);
+
+/* The one line said about a process's AIO: "pid 1234 submitted 4,211 requests through Linux
+ * AIO: not timed per call here (io_submit: ...; io_getevents: ...)". Returns buf. */
+const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t len);
+
+/* The rows as a JSON array of {pid, comm, requests, io_submit_calls, io_submit_failed,
+ * io_submit_usecs, io_getevents_calls, events, io_getevents_usecs, notice}. */
+struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n);
+
+/* Calls whose start is still recorded though their thread has exited: their return was
+ * missed. Add to the drops' IL_DROP_MISSED_RETURN. */
+__u64 il_fs_orphan_starts(struct bpf_object *obj);
+
+/* The full path of an event's file into buf (IL_PATH_STR_MAX bytes hold any): mount point +
+ * names from the root down, as il_path_str() (user/lib/path.h) writes it: "..." first past
+ * IL_PATH_DEPTH names or without a known mount point, " (deleted)" last for an unlinked
+ * file. Never empty. The caller checks that the record holds e->path.len bytes of names.
+ * Returns buf. */
+const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len);
+
+#endif

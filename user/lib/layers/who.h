@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Attribution's user side (user/lib/who.c; kernel side bpf/lib/who.bpf.h, types
+ * bpf/lib/who.h): turning it on, its plan, reading its maps, the names of its files and
+ * processes' cgroups. Prefix il_who_.
+ */
+#ifndef IOLAYER_LAYERS_WHO_H
+#define IOLAYER_LAYERS_WHO_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include <bpf/libbpf.h>
+#include "plan.h"
+#include "lib/who.h"
+
+/* Turn attribution on in obj (who_cfg.on, the bio tracepoint's shape from BTF). Without
+ * this call the layers skip it and its maps are shrunk to one entry (the layers' il_*_cfg
+ * do that), so tools that do not attribute pay nothing. */
+void il_who_enable(struct bpf_object *obj);
+
+/* Shrink the attribution maps of obj unless il_who_enable() was called (before load). */
+void il_who_default(struct bpf_object *obj);
+
+/* Plan "block submissions (who)": block_bio_queue, tp_btf else raw_tp. */
+void il_who_plan(struct bpf_object *obj, struct il_plan *p);
+
+struct il_who_proc_row { __u32 tgid; struct who_proc v; };
+struct il_who_file_row { struct who_file_key k; struct who_file v; };
+struct il_who_pd_row { struct who_pd_key k; struct who_pd v; };
+
+/* What attribution saw, read from a loaded obj: malloc'ed arrays (il_who_free()). */
+struct il_who {
+	struct il_who_proc_row *procs;
+	int nprocs;
+	struct il_who_file_row *files;
+	int nfiles;
+	struct il_who_pd_row *pd;
+	int npd;
+	__u64 evicted[WHO_MAP__MAX];   /* entries the LRU maps evicted (enum who_map) */
+};
+
+/* 0, or -errno. */
+int il_who_read(struct bpf_object *obj, struct il_who *w);
+void il_who_free(struct il_who *w);
+
+/* Sum of a process's file-operation time, ns. */
+__u64 il_who_proc_fs_ns(const struct who_proc *p);
+
+/* The path of a file entry into buf: mount point of its filesystem + names from the root
+ * down; "..." first when the path is deeper than kept or the mount is unknown;
+ * "[inode N on MAJ:MIN]" when no name was seen; "/dev/NAME" for a block device's own pages
+ * (a filesystem's journal and metadata). A file renamed since it was first seen is found by
+ * inode in the directory it was in (its name now), else " (deleted)" is added. Returns buf. */
+const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
+			     size_t len);
+
+/* The cgroup path of process pid into buf, from /proc/PID/cgroup: the blkio controller's
+ * path on cgroup v1 (the one that throttles block I/O), else the v2 path; "-" when the
+ * process is gone. Returns buf. */
+const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len);
+
+/* The cgroup path of process pid (attribution entry p) into buf: the cgroup the kernel
+ * charged its I/O to, by id (p->io_cgroup_id in the v1 blkio hierarchy where one is mounted,
+ * else p->cgroup_id in cgroup2), found among the hierarchy's directories; else as
+ * il_who_cgroup_path(); "id:N" when the cgroup is gone too. Returns buf. */
+const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len);
+
+/* Remember the cgroup paths of the processes attribution has seen so far, while they run
+ * (call it every second or so): il_who_cgroup_path() answers from it after they exit. */
+void il_who_note_procs(struct bpf_object *obj);
+
+/* The whole disk (major << 20 | minor) of block device dev (a partition's disk; dev itself
+ * for a disk); dev when /sys does not say. */
+__u32 il_whole_disk(__u32 dev);
+
+#endif
