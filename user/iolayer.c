@@ -72,11 +72,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-#define op_names il_fs_op_names
-
-/* layers.device.requests in --json (enum il_req_op_kind) */
-static const char *const req_names[IL_OP__MAX] = { "read", "write", "flush", "discard", "other" };
-
 static void print_row(const char *layer, const char *what, const struct il_lat *l, bool pct,
 		      const char *extra)
 {
@@ -99,69 +94,32 @@ static void print_row(const char *layer, const char *what, const struct il_lat *
 
 /* The block rows, phase by phase (lib/block.h): before Q, Q2G, G2I, I2D, D2C; each one's share
  * of their sum. Without bios followed (no Q2C), only I2D and D2C, as they always were. */
-#define BLK_ROWS 5
-
-static void blk_shares(const struct il_measure *m, double shares[BLK_ROWS])
-{
-	const struct il_lat *lats[BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
-	__u64 sum = 0;
-
-	for (int i = 0; i < BLK_ROWS; i++)
-		sum += lats[i]->total_ns;
-	for (int i = 0; i < BLK_ROWS; i++)
-		shares[i] = sum ? (double)lats[i]->total_ns / sum : 0;
-}
-
 static void blk_rows(const struct il_measure *m)
 {
-	static const char *layer[BLK_ROWS] = { "block layer", "block queue", "block queue",
-						 "block queue", "device" };
-	static const char *phase[BLK_ROWS] = { "submit -> queue", "queue -> getrq", "getrq -> insert",
-						 "insert -> issue", "issue -> complete" };
-	const struct il_lat *lats[BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
+	static const char *layer[IL_BLK_ROWS] = { "block layer", "block queue", "block queue",
+						    "block queue", "device" };
+	static const char *phase[IL_BLK_ROWS] = { "submit -> queue", "queue -> getrq", "getrq -> insert",
+						    "insert -> issue", "issue -> complete" };
+	const struct il_lat *lats[IL_BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
 	char what[64], extra[160];
-	double shares[BLK_ROWS];
+	double shares[IL_BLK_ROWS];
 	int most = 0, n;
 
-	blk_shares(m, shares);
-	for (int i = 1; i < BLK_ROWS; i++)
+	il_measure_blk_shares(m, shares);
+	for (int i = 1; i < IL_BLK_ROWS; i++)
 		if (shares[i] > shares[most])
 			most = i;
-	for (int i = m->q2c.count ? 0 : 3; i < BLK_ROWS; i++) {
+	for (int i = m->q2c.count ? 0 : 3; i < IL_BLK_ROWS; i++) {
 		snprintf(what, sizeof(what), "%s %s", m->disk, phase[i]);
 		n = m->q2c.count ? snprintf(extra, sizeof(extra), "%3.0f%% of block time%s", shares[i] * 100,
 					    i == most && shares[i] > 0 ? " (most)" : "") : 0;
-		if (i == BLK_ROWS - 1)
+		if (i == IL_BLK_ROWS - 1)
 			snprintf(extra + n, sizeof(extra) - n, "%s%llu reads, %llu writes, %llu flushes",
 				 n ? "; " : "", (unsigned long long)m->reqs[IL_OP_READ],
 				 (unsigned long long)m->reqs[IL_OP_WRITE], (unsigned long long)m->reqs[IL_OP_FLUSH]);
-		print_row(layer[i], what, lats[i], true, n || i == BLK_ROWS - 1 ? extra : NULL);
+		print_row(layer[i], what, lats[i], true, n || i == IL_BLK_ROWS - 1 ? extra : NULL);
 	}
 }
-
-/* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_held
- * (I/Os whose first bio a worker queued for its submitter), block_cgroup, block_throttle. */
-static void blk_json(struct json_object *ly, const struct il_measure *m)
-{
-	static const char *keys[] = { "before_q", "q2g", "g2i", "i2d", "d2c", "q2c" };
-	const struct il_lat *lats[] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device, &m->q2c };
-	struct json_object *ph = json_object_new_object();
-	double shares[BLK_ROWS];
-
-	blk_shares(m, shares);
-	for (size_t i = 0; i < IL_ARRAY_SIZE(keys); i++) {
-		struct json_object *x = il_lat_json(lats[i]);
-
-		if (i < BLK_ROWS)
-			json_object_object_add(x, "share", json_object_new_double(shares[i]));
-		json_object_object_add(ph, keys[i], x);
-	}
-	json_object_object_add(ly, "block_phases", ph);
-	json_object_object_add(ly, "block_held", json_object_new_uint64(m->blk_held));
-	il_json_add_name(ly, "block_cgroup", m->blk_cgroup, sizeof(m->blk_cgroup));
-	il_json_add_name(ly, "block_throttle", m->blk_throttle, sizeof(m->blk_throttle));
-}
-
 
 /* The process the verdict names among the first `shown` of the view's (which the tables
  * print), moved there when it is further down: it is always listed. Returns how many to show
@@ -185,62 +143,33 @@ static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int s
 /* -p's children, which are not traced (children.h) */
 static struct il_children kids;
 
-static void report(const struct il_measure *m, char frames[][128], int nframes,
-		   const __u64 drops[IL_DROP__MAX], struct il_who_view *who,
-		   const struct il_fs_aio_row *aio, int naio)
+static void report(struct il_window *w, const struct il_fs_aio_row *aio, int naio)
 {
-	char why[1024], why2[512], extra[96], names[1024] = "";
-	enum il_where l = il_verdict(m, why, sizeof(why));
-	struct il_culprit c;
+	const struct il_measure *m = &w->m;
+	char why2[512], extra[96], names[1024] = "";
+	struct il_verdict v;
 	int shown;
 
-	il_verdict_culprit(l, who->procs, who->nprocs, m->elapsed_s, m->disk, &c);
-	if (c.found)
-		il_culprit_sentence(&c, names, sizeof(names));
-	shown = show_culprit(who, &c, top_n);
+	il_judge(m, w->view.procs, w->view.nprocs, &v);
+	if (v.c.found)
+		il_culprit_sentence(&v.c, names, sizeof(names));
+	shown = show_culprit(&w->view, &v.c, top_n);
 
 	if ((il_opts.format == IL_FMT_JSON)) {
-		struct json_object *o = json_object_new_object(), *ly = json_object_new_object();
-		struct json_object *st = json_object_new_array();
+		struct json_object *o = il_window_json(w, &v), *st = json_object_new_array();
+		struct json_object *lost = NULL;
 
-		json_object_object_add(o, "duration_s", il_json_seconds(m->elapsed_s));
-		json_object_object_add(o, "pid", json_object_new_int(il_opts.pid));
-		if (m->fs_seen) {
-			struct json_object *ops = json_object_new_object();
-
-			for (int i = 0; i < FS_OP__MAX; i++)
-				json_object_object_add(ops, op_names[i], il_lat_json(&m->ops[i]));
-			json_object_object_add(ly, "syscall", ops);
-			json_object_object_add(ly, "sync_in_writes", il_lat_json(&m->nested_sync));
-		}
-		if (m->wb_seen) {
-			struct json_object *w = il_lat_json(&m->wb);
-
-			json_object_object_add(w, "errors", json_object_new_uint64(m->wb_errors));
-			json_object_object_add(ly, "writeback", w);
-		}
-		if (m->iw_seen)
-			json_object_object_add(ly, "iowait", il_lat_json(&m->iowait));
-		if (m->blk_seen) {
-			json_object_object_add(ly, "disk", json_object_new_string(m->disk));
-			json_object_object_add(ly, "queue", il_lat_json(&m->queue));
-			struct json_object *dv = il_lat_json(&m->device), *rq = json_object_new_object();
-
-			for (int i = 0; i < IL_OP__MAX; i++)
-				json_object_object_add(rq, req_names[i], json_object_new_uint64(m->reqs[i]));
-			json_object_object_add(dv, "requests", rq);
-			json_object_object_add(ly, "device", dv);
-			blk_json(ly, m);
-		}
-		json_object_object_add(o, "layers", ly);
-		json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m->disk));
-		il_who_view_json(o, who, m->elapsed_s, shown);
+		/* lost last, after the tables */
+		json_object_object_get_ex(o, "lost", &lost);
+		json_object_get(lost);
+		json_object_object_del(o, "lost");
+		il_who_view_json(o, &w->view, m->elapsed_s, shown);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		json_object_object_add(o, "untraced_children", il_children_json(&kids));
-		for (int i = 0; i < nframes; i++)
-			json_object_array_add(st, json_object_new_string(frames[i]));
+		for (int i = 0; i < w->nframes; i++)
+			json_object_array_add(st, json_object_new_string(w->frames[i]));
 		json_object_object_add(o, "top_iowait_stack", st);
-		json_object_object_add(o, "lost", il_drops_json(drops));
+		json_object_object_add(o, "lost", lost);
 		il_json_print(stdout, o);
 		return;
 	}
@@ -265,12 +194,12 @@ static void report(const struct il_measure *m, char frames[][128], int nframes,
 	if (m->blk_seen && m->disk[0])
 		blk_rows(m);
 	printf("(P50/P99: upper bound of the log2 bucket that holds them)\n");
-	if (nframes) {
+	if (w->nframes) {
 		printf("\ntop I/O-wait stack:\n");
-		for (int i = 0; i < nframes; i++)
-			printf("    %s\n", frames[i]);
+		for (int i = 0; i < w->nframes; i++)
+			printf("    %s\n", w->frames[i]);
 	}
-	il_who_view_print(stdout, who, m->elapsed_s, shown);
+	il_who_view_print(stdout, &w->view, m->elapsed_s, shown);
 	for (int i = 0; i < naio; i++) { /* what the file-operation rows cannot show */
 		char line[512];
 
@@ -278,15 +207,15 @@ static void report(const struct il_measure *m, char frames[][128], int nframes,
 	}
 	if (*il_children_note(&kids, why2, sizeof(why2)))
 		printf("%s\n", why2);
-	if (c.found) {
+	if (v.c.found) {
 		char esc[4 * sizeof(names) + 1];
 
-		printf("\nverdict: %s -- %s; %s\n", il_where_name(l),
-		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), why);
+		printf("\nverdict: %s -- %s; %s\n", il_where_name(v.d.where),
+		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), v.why);
 	} else {
-		printf("\nverdict: %s -- %s\n", il_where_name(l), why);
+		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
 	}
-	il_drops_print(stdout, drops);
+	il_drops_print(stdout, w->lost);
 }
 
 /* Every second: the cgroups of the processes seen so far, while they still run. */
@@ -324,22 +253,18 @@ int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
 	struct il_plan plans[FS_TYPE__MAX + 6] = { 0 }, *block, *fs, *wb, *iw, *who;
-	struct il_who_view view = { 0 };
+	struct il_measure_src src = { .stacks_fd = -1 };
+	struct il_snap snap = { 0 };
+	struct il_window win = { 0 };
 	struct il_fs_aio_row *aio = NULL;
 	int naio;
-	__u32 pref[16], disk_dev = 0;
-	int npref = 0;
 	bool who_seen;
-	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR, nframes = 0;
+	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR;
 	bool fs_wanted[FS_TYPE__MAX];
-	struct il_measure m = { 0 };
-	struct fs_op_stats st[FS_OP__MAX];
-	__u64 drops[IL_DROP__MAX] = { 0 };
-	char frames[16][128];
 	struct iolayer_bpf *skel;
 	struct fs_cfg *fsc;
 	struct wb_cfg *wbc;
-	unsigned long long t0;
+	unsigned long long t0, t1;
 
 	il_tool_option_doc('p', "Only this process: all its threads,\nnot its children");
 	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict\n(default 10; Ctrl-C ends early)");
@@ -366,7 +291,7 @@ int main(int argc, char **argv)
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
 	fsc->nested_apart = 1; /* an O_SYNC write's sync is not an fsync call: apart */
-	m.pid = il_opts.pid;
+	src.pid = il_opts.pid;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;
@@ -385,20 +310,20 @@ int main(int argc, char **argv)
 	/* The layers that have fentry and kprobe methods first: under --attach, one that cannot
 	 * use the forced method refuses before the tracepoint-only layers say anything. */
 	if (nfs && choose(fs, nfs, "filesystem")) {
-		m.fs_seen = true;
+		src.fs = true;
 		il_fs_chosen(skel->obj, fs, fs_type, nfs);
 	} else if (!nfs) {
 		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	}
-	m.wb_seen = choose(wb, 1, "writeback");
+	src.wb = choose(wb, 1, "writeback");
 	bool submit_seen = choose(block + 2, 1, "bio submission (time before Q)");
 
-	m.blk_seen = choose(block, 2, "block");
-	if (!m.blk_seen || !submit_seen)
+	src.blk = choose(block, 2, "block");
+	if (!src.blk || !submit_seen)
 		unchoose(&block[2]);
 	iw = wb + 1;
 	il_iw_plan(skel->obj, iw);
-	m.iw_seen = choose(iw, 1, "I/O wait");
+	src.iw = choose(iw, 1, "I/O wait");
 	who = iw + 1;
 	il_who_plan(skel->obj, who);
 	who_seen = choose(who, 1, "block submission (who)");
@@ -410,20 +335,22 @@ int main(int argc, char **argv)
 	 * comes before any map is read, so the layers, processes and files count the same
 	 * events (and nothing that happens while they are read). */
 	t0 = il_now_ns();
-	if ((m.blk_seen && il_plans_attach(block, 3)) || (m.fs_seen && il_plans_attach(fs, nfs)) ||
-	    (m.wb_seen && il_plans_attach(wb, 1)) || (m.iw_seen && il_plans_attach(iw, 1)) ||
+	if ((src.blk && il_plans_attach(block, 3)) || (src.fs && il_plans_attach(fs, nfs)) ||
+	    (src.wb && il_plans_attach(wb, 1)) || (src.iw && il_plans_attach(iw, 1)) ||
 	    (who_seen && il_plans_attach(who, 1)))
 		goto out;
-	if (m.wb_seen && il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)))
+	if (src.wb && il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)))
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
 
+	src.obj = skel->obj;
+	src.drops_fd = bpf_map__fd(skel->maps.il_drops);
+	src.stacks_fd = bpf_map__fd(skel->maps.iw_stacks);
 	il_signals_init();
 	if (serve) {
-		struct il_serve_src src = { skel->obj, bpf_map__fd(skel->maps.il_drops), m.blk_seen ? block : NULL,
-					    fs, fs_type, m.fs_seen ? nfs : 0, m.wb_seen ? wb : NULL,
-					    m.iw_seen ? iw : NULL, il_opts.pid, top_n };
+		struct il_serve_src ss = { &src, src.blk ? block : NULL, fs, fs_type, src.fs ? nfs : 0,
+					   src.wb ? wb : NULL, src.iw ? iw : NULL, top_n };
 
-		rc = il_serve(&serve_addr, &src, il_opts.duration_s) ? IL_EXIT_ERR : IL_EXIT_OK;
+		rc = il_serve(&serve_addr, &ss, il_opts.duration_s) ? IL_EXIT_ERR : IL_EXIT_OK;
 		goto out;
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
@@ -434,52 +361,27 @@ int main(int argc, char **argv)
 	if (il_run(&run) < 0)
 		goto out;
 	il_children_sample(&kids);
-	m.elapsed_s = (il_now_ns() - t0) / 1e9;
+	t1 = il_now_ns();
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 
-	if (m.fs_seen) {
-		if ((err = il_fs_stats_read(skel->obj, st))) {
-			il_err("cannot read the filesystem layer's totals: %s", il_errno_name(err));
-			goto out;
-		}
-		for (int i = 0; i < FS_OP__MAX; i++)
-			il_lat_from_hist(&m.ops[i], st[i].count, st[i].total_ns, st[i].max_ns, st[i].slots);
-		if (!il_fs_nested_read(skel->obj, &st[0]))
-			il_lat_from_hist(&m.nested_sync, st[0].count, st[0].total_ns, st[0].max_ns, st[0].slots);
-	}
-	if (m.wb_seen)
-		il_measure_wb(skel->obj, &m);
-	if (m.iw_seen)
-		nframes = il_measure_iowait(skel->obj, bpf_map__fd(skel->maps.iw_stacks), &m, frames, IL_ARRAY_SIZE(frames));
-	/* The disks of the process behind the I/O: -p's, else the top one's. */
+	/* The cgroups of the processes seen, while they may still run; then one snapshot, the
+	 * window from zero to it. */
 	il_who_note_procs(skel->obj);
-	if ((err = il_who_view_make(skel->obj, 0, &view))) {
-		il_err("cannot read attribution: %s", il_errno_name(err));
+	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_STACKS | IL_SNAP_WHO, &snap)) ||
+	    (err = il_measure_window(&src, &snap, NULL, &win))) {
+		il_err("cannot measure: %s", il_errno_name(err));
 		goto out;
 	}
-	npref = il_who_view_disks(skel->obj, il_opts.pid ? il_opts.pid : il_who_view_top_pid(&view),
-				  pref, IL_ARRAY_SIZE(pref));
-	il_who_view_free(&view);
-	/* -p of a process that used no disk: no disk is its, and other processes' are not */
-	if (m.blk_seen && (npref || !il_opts.pid))
-		il_measure_disks(skel->obj, &m, pref, npref, &disk_dev);
-	if ((err = il_who_view_make(skel->obj, disk_dev, &view))) {
-		il_err("cannot read attribution: %s", il_errno_name(err));
-		goto out;
-	}
-	if (il_opts.pid)
-		il_who_view_only(&view, il_opts.pid);
-	il_drops_read(bpf_map__fd(skel->maps.il_drops), drops);
-	if (m.fs_seen)
-		drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
-	naio = m.fs_seen ? il_fs_aio_read(skel->obj, &aio) : 0;
-	report(&m, frames, nframes, drops, &view, aio, naio > 0 ? naio : 0);
+	naio = src.fs ? il_fs_aio_read(skel->obj, &aio) : 0;
+	report(&win, aio, naio > 0 ? naio : 0);
 	if (naio > 0)
 		free(aio);
 	rc = il_tool_output_status();
 out:
 	il_children_free(&kids);
-	il_who_view_free(&view);
+	il_window_free(&win);
+	il_snap_free(&snap);
+	il_measure_src_free(&src);
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	il_fs_unload(skel ? skel->obj : NULL);
 	iolayer_bpf__destroy(skel);

@@ -601,19 +601,23 @@ static void test_fmt_rate(void **state)
 static void test_verdict_json(void **state)
 {
 	struct il_who_sum p[1] = { who(31337, "a\x1b[2Jb\nc", "/", "/tmp/f") };
+	struct il_window w = { .m = { .elapsed_s = 10, .disk = "sda" } };
+	struct il_verdict vd = { .d = { .where = IL_WHERE_SYSCALL }, .why = "why" };
 	struct json_object *o, *v;
-	struct il_culprit c;
 
 	o = il_json_seconds(7.9964545549999997);
 	assert_string_equal(json_object_to_json_string(o), "7.996");
 	json_object_put(o);
 	p[0].op_ns[FS_OP_WRITE] = 1 * S;
 	p[0].write_bytes = p[0].top_file_write_bytes = 2 * MB;
-	il_verdict_culprit(IL_WHERE_SYSCALL, p, 1, 10, "sda", &c);
-	v = il_verdict_json(IL_WHERE_SYSCALL, "why", &c, "sda");
+	il_verdict_culprit(IL_WHERE_SYSCALL, p, 1, 10, "sda", &vd.c);
+	o = il_window_json(&w, &vd);
+	v = json_object_object_get(o, "verdict");
 	assert_string_equal(json_object_get_string(json_object_object_get(v, "who")),
 			    "a\\x1b[2Jb\\nc (pid 31337) writes 204.8 KB/s to /tmp/f on sda");
-	json_object_put(v);
+	assert_string_equal(json_object_get_string(json_object_object_get(v, "layer")), "syscall/VFS");
+	assert_string_equal(json_object_get_string(json_object_object_get(v, "disk")), "sda");
+	json_object_put(o);
 }
 
 /* A latency's JSON: the percentiles of a histogram, null without one (writeback and I/O wait

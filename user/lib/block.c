@@ -20,7 +20,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "util.h"
-#include "verdict.h"
+#include "fmt.h"
 
 /* The bio-tracking maps and their sizes when tracking is on (1 entry when off). */
 static const struct { const char *name; __u32 size; } bio_maps[] = {

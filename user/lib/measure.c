@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* What the layers measured, read into the verdict's struct il_measure (see measure.h). */
+/* The one measurement path: snapshots, and the window between two (see measure.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "escape.h"
 #include "hist.h"
-#include "layers.h"
-#include "layers/block.h"
+#include "layers/fs.h"
 #include "layers/iowait.h"
-#include "layers/writeback.h"
+#include "layers/who.h"
+#include "log.h"
 #include "measure.h"
 #include "stacks.h"
 #include "util.h"
+
+/* ---- summaries -------------------------------------------------------------------------- */
 
 void il_lat_from_hist(struct il_lat *l, __u64 count, __u64 total, __u64 max, const __u64 *slots)
 {
@@ -50,6 +53,227 @@ struct json_object *il_lat_json(const struct il_lat *l)
 	return o;
 }
 
+/* ---- snapshots ---------------------------------------------------------------------------- */
+
+void il_measure_src_free(struct il_measure_src *src)
+{
+	il_stacknames_free(src->names);
+	src->names = NULL;
+}
+
+/* The I/O-wait totals and, with stacks, each kernel stack's (named: stacks that print alike
+ * are one) into s. */
+static int snap_iowait(struct il_measure_src *src, bool stacks, struct il_snap *s)
+{
+	struct il_iw_table t = { 0 };
+	struct il_iw_report r;
+	int err = il_iw_table_read(src->obj, &t, NULL, NULL);
+
+	if (err)
+		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
+	il_iw_report_make(&t, false, &r);
+	s->iw = r.all;
+	for (size_t i = 0; stacks && i < r.ngroups; i++) {
+		const struct il_frames *f;
+		int k;
+
+		if (r.groups[i].kstack < 0)
+			continue;
+		if (!src->names && src->stacks_fd >= 0)
+			src->names = il_stacknames_new(src->stacks_fd, false);
+		if (!src->names || !(f = il_stacknames_get(src->names, 0, r.groups[i].kstack)))
+			continue;
+		for (k = 0; k < s->nstacks && s->stacks[k].f != f; k++)
+			;
+		if (k == s->nstacks) {
+			struct il_snap_stack *n = realloc(s->stacks, (k + 1) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				break;
+			}
+			s->stacks = n;
+			s->stacks[s->nstacks++] = (struct il_snap_stack){ f, 0 };
+		}
+		s->stacks[k].total_ns += r.groups[i].sum.total_ns;
+	}
+	il_iw_report_free(&r);
+	il_iw_table_free(&t);
+	return err == -ENOMEM ? err : 0;
+}
+
+/* blk_cgroups into s, with the cgroup and throttle rules of the rows a verdict may name. */
+static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
+{
+	struct il_blk_cg_row *rows;
+	int n = il_blk_cgroups_read(src->obj, &rows);
+
+	if (n <= 0)
+		return 0;
+	s->cg = calloc(n, sizeof(*s->cg));
+	if (!s->cg) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct il_snap_cg *c = &s->cg[s->ncg++];
+
+		c->row = rows[i];
+		if (!rows[i].v.held || !rows[i].v.before_q_ns)
+			continue;
+		il_blk_cgroup_path(rows[i].k.cgroup, rows[i].v.tgid, c->cgroup, sizeof(c->cgroup));
+		if (c->cgroup[0] != '/') /* not a path: gone, or unknown */
+			c->cgroup[0] = 0;
+		il_blk_throttle_rule(c->cgroup, rows[i].k.dev, c->rule, sizeof(c->rule));
+	}
+	free(rows);
+	return 0;
+}
+
+int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned flags,
+		 struct il_snap *s)
+{
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->t_ns = t_ns;
+	if (src->fs && (err = il_fs_stats_read(src->obj, s->fs)))
+		il_debug("reading the filesystem layer: %s", il_errno_name(err));
+	if (src->fs)
+		il_fs_nested_read(src->obj, &s->nested);
+	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
+		s->nwb = 0;
+	err = src->iw ? snap_iowait(src, flags & IL_SNAP_STACKS, s) : 0;
+	if (!err && src->blk && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
+		s->ndisk = 0;
+	if (!err && src->blk)
+		err = snap_cgroups(src, s);
+	if (!err && (flags & IL_SNAP_WHO)) {
+		struct il_who w;
+		int e = il_who_read(src->obj, &w);
+
+		if (e)
+			il_debug("reading attribution: %s", il_errno_name(e));
+		else {
+			err = il_who_view_from(&w, &s->view);
+			il_who_free(&w);
+		}
+	}
+	if (!il_drops_read(src->drops_fd, s->lost) && src->fs)
+		s->lost[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(src->obj);
+	if (err)
+		il_snap_free(s);
+	return err;
+}
+
+void il_snap_trim(struct il_snap *s)
+{
+	free(s->view.files);
+	s->view.files = NULL;
+	s->view.nfiles = 0;
+}
+
+void il_snap_free(struct il_snap *s)
+{
+	free(s->wb);
+	free(s->stacks);
+	free(s->disk);
+	free(s->cg);
+	il_who_view_free(&s->view);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- the window between two snapshots ----------------------------------------------------- */
+
+/* d = now - base for a struct of __u64 counters only (size bytes); maxima are put back by the
+ * caller. base NULL: d = now. */
+static void u64s_sub(void *d, const void *now, const void *base, size_t size)
+{
+	const __u64 *a = now, *b = base;
+	__u64 *o = d;
+
+	for (size_t i = 0; i < size / sizeof(__u64); i++)
+		o[i] = a[i] - (b ? b[i] : 0);
+}
+
+static void fs_lat(struct il_lat *l, const struct fs_op_stats *now, const struct fs_op_stats *base)
+{
+	struct fs_op_stats d;
+
+	u64s_sub(&d, now, base, sizeof(d));
+	il_lat_from_hist(l, d.count, d.total_ns, now->max_ns, d.slots);
+}
+
+/* Writeback: calls, errors and the most frequent error of ext4_writepages. */
+static void window_wb(struct il_measure *m, const struct il_snap *now, const struct il_snap *base)
+{
+	__u64 top = 0;
+
+	for (int i = 0; i < now->nwb; i++) {
+		const struct il_wb_row *r = &now->wb[i];
+		struct wb_stat v = r->v;
+
+		for (int j = 0; base && j < base->nwb; j++)
+			if (!memcmp(&base->wb[j].k, &r->k, sizeof(r->k))) {
+				v.count -= base->wb[j].v.count;
+				v.total_ns -= base->wb[j].v.total_ns;
+			}
+		m->wb.count += v.count;
+		m->wb.total_ns += v.total_ns;
+		if (v.max_ns > m->wb.max_ns)
+			m->wb.max_ns = v.max_ns;
+		if (r->k.ret_known && r->k.ret < 0 && v.count) {
+			m->wb_errors += v.count;
+			if (v.count > top) {
+				top = v.count;
+				m->wb_top_err = r->k.ret;
+				m->wb_top_err_sync_mode = r->k.sync_mode;
+			}
+		}
+	}
+}
+
+/* I/O wait: the totals, and the kernel stack with the most wait: its frames into w->frames,
+ * the frame of it that says why into m->iw_top_frame. */
+static void window_iowait(struct il_window *w, const struct il_snap *now, const struct il_snap *base)
+{
+	/* Frames that are generic waiting machinery, not the reason for the wait. */
+	static const char *generic[] = {
+		"__schedule", "schedule", "io_schedule", "bit_wait", "__wait_on_bit",
+		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
+		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
+		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
+		"wait_for_completion", "submit_bio_wait",
+	};
+	struct il_measure *m = &w->m;
+	const struct il_frames *f = NULL;
+	__u64 best = 0;
+
+	il_lat_from_hist(&m->iowait, now->iw.count - (base ? base->iw.count : 0),
+			 now->iw.total_ns - (base ? base->iw.total_ns : 0), now->iw.max_ns, NULL);
+	for (int i = 0; i < now->nstacks; i++) {
+		__u64 t = now->stacks[i].total_ns;
+
+		for (int j = 0; base && j < base->nstacks; j++)
+			if (base->stacks[j].f == now->stacks[i].f)
+				t -= base->stacks[j].total_ns;
+		if (t > best) {
+			best = t;
+			f = now->stacks[i].f;
+		}
+	}
+	for (int i = 0; f && i < f->n && w->nframes < (int)IL_ARRAY_SIZE(w->frames); i++)
+		snprintf(w->frames[w->nframes++], sizeof(w->frames[0]), "%s", f->names[i]);
+	for (int i = 0; f && i < f->n && !m->iw_top_frame[0]; i++) {
+		bool skip = false;
+
+		for (size_t g = 0; g < IL_ARRAY_SIZE(generic) && !skip; g++)
+			skip = !strncmp(f->funcs[i], generic[g], strlen(generic[g]));
+		if (!skip)
+			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%s", f->funcs[i]);
+	}
+}
+
 /* A disk's time in the block layer: before Q, and after (Q2C, or the queue and device times
  * when more: requests with no Q seen). */
 static __u64 disk_life_ns(const struct blk_disk_stats *st)
@@ -61,162 +285,237 @@ static __u64 disk_life_ns(const struct blk_disk_stats *st)
 	return st->phases.ph[BLK_PH_BEFORE_Q].ns + after;
 }
 
-/* The phases of the bios followed on the disk (lib/block.h), the cgroup whose bios waited
- * longest before Q there, and its throttle rules for the disk. */
-static void measure_bios(struct bpf_object *obj, struct il_measure *m, __u32 dev,
-			 const struct blk_disk_stats *bd)
+/* Disk dev's totals in s over the window (base's taken away), maxima now's. */
+static bool disk_window(const struct il_snap *now, const struct il_snap *base, __u32 dev,
+			struct blk_disk_stats *d)
 {
-	const struct blk_phase_stat *ph = bd->phases.ph;
-	struct il_blk_cg_row *rows;
-	int n = il_blk_cgroups_read(obj, &rows), best = -1;
+	const struct blk_disk_stats *a = NULL, *b = NULL;
 
-	il_lat_from_hist(&m->before_q, ph[BLK_PH_BEFORE_Q].count, ph[BLK_PH_BEFORE_Q].ns,
-			 ph[BLK_PH_BEFORE_Q].max_ns, ph[BLK_PH_BEFORE_Q].slots);
-	il_lat_from_hist(&m->q2g, ph[BLK_PH_Q2G].count, ph[BLK_PH_Q2G].ns, ph[BLK_PH_Q2G].max_ns,
-			 ph[BLK_PH_Q2G].slots);
-	il_lat_from_hist(&m->g2i, ph[BLK_PH_G2I].count, ph[BLK_PH_G2I].ns, ph[BLK_PH_G2I].max_ns,
-			 ph[BLK_PH_G2I].slots);
-	il_lat_from_hist(&m->q2c, ph[BLK_PH_Q2C].count, ph[BLK_PH_Q2C].ns, ph[BLK_PH_Q2C].max_ns,
-			 ph[BLK_PH_Q2C].slots);
+	for (int i = 0; i < now->ndisk && !a; i++)
+		if (now->disk[i].dev == dev)
+			a = &now->disk[i].st;
+	for (int i = 0; base && i < base->ndisk && !b; i++)
+		if (base->disk[i].dev == dev)
+			b = &base->disk[i].st;
+	if (!a)
+		return false;
+	u64s_sub(d, a, b, sizeof(*d));
+	d->device_max_ns = a->device_max_ns;
+	d->queue_max_ns = a->queue_max_ns;
+	for (int p = 0; p < BLK_PH__MAX; p++)
+		d->phases.ph[p].max_ns = a->phases.ph[p].max_ns;
+	return true;
+}
+
+static void phase_lat(struct il_lat *l, const struct blk_phase_stat *ph)
+{
+	il_lat_from_hist(l, ph->count, ph->ns, ph->max_ns, ph->slots);
+}
+
+/* The phases of the bios followed on disk dev, the cgroup whose held bios waited longest
+ * before Q there, and its throttle rules for the disk. */
+static void window_bios(struct il_measure *m, const struct il_snap *now, const struct il_snap *base,
+			__u32 dev, const struct blk_disk_stats *bd)
+{
+	const struct il_snap_cg *best = NULL;
+	__u64 best_ns = 0;
+
+	phase_lat(&m->before_q, &bd->phases.ph[BLK_PH_BEFORE_Q]);
+	phase_lat(&m->q2g, &bd->phases.ph[BLK_PH_Q2G]);
+	phase_lat(&m->g2i, &bd->phases.ph[BLK_PH_G2I]);
+	phase_lat(&m->q2c, &bd->phases.ph[BLK_PH_Q2C]);
 	/* only a cgroup some of whose bios a worker queued for them (held before Q) is named:
 	 * time before Q without it is the submission path's own */
-	for (int i = 0; i < n; i++) {
-		if (rows[i].k.dev != dev)
+	for (int i = 0; i < now->ncg; i++) {
+		const struct il_snap_cg *c = &now->cg[i];
+		__u64 held = c->row.v.held, ns = c->row.v.before_q_ns;
+
+		if (c->row.k.dev != dev)
 			continue;
-		m->blk_held += rows[i].v.held;
-		if (rows[i].v.held && rows[i].v.before_q_ns &&
-		    (best < 0 || rows[i].v.before_q_ns > rows[best].v.before_q_ns))
-			best = i;
-	}
-	if (best >= 0) {
-		il_blk_cgroup_path(rows[best].k.cgroup, rows[best].v.tgid, m->blk_cgroup,
-				     sizeof(m->blk_cgroup));
-		if (m->blk_cgroup[0] != '/') /* not a path: gone, or unknown */
-			m->blk_cgroup[0] = 0;
-		il_blk_throttle_rule(m->blk_cgroup, dev, m->blk_throttle, sizeof(m->blk_throttle));
-	}
-	if (n > 0)
-		free(rows);
-}
-
-/* Block: the disk of the process behind the I/O (pref[0], the disk with most of its bytes,
- * as il_who_view_disks() orders them), even when no request completed there yet; the disk
- * with the most block-layer time (before Q and after) when no process is known (npref 0).
- * Sets *dev. An unrelated busier disk is never chosen. */
-void il_measure_disks(struct bpf_object *obj, struct il_measure *m, const __u32 *pref, int npref,
-		       __u32 *dev)
-{
-	struct il_blk_disk_row *rows;
-	int n = il_blk_disks_read(obj, &rows), best = -1;
-
-	for (int i = 0; i < n; i++) {
-		/* dev 0: requests with no disk (the flush machinery) */
-		if (npref ? rows[i].dev == pref[0] :
-			    rows[i].dev && (best < 0 || disk_life_ns(&rows[i].st) > disk_life_ns(&rows[best].st)))
-			best = i;
-	}
-	*dev = best >= 0 ? rows[best].dev : npref ? pref[0] : 0;
-	if (*dev)
-		il_disk_name(*dev, m->disk, sizeof(m->disk));
-	if (best >= 0) {
-		const struct blk_disk_stats *bd = &rows[best].st;
-
-		il_lat_from_hist(&m->device, bd->count, bd->device_ns, bd->device_max_ns, bd->device_slots);
-		il_lat_from_hist(&m->queue, bd->queued, bd->queue_ns, bd->queue_max_ns, bd->queue_slots);
-		memcpy(m->reqs, bd->ops, sizeof(m->reqs));
-		measure_bios(obj, m, rows[best].dev, bd);
-	}
-	if (n > 0)
-		free(rows);
-}
-
-/* Writeback: calls, errors and the most frequent error of ext4_writepages. */
-void il_measure_wb(struct bpf_object *obj, struct il_measure *m)
-{
-	struct il_wb_row *rows;
-	int n = il_wb_stats_read(obj, &rows);
-	__u64 top = 0;
-
-	for (int i = 0; i < n; i++) {
-		const struct wb_stat_key *k = &rows[i].k;
-		const struct wb_stat *v = &rows[i].v;
-
-		m->wb.count += v->count;
-		m->wb.total_ns += v->total_ns;
-		if (v->max_ns > m->wb.max_ns)
-			m->wb.max_ns = v->max_ns;
-		if (k->ret_known && k->ret < 0) {
-			m->wb_errors += v->count;
-			if (v->count > top) {
-				top = v->count;
-				m->wb_top_err = k->ret;
-				m->wb_top_err_sync_mode = k->sync_mode;
+		for (int j = 0; base && j < base->ncg; j++)
+			if (!memcmp(&base->cg[j].row.k, &c->row.k, sizeof(c->row.k))) {
+				held -= base->cg[j].row.v.held;
+				ns -= base->cg[j].row.v.before_q_ns;
 			}
+		m->blk_held += held;
+		if (held && ns && (!best || ns > best_ns)) {
+			best = c;
+			best_ns = ns;
 		}
 	}
-	if (n > 0)
-		free(rows);
-}
-
-/* I/O wait: totals, and the kernel stack with the most wait (its frames into top[]), and
- * the frame of it that says why into m->iw_top_frame. */
-int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_measure *m, char top[][128],
-		      int maxf)
-{
-	/* Frames that are generic waiting machinery, not the reason for the wait. */
-	static const char *generic[] = {
-		"__schedule", "schedule", "io_schedule", "bit_wait", "__wait_on_bit",
-		"out_of_line_wait_on_bit", "folio_wait", "__folio_lock", "folio_lock", "wait_on_page",
-		"__filemap_fdatawait", "filemap_fdatawait", "file_write_and_wait", "file_fdatawait",
-		"__wait_on_buffer", "wait_on_buffer", "__lock_buffer", "do_fsync", "__x64_sys",
-		"wait_for_completion", "submit_bio_wait",
-	};
-	const struct il_frames *f = NULL;
-	struct il_stacknames *names = NULL;
-	struct il_iw_table t = { 0 };
-	struct il_iw_report r;
-	int nframes = 0;
-
-	il_iw_table_read(obj, &t, NULL, NULL);
-	il_iw_report_make(&t, false, &r);
-	m->iowait.count = r.all.count;
-	m->iowait.total_ns = r.all.total_ns;
-	m->iowait.max_ns = r.all.max_ns;
-	/* stacks recorded apart that print alike (the tracer's frames differ) are one; groups
-	 * are sorted by total wait, and the first with a kernel stack is the top one */
-	for (size_t i = 0; i < r.ngroups && !names; i++)
-		if (r.groups[i].kstack >= 0 && !(names = il_stacknames_new(stacks_fd, false)))
-			break;
-	il_iw_report_merge(&r, names, false);
-	for (size_t i = 0; i < r.ngroups && names && !f; i++)
-		if (r.groups[i].kstack >= 0)
-			f = il_stacknames_get(names, 0, r.groups[i].kstack);
-	for (int i = 0; f && i < f->n && nframes < maxf; i++)
-		snprintf(top[nframes++], 128, "%s", f->names[i]);
-	for (int i = 0; f && i < f->n && !m->iw_top_frame[0]; i++) {
-		bool skip = false;
-
-		for (size_t g = 0; g < IL_ARRAY_SIZE(generic) && !skip; g++)
-			skip = !strncmp(f->funcs[i], generic[g], strlen(generic[g]));
-		if (!skip)
-			snprintf(m->iw_top_frame, sizeof(m->iw_top_frame), "%s", f->funcs[i]);
+	if (best) {
+		snprintf(m->blk_cgroup, sizeof(m->blk_cgroup), "%s", best->cgroup);
+		snprintf(m->blk_throttle, sizeof(m->blk_throttle), "%s", best->rule);
 	}
-	il_stacknames_free(names);
-	il_iw_report_free(&r);
-	il_iw_table_free(&t);
-	return nframes;
 }
 
-struct json_object *il_verdict_json(enum il_where l, const char *why, const struct il_culprit *c,
-				    const char *disk)
+/* The block layer on the disk of the process behind the I/O (pref[0]), even when no request
+ * completed there yet; the disk with the most block-layer time when no process is known
+ * (npref 0). An unrelated busier disk is never chosen. Returns the disk, 0: none. */
+static __u32 window_disk(struct il_measure *m, const struct il_snap *now, const struct il_snap *base,
+			 const __u32 *pref, int npref)
+{
+	struct blk_disk_stats d, best_st;
+	__u32 dev = npref ? pref[0] : 0;
+	bool found = false;
+
+	for (int i = 0; !npref && i < now->ndisk; i++) {
+		/* dev 0: requests with no disk (the flush machinery) */
+		if (!now->disk[i].dev || !disk_window(now, base, now->disk[i].dev, &d))
+			continue;
+		if (!found || disk_life_ns(&d) > disk_life_ns(&best_st)) {
+			found = true;
+			best_st = d;
+			dev = now->disk[i].dev;
+		}
+	}
+	if (npref)
+		found = disk_window(now, base, dev, &best_st);
+	if (dev)
+		il_disk_name(dev, m->disk, sizeof(m->disk));
+	if (found) {
+		il_lat_from_hist(&m->device, best_st.count, best_st.device_ns, best_st.device_max_ns,
+				 best_st.device_slots);
+		il_lat_from_hist(&m->queue, best_st.queued, best_st.queue_ns, best_st.queue_max_ns,
+				 best_st.queue_slots);
+		memcpy(m->reqs, best_st.ops, sizeof(m->reqs));
+		window_bios(m, now, base, dev, &best_st);
+	}
+	return dev;
+}
+
+int il_measure_window(const struct il_measure_src *src, const struct il_snap *now,
+		      const struct il_snap *base, struct il_window *w)
+{
+	struct il_measure *m = &w->m;
+	__u32 pref[16];
+	int npref = 0;
+
+	memset(w, 0, sizeof(*w));
+	m->elapsed_s = (now->t_ns - (base ? base->t_ns : 0)) / 1e9;
+	m->pid = src->pid;
+	m->fs_seen = src->fs;
+	m->wb_seen = src->wb;
+	m->iw_seen = src->iw;
+	m->blk_seen = src->blk;
+	for (int i = 0; src->fs && i < FS_OP__MAX; i++)
+		fs_lat(&m->ops[i], &now->fs[i], base ? &base->fs[i] : NULL);
+	if (src->fs)
+		fs_lat(&m->nested_sync, &now->nested, base ? &base->nested : NULL);
+	if (src->wb)
+		window_wb(m, now, base);
+	if (src->iw)
+		window_iowait(w, now, base);
+	/* the processes over the window; the disks of the one behind the I/O: -p's, else the
+	 * top one's */
+	if (il_who_view_copy(&w->view, &now->view))
+		return -ENOMEM;
+	if (base)
+		il_who_view_sub(&w->view, &base->view);
+	npref = il_who_view_disks(&w->view, src->pid ? src->pid : il_who_view_top_pid(&w->view),
+				  pref, IL_ARRAY_SIZE(pref));
+	/* -p of a process that used no disk: no disk is its, and other processes' are not */
+	if (src->blk && (npref || !src->pid))
+		w->dev = window_disk(m, now, base, pref, npref);
+	il_who_view_for_disk(&w->view, w->dev);
+	if (src->pid)
+		il_who_view_only(&w->view, src->pid);
+	memcpy(w->lost, now->lost, sizeof(w->lost));
+	return 0;
+}
+
+void il_window_free(struct il_window *w)
+{
+	il_who_view_free(&w->view);
+}
+
+/* ---- the window's JSON ---------------------------------------------------------------------- */
+
+/* layers.device.requests (enum il_req_op_kind) */
+static const char *const req_names[IL_OP__MAX] = { "read", "write", "flush", "discard", "other" };
+
+/* The block rows' shares: before Q, Q2G, G2I, I2D, D2C, each of their sum. */
+void il_measure_blk_shares(const struct il_measure *m, double shares[IL_BLK_ROWS])
+{
+	const struct il_lat *lats[IL_BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
+	__u64 sum = 0;
+
+	for (int i = 0; i < IL_BLK_ROWS; i++)
+		sum += lats[i]->total_ns;
+	for (int i = 0; i < IL_BLK_ROWS; i++)
+		shares[i] = sum ? (double)lats[i]->total_ns / sum : 0;
+}
+
+/* layers.block_phases {before_q, q2g, g2i, i2d, d2c (with their shares), q2c}, block_held,
+ * block_cgroup, block_throttle. */
+static void blk_json(struct json_object *ly, const struct il_measure *m)
+{
+	static const char *keys[] = { "before_q", "q2g", "g2i", "i2d", "d2c", "q2c" };
+	const struct il_lat *lats[] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device, &m->q2c };
+	struct json_object *ph = json_object_new_object();
+	double shares[IL_BLK_ROWS];
+
+	il_measure_blk_shares(m, shares);
+	for (size_t i = 0; i < IL_ARRAY_SIZE(keys); i++) {
+		struct json_object *x = il_lat_json(lats[i]);
+
+		if (i < IL_BLK_ROWS)
+			json_object_object_add(x, "share", json_object_new_double(shares[i]));
+		json_object_object_add(ph, keys[i], x);
+	}
+	json_object_object_add(ly, "block_phases", ph);
+	json_object_object_add(ly, "block_held", json_object_new_uint64(m->blk_held));
+	il_json_add_name(ly, "block_cgroup", m->blk_cgroup, sizeof(m->blk_cgroup));
+	il_json_add_name(ly, "block_throttle", m->blk_throttle, sizeof(m->blk_throttle));
+}
+
+static struct json_object *layers_json(const struct il_measure *m)
+{
+	struct json_object *ly = json_object_new_object();
+
+	if (m->fs_seen) {
+		struct json_object *ops = json_object_new_object();
+
+		for (int i = 0; i < FS_OP__MAX; i++)
+			json_object_object_add(ops, il_fs_op_names[i], il_lat_json(&m->ops[i]));
+		json_object_object_add(ly, "syscall", ops);
+		json_object_object_add(ly, "sync_in_writes", il_lat_json(&m->nested_sync));
+	}
+	if (m->wb_seen) {
+		struct json_object *wb = il_lat_json(&m->wb);
+
+		json_object_object_add(wb, "errors", json_object_new_uint64(m->wb_errors));
+		json_object_object_add(ly, "writeback", wb);
+	}
+	if (m->iw_seen)
+		json_object_object_add(ly, "iowait", il_lat_json(&m->iowait));
+	if (m->blk_seen) {
+		struct json_object *dv = il_lat_json(&m->device), *rq = json_object_new_object();
+
+		json_object_object_add(ly, "disk", json_object_new_string(m->disk));
+		json_object_object_add(ly, "queue", il_lat_json(&m->queue));
+		for (int i = 0; i < IL_OP__MAX; i++)
+			json_object_object_add(rq, req_names[i], json_object_new_uint64(m->reqs[i]));
+		json_object_object_add(dv, "requests", rq);
+		json_object_object_add(ly, "device", dv);
+		blk_json(ly, m);
+	}
+	return ly;
+}
+
+/* {layer, reason, process{pid, comm, cgroup}, file, who, disk} (process, file and who only
+ * when the verdict names one; disk null when none). */
+static struct json_object *verdict_json(const struct il_verdict *vd, const char *disk)
 {
 	struct json_object *v = json_object_new_object();
+	const struct il_culprit *c = &vd->c;
 	char names[1024];
 
-	json_object_object_add(v, "layer", json_object_new_string(il_where_name(l)));
-	json_object_object_add(v, "reason", json_object_new_string(why));
-	if (c && c->found) {
+	json_object_object_add(v, "layer", json_object_new_string(il_where_name(vd->d.where)));
+	json_object_object_add(v, "reason", json_object_new_string(vd->why));
+	if (c->found) {
 		struct json_object *pr = json_object_new_object();
+		char esc[4 * sizeof(names) + 1];
 
 		json_object_object_add(pr, "pid", json_object_new_uint64(c->pid));
 		il_json_add_name(pr, "comm", c->comm, sizeof(c->comm));
@@ -225,12 +524,22 @@ struct json_object *il_verdict_json(enum il_where l, const char *why, const stru
 		il_json_add_name(v, "file", c->file, sizeof(c->file));
 		/* a sentence: its comm and file escaped as in the text output (\n, \x1b); the
 		 * exact bytes are in process.comm(_b64) and file(_b64) */
-		char esc[4 * sizeof(names) + 1];
-
 		il_culprit_sentence(c, names, sizeof(names));
 		json_object_object_add(v, "who", il_json_utf8(il_text_escape(names, sizeof(names), esc,
 									     sizeof(esc)), sizeof(esc)));
 	}
 	json_object_object_add(v, "disk", disk && disk[0] ? json_object_new_string(disk) : NULL);
 	return v;
+}
+
+struct json_object *il_window_json(const struct il_window *w, const struct il_verdict *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "duration_s", il_json_seconds(w->m.elapsed_s));
+	json_object_object_add(o, "pid", json_object_new_int64(w->m.pid));
+	json_object_object_add(o, "layers", layers_json(&w->m));
+	json_object_object_add(o, "verdict", verdict_json(v, w->m.disk));
+	json_object_object_add(o, "lost", il_drops_json(w->lost));
+	return o;
 }

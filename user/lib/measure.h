@@ -1,15 +1,112 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the layers measured, read from a loaded object that includes them (the layers' own
- * readers, layers.h) into the verdict's input, struct il_measure (verdict.h): shared by
- * iolayer's report and its --serve /verdict.
+ * The one measurement path of iolayer's report and of --serve's /verdict.
+ *
+ *   il_snap_read()      every cumulative reading of a loaded object at one moment, names
+ *                       resolved (files, cgroups, stacks): struct il_snap, plain data;
+ *   il_measure_window() the difference between two snapshots (base NULL: since zero), a pure
+ *                       function: the layers' numbers (struct il_measure, the verdict's
+ *                       input), the disk they are judged on, the processes and files over
+ *                       the same window (struct il_who_view), the top I/O-wait stack;
+ *   il_window_json()    the one JSON of a window and its verdict: iolayer --json's layers and
+ *                       verdict, and /verdict.
+ *
+ * The one-shot report measures (zero, the snapshot after detach); --serve measures (the
+ * snapshot of IL_SERVE_WINDOW_S ago, now). Unit-tested with made-up snapshots
+ * (tests/unit/test_measure.c). Not thread-safe: a snapshot belongs to one thread at a time;
+ * il_snap_read() uses the source's stack names, which --serve guards with its lock.
  */
 #ifndef IOLAYER_MEASURE_H
 #define IOLAYER_MEASURE_H
 
 #include <json-c/json.h>
 #include <bpf/libbpf.h>
+#include "drops.h"
+#include "layers/block.h"
+#include "layers/writeback.h"
 #include "verdict.h"
+#include "whoview.h"
+
+struct il_stacknames;
+struct il_frames;
+
+/* What a measurement reads: a loaded object and which of its layers are attached. */
+struct il_measure_src {
+	struct bpf_object *obj;
+	int drops_fd;                       /* the il_drops map */
+	int stacks_fd;                      /* the I/O-wait layer's stack map, -1: none */
+	struct il_stacknames *names;        /* made on first use from stacks_fd; il_measure_src_free() */
+	__u32 pid;                          /* -p, 0: every process */
+	bool fs, wb, iw, blk;               /* the layers attached */
+};
+
+void il_measure_src_free(struct il_measure_src *src);
+
+/* A kernel stack's I/O-wait total, cumulative: stacks that print alike are one (equal frame
+ * pointers of the source's names, user/lib/stacks.h). */
+struct il_snap_stack {
+	const struct il_frames *f;
+	__u64 total_ns;
+};
+
+/* One (disk, cgroup) of blk_cgroups with the names a verdict may use, resolved when read
+ * (only for rows with held bios: the others are never named). */
+struct il_snap_cg {
+	struct il_blk_cg_row row;
+	char cgroup[128];                   /* "" unless a path ("/x") */
+	char rule[192];                     /* its throttle rules for row.k.dev, "" none */
+};
+
+/* Every cumulative reading at one moment. Arrays are malloc'ed (il_snap_free()). */
+struct il_snap {
+	unsigned long long t_ns;            /* il_now_ns() of the moment it stands for */
+	struct fs_op_stats fs[FS_OP__MAX];
+	struct fs_op_stats nested;          /* syncs inside O_SYNC/O_DSYNC writes */
+	struct il_wb_row *wb;
+	int nwb;
+	struct iw_val iw;                   /* every thread and stack together */
+	struct il_snap_stack *stacks;       /* with IL_SNAP_STACKS */
+	int nstacks;
+	struct il_blk_disk_row *disk;
+	int ndisk;
+	struct il_snap_cg *cg;
+	int ncg;
+	struct il_who_view view;            /* attribution, every process, named; disk 0 */
+	__u64 lost[IL_DROP__MAX];           /* il_drops, and calls whose return was missed */
+};
+
+#define IL_SNAP_STACKS 1                    /* name the I/O-wait stacks (the verdict's) */
+#define IL_SNAP_WHO 2                       /* read attribution */
+
+/* Read what src's layers counted so far into s, at moment t_ns (what flags ask for).
+ * A reader that fails leaves its part empty (said at -vv); 0, or -ENOMEM. */
+int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned flags,
+		 struct il_snap *s);
+/* Free what a base kept in a ring no longer needs: its files (the window's files are now's). */
+void il_snap_trim(struct il_snap *s);
+void il_snap_free(struct il_snap *s);
+
+/* A window: what the layers measured, on which disk, who did it, the top I/O-wait stack. */
+struct il_window {
+	struct il_measure m;
+	__u32 dev;                          /* the disk judged, 0: none */
+	struct il_who_view view;            /* the window's processes (sums since base), its
+					     * disk's bytes; with -p only it and the kernel threads
+					     * that wrote to that disk; now's files */
+	char frames[16][128];               /* the top I/O-wait stack, innermost first */
+	int nframes;
+	__u64 lost[IL_DROP__MAX];           /* now's: cumulative since start */
+};
+
+/* Measure what src saw between base (NULL: zero) and now into w (a pure function of the two
+ * snapshots and src's pid and layers). Maxima are since start (a maximum cannot be taken
+ * apart). The block layer's disk: the disk of the process behind the I/O (-p's, else the
+ * window's top process: the disk of its top file, else of most of its bytes), even when no
+ * request completed there; the disk with the most block-layer time when no process is known;
+ * with -p and no disk of its own, none. 0, or -ENOMEM. */
+int il_measure_window(const struct il_measure_src *src, const struct il_snap *now,
+		      const struct il_snap *base, struct il_window *w);
+void il_window_free(struct il_window *w);
 
 /* A log2 histogram of ns (IL_HIST_SLOTS slots; NULL: no percentiles) summarized into *l:
  * percentiles as the exclusive upper bound of the bucket that holds them, ns. */
@@ -22,27 +119,15 @@ struct json_object *il_json_seconds(double s);
  * null where none is known (0 in *l: a layer without a histogram, or nothing counted). */
 struct json_object *il_lat_json(const struct il_lat *l);
 
-/* Block: the disk of the process behind the I/O (pref[0]: the disk with most of its bytes,
- * as il_who_view_disks() orders them), even when no request completed there yet; the disk
- * with the most block-layer time when no process is known (npref 0). Its queue and device
- * latencies, requests by op and, with bio tracking, its phases (before Q, Q2G, G2I, Q2C), the
- * cgroup whose bios waited longest before Q and that cgroup's throttle rules go into m, its
- * dev into *dev (0: none). An unrelated busier disk is never chosen. */
-void il_measure_disks(struct bpf_object *obj, struct il_measure *m, const __u32 *pref, int npref,
-		      __u32 *dev);
+/* The block phases a report shows as rows: before Q, Q2G, G2I, I2D (m->queue), D2C (m->device),
+ * and each one's share of their summed time into shares[] (0 when none). */
+#define IL_BLK_ROWS 5
+void il_measure_blk_shares(const struct il_measure *m, double shares[IL_BLK_ROWS]);
 
-/* Writeback: calls, errors and the most frequent error, into m. */
-void il_measure_wb(struct bpf_object *obj, struct il_measure *m);
-
-/* I/O wait: totals into m, the frames of the kernel stack with the most wait into top[] (room
- * for maxf of 128 bytes), and the frame of it that says why into m->iw_top_frame. stacks_fd
- * is the I/O-wait layer's stack map. Returns the number of frames. */
-int il_measure_iowait(struct bpf_object *obj, int stacks_fd, struct il_measure *m, char top[][128],
-		      int maxf);
-
-/* The verdict as JSON: {layer, reason, process{pid, comm, cgroup}, file, who, disk} (process,
- * file and who only when c found one; disk null when none). */
-struct json_object *il_verdict_json(enum il_where l, const char *why, const struct il_culprit *c,
-				    const char *disk);
+/* The JSON of window w judged as v: {duration_s, pid, layers{syscall, sync_in_writes,
+ * writeback, iowait, disk, queue, device{requests}, block_phases, block_held, block_cgroup,
+ * block_throttle}, verdict{layer, reason, process{pid, comm, cgroup}, file, who, disk}, lost}.
+ * iolayer --json adds its tables to it; /verdict serves it as it is. */
+struct json_object *il_window_json(const struct il_window *w, const struct il_verdict *v);
 
 #endif

@@ -96,164 +96,6 @@ const char *il_serve_addr_parse(const char *arg, struct il_serve_addr *a)
 	return NULL;
 }
 
-/* ---- what the layers say, read at one moment -------------------------------------------- */
-
-/* A process's attribution at one moment, as far as il_verdict_culprit() weighs it: the
- * verdict's window takes it away from the sums of now. */
-struct who_base {
-	__u32 pid;
-	__u64 op_ns[FS_OP__MAX], iowait_ns, read_bytes, write_bytes;
-};
-
-/* The bytes that count for a process on a disk (dev: the whole disk) at one moment: those it
- * submitted there and those of its files there that kernel threads wrote back (the view's
- * disk_bytes + wb_bytes for that disk). */
-struct who_disk_base {
-	__u32 pid, dev;
-	__u64 bytes;
-};
-
-struct snap {
-	unsigned long long t;               /* il_now_ns() */
-	struct fs_op_stats fs[FS_OP__MAX];
-	struct il_wb_row *wb;
-	int nwb;
-	struct iw_val iw;                   /* every thread and stack together */
-	struct il_blk_disk_row *disk;
-	int ndisk;
-	__u64 lost[IL_DROP__MAX];
-	struct who_base *who;               /* the verdict's bases only (who_base_read), by pid */
-	int nwho;
-	struct who_disk_base *whod;         /* by pid, dev */
-	int nwhod;
-};
-
-static int iw_add(const struct iw_key *k, const struct iw_val *v, void *ctx)
-{
-	struct iw_val *sum = ctx;
-
-	sum->count += v->count;
-	sum->total_ns += v->total_ns;
-	if (v->max_ns > sum->max_ns)
-		sum->max_ns = v->max_ns;
-	return 0;
-}
-
-/* Read every traced layer; a reader that fails leaves its layer empty (said at -vv). */
-static void snap_read(const struct il_serve_src *src, struct snap *s)
-{
-	int err;
-
-	memset(s, 0, sizeof(*s));
-	s->t = il_now_ns();
-	if (src->nfs && (err = il_fs_stats_read(src->obj, s->fs)))
-		il_debug("reading the filesystem layer: %s", il_errno_name(err));
-	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
-		s->nwb = 0;
-	if (src->iw && (err = il_iw_foreach(src->obj, iw_add, &s->iw)))
-		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
-	if (src->block && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
-		s->ndisk = 0;
-	if (!il_drops_read(src->drops_fd, s->lost) && src->nfs)
-		s->lost[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(src->obj);
-}
-
-static void snap_free(struct snap *s)
-{
-	free(s->wb);
-	free(s->disk);
-	free(s->who);
-	free(s->whod);
-	s->wb = NULL;
-	s->disk = NULL;
-	s->who = NULL;
-	s->whod = NULL;
-}
-
-static int cmp_who_base(const void *a, const void *b)
-{
-	const struct who_base *x = a, *y = b;
-
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-static int cmp_who_disk(const void *a, const void *b)
-{
-	const struct who_disk_base *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->dev < y->dev ? -1 : x->dev > y->dev;
-}
-
-/* The whole disk of dev, through a small cache (devs[i][0] -> devs[i][1], n of 16). */
-static __u32 whole_disk(__u32 devs[16][2], int *n, __u32 dev)
-{
-	for (int i = 0; i < *n; i++)
-		if (devs[i][0] == dev)
-			return devs[i][1];
-	if (*n == 16)
-		return il_whole_disk(dev);
-	devs[*n][0] = dev;
-	return devs[(*n)++][1] = il_whole_disk(dev);
-}
-
-/* Attribution into s, as a base of the verdict's window; left empty when it cannot be read
- * (the window then weighs processes since start). */
-static void who_base_read(const struct il_serve_src *src, struct snap *s)
-{
-	__u32 devs[16][2];
-	struct il_who w;
-	int err, ndevs = 0, n = 0;
-
-	if ((err = il_who_read(src->obj, &w))) {
-		il_debug("reading attribution: %s", il_errno_name(err));
-		return;
-	}
-	s->who = calloc(w.nprocs + 1, sizeof(*s->who));
-	s->whod = calloc(w.npd + (size_t)w.nfiles * WHO_FILE_PIDS + 1, sizeof(*s->whod));
-	if (!s->who || !s->whod) {
-		free(s->who);
-		free(s->whod);
-		s->who = NULL;
-		s->whod = NULL;
-		il_who_free(&w);
-		return;
-	}
-	for (int i = 0; i < w.nprocs; i++) {
-		struct who_base *b = &s->who[s->nwho++];
-		const struct who_proc *p = &w.procs[i].v;
-
-		b->pid = w.procs[i].tgid;
-		memcpy(b->op_ns, p->op_ns, sizeof(b->op_ns));
-		b->iowait_ns = p->iowait_ns;
-		b->read_bytes = p->read_bytes;
-		b->write_bytes = p->write_bytes;
-	}
-	for (int i = 0; i < w.npd; i++)
-		s->whod[n++] = (struct who_disk_base){ w.pd[i].k.tgid, w.pd[i].k.dev, w.pd[i].v.bytes };
-	for (int i = 0; i < w.nfiles; i++) {
-		const struct who_file *f = &w.files[i].v;
-		__u32 dev;
-
-		if (!f->kthread_write_bytes)
-			continue;
-		dev = whole_disk(devs, &ndevs, w.files[i].k.dev);
-		for (int j = 0; j < WHO_FILE_PIDS; j++)
-			if (f->pids[j])
-				s->whod[n++] = (struct who_disk_base){ f->pids[j], dev, f->kthread_write_bytes };
-	}
-	qsort(s->who, s->nwho, sizeof(*s->who), cmp_who_base);
-	qsort(s->whod, n, sizeof(*s->whod), cmp_who_disk);
-	for (int i = 0; i < n; i++) { /* one row per (pid, dev) */
-		if (s->nwhod && !cmp_who_disk(&s->whod[s->nwhod - 1], &s->whod[i]))
-			s->whod[s->nwhod - 1].bytes += s->whod[i].bytes;
-		else
-			s->whod[s->nwhod++] = s->whod[i];
-	}
-	il_who_free(&w);
-}
-
 /* ---- the server's state ------------------------------------------------------------------ */
 
 #define RING (IL_SERVE_WINDOW_S / IL_SERVE_STEP_S + 1)
@@ -262,10 +104,11 @@ struct server {
 	const struct il_serve_src *src;
 	char kernel[65];
 	char methods[4][96];                /* block, fs, writeback, iowait */
-	/* The verdict's bases, oldest first, under lock (the main thread adds one every step,
-	 * /verdict reads the oldest). */
+	/* The verdict's bases, oldest first (the main thread adds one every step, /verdict reads
+	 * the oldest); the lock is held for them and for every read of the object (il_snap_read():
+	 * the library's caches are read and filled by both threads). */
 	pthread_mutex_t lock;
-	struct snap ring[RING];
+	struct il_snap ring[RING];
 	int head, n;
 	/* Used by the HTTP thread only: label values given out so far, the lost counters as
 	 * last served (kept from going down), the top processes and files. */
@@ -306,15 +149,28 @@ static void server_init(struct server *sv, const struct il_serve_src *src)
 	snprintf(sv->methods[3], sizeof(sv->methods[3]), "%s", method_of(src->iw));
 	il_prom_top_init(&sv->top, src->top);
 	/* the first base: nothing counted yet, now */
-	sv->ring[0].t = il_now_ns();
+	sv->ring[0].t_ns = il_now_ns();
 	sv->n = 1;
 }
 
-static void ring_push(struct server *sv, struct snap *s)
+/* A snapshot of now into s (what flags ask for), under the lock. 0, or -ENOMEM. */
+static int snap_now(struct server *sv, unsigned flags, struct il_snap *s)
 {
+	int err;
+
+	pthread_mutex_lock(&sv->lock);
+	err = il_snap_read(sv->src->m, il_now_ns(), flags, s);
+	pthread_mutex_unlock(&sv->lock);
+	return err;
+}
+
+/* Add a base to the ring, which drops its oldest when full. */
+static void ring_push(struct server *sv, struct il_snap *s)
+{
+	il_snap_trim(s);
 	pthread_mutex_lock(&sv->lock);
 	if (sv->n == RING) {
-		snap_free(&sv->ring[sv->head]);
+		il_snap_free(&sv->ring[sv->head]);
 		sv->head = (sv->head + 1) % RING;
 		sv->n--;
 	}
@@ -353,7 +209,7 @@ static void disk_add(struct blk_disk_stats *to, const struct blk_disk_stats *x)
 	}
 }
 
-static void metrics_block(struct server *sv, struct il_prom *p, const struct snap *s)
+static void metrics_block(struct server *sv, struct il_prom *p, const struct il_snap *s)
 {
 	struct blk_disk_stats agg[IL_SERVE_MAX_DISKS + 1];
 	static const struct { const char *name; enum il_prom_type type; const char *unit, *help; } fam[] = {
@@ -396,7 +252,7 @@ static void metrics_block(struct server *sv, struct il_prom *p, const struct sna
 	}
 }
 
-static void metrics_wb(struct server *sv, struct il_prom *p, const struct snap *s)
+static void metrics_wb(struct server *sv, struct il_prom *p, const struct il_snap *s)
 {
 	struct wb_stat agg[IL_SERVE_MAX_WB_ROWS + 1] = { 0 };
 	char ret[16];
@@ -432,24 +288,26 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 {
 	const struct il_serve_src *src = sv->src;
 	char *buf = NULL, pid[16];
-	struct il_who_view view;
 	struct il_prom p;
-	struct snap s;
+	struct il_snap s;
 	FILE *f;
-	int bad, err;
+	int bad;
 
-	f = open_memstream(&buf, len);
-	if (!f)
+	if (snap_now(sv, IL_SNAP_WHO, &s))
 		return NULL;
-	snap_read(src, &s);
+	f = open_memstream(&buf, len);
+	if (!f) {
+		il_snap_free(&s);
+		return NULL;
+	}
 	il_prom_init(&p, f, om);
-	snprintf(pid, sizeof(pid), "%u", src->pid);
+	snprintf(pid, sizeof(pid), "%u", src->m->pid);
 	il_prom_family(&p, "iolayer", IL_PROM_INFO, NULL,
 		       "iolayer's version, the kernel, the process traced (0: all) and each layer's attach method.");
 	il_prom_value(&p, (const char *[]){ "version", IL_VERSION, "kernel", sv->kernel, "pid", pid,
 					    "block", sv->methods[0], "fs", sv->methods[1],
 					    "writeback", sv->methods[2], "iowait", sv->methods[3], NULL }, 1);
-	if (src->nfs) {
+	if (src->m->fs) {
 		il_prom_family(&p, "iolayer_fs_op_duration_seconds", IL_PROM_HISTOGRAM, "seconds",
 			       "File operations at the syscall/VFS layer, entry to return, by operation "
 			       "(every traced filesystem together).");
@@ -457,21 +315,17 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 			il_prom_hist(&p, (const char *[]){ "op", il_fs_op_names[i], NULL }, s.fs[i].slots,
 				     s.fs[i].total_ns);
 	}
-	if (src->wb)
+	if (src->m->wb)
 		metrics_wb(sv, &p, &s);
-	if (src->iw) {
+	if (src->m->iw) {
 		il_prom_family(&p, "iolayer_iowait_duration_seconds", IL_PROM_SUMMARY, "seconds",
 			       "Sleeps in I/O wait (io_schedule); the layer keeps no distribution, "
 			       "only count and sum.");
 		il_prom_summary(&p, NULL, s.iw.count, s.iw.total_ns);
 	}
-	if (src->block)
+	if (src->m->blk)
 		metrics_block(sv, &p, &s);
-	if ((err = il_who_view_make(src->obj, 0, &view)))
-		il_debug("reading attribution: %s", il_errno_name(err));
-	else
-		il_prom_who(&p, &sv->top, &view, il_now_ns());
-	il_who_view_free(&view);
+	il_prom_who(&p, &sv->top, &s.view, il_now_ns());
 	il_prom_family(&p, "iolayer_lost_events", IL_PROM_COUNTER, NULL,
 		       "What the kernel side could not count, by kind.");
 	for (int i = 0; i < IL_DROP__MAX; i++) {
@@ -480,7 +334,7 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 		il_prom_value(&p, (const char *[]){ "kind", il_drop_name(i), NULL }, sv->lost[i]);
 	}
 	bad = il_prom_finish(&p);
-	snap_free(&s);
+	il_snap_free(&s);
 	if (fclose(f) || bad) {
 		free(buf);
 		return NULL;
@@ -490,181 +344,30 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 
 /* ---- /verdict ---------------------------------------------------------------------------- */
 
-/* A latency from count, sum, max and (when not NULL) log2 slots of ns. */
-static void slots_sub(__u64 *d, const __u64 *a, const __u64 *b)
-{
-	for (int s = 0; s < IL_HIST_SLOTS; s++)
-		d[s] = a[s] - b[s];
-}
-
-static const struct blk_disk_stats *disk_in(const struct snap *s, __u32 dev)
-{
-	for (int i = 0; i < s->ndisk; i++)
-		if (s->disk[i].dev == dev)
-			return &s->disk[i].st;
-	return NULL;
-}
-
-/* What the layers measured between base and now; maxima are since start (a maximum cannot be
- * taken apart). The block layer's disk: pref (the disk of -p's process) when not 0, even
- * when no request completed there yet, else the one with the most device time; *dev: it, 0
- * when none. */
-static void layers_between(const struct il_serve_src *src, const struct snap *now,
-			   const struct snap *base, struct il_measure *m, __u32 pref, __u32 *dev)
-{
-	static const struct blk_disk_stats zero;
-	__u64 d[IL_HIST_SLOTS], top = 0, best_ns = 0;
-	int best = -1;
-
-	memset(m, 0, sizeof(*m));
-	*dev = 0;
-	m->elapsed_s = (now->t - base->t) / 1e9;
-	m->pid = src->pid;
-	m->fs_seen = src->nfs > 0;
-	m->wb_seen = src->wb;
-	m->iw_seen = src->iw;
-	m->blk_seen = src->block;
-	for (int i = 0; i < FS_OP__MAX; i++) {
-		slots_sub(d, now->fs[i].slots, base->fs[i].slots);
-		il_lat_from_hist(&m->ops[i], now->fs[i].count - base->fs[i].count,
-			now->fs[i].total_ns - base->fs[i].total_ns, now->fs[i].max_ns, d);
-	}
-	for (int i = 0; i < now->nwb; i++) {
-		const struct il_wb_row *r = &now->wb[i];
-		struct wb_stat v = r->v;
-
-		for (int j = 0; j < base->nwb; j++)
-			if (!memcmp(&base->wb[j].k, &r->k, sizeof(r->k))) {
-				v.count -= base->wb[j].v.count;
-				v.total_ns -= base->wb[j].v.total_ns;
-			}
-		m->wb.count += v.count;
-		m->wb.total_ns += v.total_ns;
-		if (v.max_ns > m->wb.max_ns)
-			m->wb.max_ns = v.max_ns;
-		if (r->k.ret_known && r->k.ret < 0 && v.count) {
-			m->wb_errors += v.count;
-			if (v.count > top) {
-				top = v.count;
-				m->wb_top_err = r->k.ret;
-				m->wb_top_err_sync_mode = r->k.sync_mode;
-			}
-		}
-	}
-	il_lat_from_hist(&m->iowait, now->iw.count - base->iw.count, now->iw.total_ns - base->iw.total_ns,
-		now->iw.max_ns, NULL);
-	for (int i = 0; i < now->ndisk; i++) {
-		const struct blk_disk_stats *b = disk_in(base, now->disk[i].dev);
-		__u64 ns = now->disk[i].st.device_ns - (b ? b->device_ns : 0);
-
-		/* dev 0: requests with no disk (the flush machinery) */
-		if (pref ? now->disk[i].dev == pref : !src->pid && now->disk[i].dev && (best < 0 || ns > best_ns))
-			best = i, best_ns = ns;
-	}
-	if (best < 0 && pref) {
-		*dev = pref;
-		il_disk_name(pref, m->disk, sizeof(m->disk));
-	}
-	if (best >= 0) {
-		const struct blk_disk_stats *a = &now->disk[best].st, *b = disk_in(base, now->disk[best].dev);
-
-		if (!b)
-			b = &zero;
-		*dev = now->disk[best].dev;
-		il_disk_name(now->disk[best].dev, m->disk, sizeof(m->disk));
-		slots_sub(d, a->device_slots, b->device_slots);
-		il_lat_from_hist(&m->device, a->count - b->count, a->device_ns - b->device_ns, a->device_max_ns, d);
-		slots_sub(d, a->queue_slots, b->queue_slots);
-		il_lat_from_hist(&m->queue, a->queued - b->queued, a->queue_ns - b->queue_ns, a->queue_max_ns, d);
-	}
-}
-
-static __u64 since(__u64 now, __u64 base)
-{
-	return now >= base ? now - base : now; /* below: evicted, and counting again */
-}
-
-/* The process sums of v (made for disk dev) less those at base: what il_verdict_culprit()
- * weighs, over the verdict's window. */
-static void who_window(struct il_who_view *v, const struct snap *base, __u32 dev)
-{
-	for (int i = 0; i < v->nprocs; i++) {
-		struct il_who_sum *p = &v->procs[i];
-		struct who_base kb = { .pid = p->pid }, *b = NULL;
-		struct who_disk_base kd = { p->pid, dev, 0 }, *bd = NULL;
-
-		if (base->nwho)
-			b = bsearch(&kb, base->who, base->nwho, sizeof(kb), cmp_who_base);
-		if (base->nwhod)
-			bd = bsearch(&kd, base->whod, base->nwhod, sizeof(kd), cmp_who_disk);
-		if (b) {
-			for (int o = 0; o < FS_OP__MAX; o++)
-				p->op_ns[o] = since(p->op_ns[o], b->op_ns[o]);
-			p->iowait_ns = since(p->iowait_ns, b->iowait_ns);
-			p->read_bytes = since(p->read_bytes, b->read_bytes);
-			p->write_bytes = since(p->write_bytes, b->write_bytes);
-		}
-		p->disk_bytes = since(p->disk_bytes + p->wb_bytes, bd ? bd->bytes : 0);
-		p->wb_bytes = 0;
-	}
-}
-
-/* The body of /verdict, malloc'ed, or NULL. */
+/* The body of /verdict, malloc'ed, or NULL: the window since the oldest base, judged. */
 static char *verdict(struct server *sv, size_t *len)
 {
-	struct json_object *o = json_object_new_object(), *ly = json_object_new_object(), *v, *ops;
-	struct il_culprit c = { 0 };
-	struct il_who_view view;
-	struct il_measure m;
-	struct snap now;
-	char why[1024], *body;
-	__u32 dev, pref = 0;
-	enum il_where l;
+	struct json_object *o;
+	struct il_window w;
+	struct il_verdict v;
+	struct il_snap now;
+	char *body = NULL;
 	int err;
 
-	snap_read(sv->src, &now);
-	/* -p: the block layer of the disk that process uses most, as iolayer does */
-	if (sv->src->pid && il_who_view_disks(sv->src->obj, sv->src->pid, &pref, 1) < 1)
-		pref = 0;
+	if (snap_now(sv, IL_SNAP_STACKS | IL_SNAP_WHO, &now))
+		return NULL;
 	pthread_mutex_lock(&sv->lock);
-	layers_between(sv->src, &now, &sv->ring[sv->head], &m, pref, &dev);
-	l = il_verdict(&m, why, sizeof(why));
-	/* the process behind the layer, over the same window */
-	if ((err = il_who_view_make(sv->src->obj, dev, &view))) {
-		il_debug("reading attribution: %s", il_errno_name(err));
-	} else {
-		who_window(&view, &sv->ring[sv->head], dev);
-		il_verdict_culprit(l, view.procs, view.nprocs, m.elapsed_s, m.disk, &c);
-	}
+	err = il_measure_window(sv->src->m, &now, &sv->ring[sv->head], &w);
 	pthread_mutex_unlock(&sv->lock);
-	il_who_view_free(&view);
-	json_object_object_add(o, "duration_s", il_json_seconds(m.elapsed_s));
-	json_object_object_add(o, "pid", json_object_new_int64(sv->src->pid));
-	if (m.fs_seen) {
-		ops = json_object_new_object();
-		for (int i = 0; i < FS_OP__MAX; i++)
-			json_object_object_add(ops, il_fs_op_names[i], il_lat_json(&m.ops[i]));
-		json_object_object_add(ly, "syscall", ops);
-	}
-	if (m.wb_seen) {
-		v = il_lat_json(&m.wb);
-		json_object_object_add(v, "errors", json_object_new_uint64(m.wb_errors));
-		json_object_object_add(ly, "writeback", v);
-	}
-	if (m.iw_seen)
-		json_object_object_add(ly, "iowait", il_lat_json(&m.iowait));
-	if (m.blk_seen) {
-		json_object_object_add(ly, "disk", json_object_new_string(m.disk));
-		json_object_object_add(ly, "queue", il_lat_json(&m.queue));
-		json_object_object_add(ly, "device", il_lat_json(&m.device));
-	}
-	json_object_object_add(o, "layers", ly);
-	json_object_object_add(o, "verdict", il_verdict_json(l, why, &c, m.disk));
-	json_object_object_add(o, "lost", il_drops_json(now.lost));
+	il_snap_free(&now);
+	if (err)
+		return NULL;
+	il_judge(&w.m, w.view.procs, w.view.nprocs, &v);
+	o = il_window_json(&w, &v);
+	il_window_free(&w);
 	if (asprintf(&body, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
 		body = NULL;
 	json_object_put(o);
-	snap_free(&now);
 	if (body)
 		*len = strlen(body);
 	return body;
@@ -795,7 +498,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		return -1;
 	}
 	fprintf(stderr, "Serving http://%s/metrics and /verdict%s... Hit Ctrl-C to end.\n", a->text,
-		src->pid ? " for that process" : "");
+		src->m->pid ? " for that process" : "");
 	start = il_now_ns();
 	next = start + step;
 	if (duration_s)
@@ -811,17 +514,16 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		if (!target_gone && (target_gone = il_target_gone()))
 			fprintf(stderr, "%s: serving its last counts until stopped\n", il_tool);
 		if (now >= next) {
-			struct snap s;
+			struct il_snap s;
 
-			snap_read(src, &s);
-			who_base_read(src, &s);
-			ring_push(sv, &s);
+			if (!snap_now(sv, IL_SNAP_STACKS | IL_SNAP_WHO, &s))
+				ring_push(sv, &s);
 			next += step;
 		}
 	}
 	MHD_stop_daemon(d);
 	for (int i = 0; i < sv->n; i++)
-		snap_free(&sv->ring[(sv->head + i) % RING]);
+		il_snap_free(&sv->ring[(sv->head + i) % RING]);
 	il_prom_top_free(&sv->top);
 	pthread_mutex_destroy(&sv->lock);
 	free(sv);

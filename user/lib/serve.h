@@ -53,18 +53,18 @@ struct il_serve_addr {
  * numeric (inet_pton), or "localhost" for 127.0.0.1. NULL, or what is wrong. */
 const char *il_serve_addr_parse(const char *arg, struct il_serve_addr *a);
 
-/* What the serve loop reads: an attached object and its chosen plans; a layer left out has a
- * NULL plan (fs: nfs 0). */
+struct il_measure_src;
+
+/* What the serve loop reads: an attached object (what it measures, user/lib/measure.h) and its
+ * chosen plans (their methods are served); a layer left out has a NULL plan (fs: nfs 0). */
 struct il_serve_src {
-	struct bpf_object *obj;
-	int drops_fd;                    /* the il_drops map */
+	struct il_measure_src *m;
 	const struct il_plan *block;
 	const struct il_plan *fs;        /* nfs plans, of filesystems fs_types[] (enum fs_type) */
 	const int *fs_types;
 	int nfs;
 	const struct il_plan *wb;        /* ext4_writepages */
 	const struct il_plan *iw;
-	unsigned pid;                    /* -p, 0: all processes */
 	int top;                         /* processes and files with series of their own, 1 to
 					  * IL_SERVE_MAX_TOP (user/lib/prom.h: il_prom_who) */
 };

@@ -18,19 +18,6 @@ const char *il_where_name(enum il_where l)
 	return l <= IL_WHERE_BLOCK ? layer_names[l] : "?";
 }
 
-const char *il_fmt_ns(__u64 ns, char *buf, size_t len)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	return buf;
-}
-
 /* Below this p99, nothing is slow in absolute terms: say so next to the relative verdict. */
 #define IL_SLOW_NS 1000000ULL
 /* Below this share of the time in file operations, in I/O wait and with the disk busy, the
@@ -147,160 +134,247 @@ static size_t why_block(const struct il_measure *m, char *why, size_t len, size_
 	return n;
 }
 
-enum il_where il_verdict(const struct il_measure *m, char *why, size_t len)
+void il_decide(const struct il_measure *m, struct il_decision *d)
 {
-	char a[32], b[32], c[32];
 	int top = -1;
-	size_t n;
 
+	memset(d, 0, sizeof(*d));
 	/* The operation the application spent the most time in. */
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
 		if (m->ops[i].count && (top < 0 || m->ops[i].total_ns > m->ops[top].total_ns))
 			top = i;
-	bool blk = m->blk_seen && m->disk[0] && (m->device.count || m->q2c.count);
-	double share;
-
-	if (top < 0 && !blk) {
-		n = no_fs_ops(m, why, len, 0);
-		if (n < len)
-			snprintf(why + n, len - n, m->pid ? " and sent no block requests" :
-				 " and no block requests were seen");
-		return IL_WHERE_NONE;
+	d->top = top;
+	d->blk = m->blk_seen && m->disk[0] && (m->device.count || m->q2c.count);
+	if (top < 0 && !d->blk) {
+		d->where = IL_WHERE_NONE;
+		d->why = IL_WHY_NOTHING;
+		return;
 	}
 	if (m->wb_seen && m->wb_errors) {
-		snprintf(why, len, "ext4_writepages failed %llu of %llu times (most often %d %s with %s): "
-			 "writeback is failing and being retried, and whoever waits on it (fsync, dirty "
-			 "throttling) waits for the retries, not for the device",
-			 (unsigned long long)m->wb_errors, (unsigned long long)m->wb.count, m->wb_top_err,
-			 il_errno_name(m->wb_top_err),
-			 m->wb_top_err_sync_mode == 1 ? "WB_SYNC_ALL" : "WB_SYNC_NONE");
-		return IL_WHERE_WRITEBACK;
+		d->where = IL_WHERE_WRITEBACK;
+		d->why = IL_WHY_WB_ERRORS;
+		return;
 	}
 
-	enum il_where l;
+	bool blk = d->blk;
 	/* the block layer's p99s, each phase the sentence quotes; the time before Q is the block
 	 * layer's only with bios held there (before_q_rules()) */
 	__u64 os_ns = blk ? p99_of(&m->queue) + p99_of(&m->q2g) : 0;
-	__u64 blk_ns = blk ? p99_of(&m->device) + os_ns + (m->blk_held ? p99_of(&m->before_q) : 0) : 0;
-	bool queue_worse = blk && os_ns > p99_of(&m->device);
-	bool before_q = blk && before_q_rules(m, &share);
-	double busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
+
+	d->blk_ns = blk ? p99_of(&m->device) + os_ns + (m->blk_held ? p99_of(&m->before_q) : 0) : 0;
+	d->queue_worse = blk && os_ns > p99_of(&m->device);
+	d->before_q = blk && before_q_rules(m, &d->before_q_share);
+	d->busy = blk && m->elapsed_s > 0 ? m->device.total_ns / (m->elapsed_s * 1e9) : 0;
 	/* requests in the block layer at once, on average (before Q, in the OS, at the device) */
-	double in_blk = blk && m->elapsed_s > 0 ?
+	d->in_blk = blk && m->elapsed_s > 0 ?
 		(m->device.total_ns + m->queue.total_ns + m->q2g.total_ns + m->g2i.total_ns +
 		 (m->blk_held ? m->before_q.total_ns : 0)) / (m->elapsed_s * 1e9) : 0;
-	double fs_share = 0, iw_share = 0;
-
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
-		fs_share += m->ops[i].total_ns;
+		d->fs_share += m->ops[i].total_ns;
 	if (m->elapsed_s > 0) {
-		fs_share /= m->elapsed_s * 1e9;
-		iw_share = m->iw_seen ? m->iowait.total_ns / (m->elapsed_s * 1e9) : 0;
+		d->fs_share /= m->elapsed_s * 1e9;
+		d->iw_share = m->iw_seen ? m->iowait.total_ns / (m->elapsed_s * 1e9) : 0;
 	}
-	if (!before_q && m->elapsed_s > 0 && fs_share < IL_IDLE_SHARE && iw_share < IL_IDLE_SHARE &&
-	    busy < IL_IDLE_SHARE) {
-		n = snprintf(why, len, "no layer stands out: file operations took %.1f%% of the time, I/O "
-			     "wait %.1f%%", fs_share * 100, iw_share * 100);
-		if (n < len && blk)
-			n += snprintf(why + n, len - n, ", and %s was busy %.1f%% of it", m->disk, busy * 100);
-		if (n < len && top >= 0)
-			snprintf(why + n, len - n, " (the most time: %s, %llu calls, p99 < %s)", op_names[top],
-				 (unsigned long long)m->ops[top].count,
-				 il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
-		else if (n < len) {
-			n += snprintf(why + n, len - n, "; ");
-			no_fs_ops(m, why, len, n);
-		}
-		return IL_WHERE_NONE;
+	d->quiet = max_p99(m, blk) <= IL_SLOW_NS;
+	if (!d->before_q && m->elapsed_s > 0 && d->fs_share < IL_IDLE_SHARE &&
+	    d->iw_share < IL_IDLE_SHARE && d->busy < IL_IDLE_SHARE) {
+		d->where = IL_WHERE_NONE;
+		d->why = IL_WHY_IDLE;
+		return;
 	}
 	/* The block layer accounts for the operation when the p99s it quotes make at least half
 	 * of the operation's, the device's own p99 is not above it (a call that returns before a
 	 * request could complete did not wait for one) and the requests were in the block layer
 	 * a non-trivial share of the time (a disk idle 99% of it is slow for nobody). */
-	bool accounts = top >= 0 && blk && in_blk >= IL_IDLE_SHARE && blk_ns * 2 >= m->ops[top].p99_lt_ns &&
+	bool accounts = top >= 0 && blk && d->in_blk >= IL_IDLE_SHARE &&
+			d->blk_ns * 2 >= m->ops[top].p99_lt_ns &&
 			p99_of(&m->device) <= 2 * m->ops[top].p99_lt_ns;
 
-	if (top < 0 && before_q) {
-		l = IL_WHERE_BLOCK;
-		n = no_fs_ops(m, why, len, 0);
-		n = why_before_q(m, "; ", why, len, n);
-	} else if (top < 0 && in_blk < IL_IDLE_SHARE) {
+	if (top < 0 && d->before_q) {
+		d->where = IL_WHERE_BLOCK;
+		d->why = IL_WHY_NOFS_BEFORE_Q;
+	} else if (top < 0 && d->in_blk < IL_IDLE_SHARE) {
 		/* waits, but not on this disk: nothing here to blame */
+		d->where = IL_WHERE_NONE;
+		d->why = IL_WHY_NOFS_NOT_HERE;
+	} else if (top < 0) {
+		d->where = d->queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
+		d->why = IL_WHY_NOFS_BLOCK;
+	} else if (!blk) {
+		d->where = top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE ? IL_WHERE_FILESYSTEM
+									  : IL_WHERE_SYSCALL;
+		d->why = IL_WHY_NO_BLOCK;
+	} else if (accounts && d->before_q) {
+		d->where = IL_WHERE_BLOCK;
+		d->why = IL_WHY_BEFORE_Q;
+	} else if (accounts) {
+		d->where = d->queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
+		d->why = IL_WHY_BLOCK;
+	} else {
+		if (top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages"))
+			d->where = IL_WHERE_WRITEBACK;
+		else if (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE || top == FS_OP_OPEN)
+			d->where = IL_WHERE_FILESYSTEM;
+		else
+			d->where = IL_WHERE_SYSCALL;
+		d->why = IL_WHY_ABOVE_BLOCK;
+		/* the calls return sooner than a request completes at the device */
+		d->no_wait = p99_of(&m->device) > 2 * m->ops[top].p99_lt_ns;
+	}
+}
+
+/* "OP takes p99 < X" from offset n of why. */
+static size_t op_p99(const struct il_measure *m, int top, const char *then, char *why, size_t len,
+		     size_t n)
+{
+	char a[32];
+
+	if (n < len)
+		n += snprintf(why + n, len - n, "%s takes p99 < %s%s", op_names[top],
+			      il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)), then);
+	return n;
+}
+
+/* Where the time goes above the block layer, as the sentence's end names it. */
+static const char *above_block(enum il_where l, bool no_wait)
+{
+	if (l == IL_WHERE_WRITEBACK)
+		return "writeback layer (writers throttled in balance_dirty_pages)";
+	if (l == IL_WHERE_FILESYSTEM)
+		return no_wait ? "filesystem (starting writeback: page locks, block allocation, bio "
+				 "submission)"
+			       : "filesystem (its sync path: journal or metadata writes, waits on data "
+				 "already in flight)";
+	return "syscall/VFS layer (locks, page cache)";
+}
+
+/* The sentence of a decision taken without the block layer's help, or on nothing at all. */
+static size_t text_without_calls(const struct il_measure *m, const struct il_decision *d,
+				 char *why, size_t len)
+{
+	char a[32];
+	size_t n = 0;
+
+	switch (d->why) {
+	case IL_WHY_NOTHING:
 		n = no_fs_ops(m, why, len, 0);
 		if (n < len)
-			snprintf(why + n, len - n, "; no layer stands out: I/O wait took %.1f%% of the time, "
-				 "and block requests on %s were in the block layer %.1f%% of it",
-				 iw_share * 100, m->disk, in_blk * 100);
-		return IL_WHERE_NONE;
-	} else if (top < 0) {
-		l = queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
+			n += snprintf(why + n, len - n, m->pid ? " and sent no block requests" :
+				      " and no block requests were seen");
+		return n;
+	case IL_WHY_WB_ERRORS:
+		return snprintf(why, len, "ext4_writepages failed %llu of %llu times (most often %d %s "
+				"with %s): writeback is failing and being retried, and whoever waits on "
+				"it (fsync, dirty throttling) waits for the retries, not for the device",
+				(unsigned long long)m->wb_errors, (unsigned long long)m->wb.count,
+				m->wb_top_err, il_errno_name(m->wb_top_err),
+				m->wb_top_err_sync_mode == 1 ? "WB_SYNC_ALL" : "WB_SYNC_NONE");
+	case IL_WHY_IDLE:
+		n = snprintf(why, len, "no layer stands out: file operations took %.1f%% of the time, "
+			     "I/O wait %.1f%%", d->fs_share * 100, d->iw_share * 100);
+		if (n < len && d->blk)
+			n += snprintf(why + n, len - n, ", and %s was busy %.1f%% of it", m->disk,
+				      d->busy * 100);
+		if (n < len && d->top >= 0)
+			n += snprintf(why + n, len - n, " (the most time: %s, %llu calls, p99 < %s)",
+				      op_names[d->top], (unsigned long long)m->ops[d->top].count,
+				      il_fmt_ns(m->ops[d->top].p99_lt_ns, a, sizeof(a)));
+		else if (n < len)
+			n = no_fs_ops(m, why, len, n + snprintf(why + n, len - n, "; "));
+		return n;
+	case IL_WHY_NOFS_BEFORE_Q:
+		return why_before_q(m, "; ", why, len, no_fs_ops(m, why, len, 0));
+	case IL_WHY_NOFS_NOT_HERE:
+		n = no_fs_ops(m, why, len, 0);
+		if (n < len)
+			n += snprintf(why + n, len - n, "; no layer stands out: I/O wait took %.1f%% of "
+				      "the time, and block requests on %s were in the block layer %.1f%% "
+				      "of it", d->iw_share * 100, m->disk, d->in_blk * 100);
+		return n;
+	case IL_WHY_NOFS_BLOCK:
 		n = no_fs_ops(m, why, len, 0);
 		if (n < len)
 			n += snprintf(why + n, len - n, "; ");
-		n = why_block(m, why, len, n, blk_ns);
+		n = why_block(m, why, len, n, d->blk_ns);
 		if (n < len)
 			n += snprintf(why + n, len - n, ", %s busy %.0f%% of the time", m->disk,
-				      busy > 1 ? 100.0 : busy * 100);
-	} else if (!blk) {
-		l = m->ops[top].count && (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE) ?
-			    IL_WHERE_FILESYSTEM : IL_WHERE_SYSCALL;
-		n = snprintf(why, len, "%s takes p99 < %s and no block request was seen: the time is spent %s",
-			     op_names[top], il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)),
-			     l == IL_WHERE_SYSCALL ? "in the syscall/VFS layer (page cache, locks, copies)"
-						   : "in the filesystem");
-	} else if (accounts && before_q) {
-		l = IL_WHERE_BLOCK;
-		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
-			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
-		n = why_before_q(m, "", why, len, n);
-	} else if (accounts) {
-		l = queue_worse ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
-		n = snprintf(why, len, "%s takes p99 < %s and ", op_names[top],
-			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
-		n = why_block(m, why, len, n, blk_ns);
-		if (n < len)
-			n += snprintf(why + n, len - n, ": the block layer accounts for %s of it (%s busy %.0f%% "
-				      "of the time, %.1f requests in flight on average)",
-				      blk_ns >= m->ops[top].p99_lt_ns ? "all" : "at least half",
-				      m->disk, busy > 1 ? 100.0 : busy * 100, busy);
-	} else {
-		bool throttled = top == FS_OP_WRITE && strstr(m->iw_top_frame, "balance_dirty_pages");
+				      d->busy > 1 ? 100.0 : d->busy * 100);
+		return n;
+	default:
+		return 0;
+	}
+}
 
-		if (throttled)
-			l = IL_WHERE_WRITEBACK;
-		else if (top == FS_OP_FSYNC || top == FS_OP_SYNC_RANGE || top == FS_OP_OPEN)
-			l = IL_WHERE_FILESYSTEM;
-		else
-			l = IL_WHERE_SYSCALL;
-		n = snprintf(why, len, "%s takes p99 < %s while ", op_names[top],
-			     il_fmt_ns(m->ops[top].p99_lt_ns, a, sizeof(a)));
-		n = why_block(m, why, len, n, blk_ns);
-		if (n < len && in_blk < IL_IDLE_SHARE)
+size_t il_decision_text(const struct il_measure *m, const struct il_decision *d, char *why,
+			size_t len)
+{
+	int top = d->top;
+	size_t n;
+
+	if (len)
+		why[0] = 0;
+	switch (d->why) {
+	case IL_WHY_NO_BLOCK:
+		n = op_p99(m, top, " and no block request was seen: the time is spent ", why, len, 0);
+		if (n < len)
+			n += snprintf(why + n, len - n, "%s", d->where == IL_WHERE_SYSCALL ?
+				      "in the syscall/VFS layer (page cache, locks, copies)" :
+				      "in the filesystem");
+		break;
+	case IL_WHY_BEFORE_Q:
+		n = why_before_q(m, "", why, len, op_p99(m, top, " and ", why, len, 0));
+		break;
+	case IL_WHY_BLOCK:
+		n = why_block(m, why, len, op_p99(m, top, " and ", why, len, 0), d->blk_ns);
+		if (n < len)
+			n += snprintf(why + n, len - n, ": the block layer accounts for %s of it (%s busy "
+				      "%.0f%% of the time, %.1f requests in flight on average)",
+				      d->blk_ns >= m->ops[top].p99_lt_ns ? "all" : "at least half",
+				      m->disk, d->busy > 1 ? 100.0 : d->busy * 100, d->busy);
+		break;
+	case IL_WHY_ABOVE_BLOCK:
+		n = why_block(m, why, len, op_p99(m, top, " while ", why, len, 0), d->blk_ns);
+		if (n < len && d->in_blk < IL_IDLE_SHARE)
 			n += snprintf(why + n, len - n, " and are in the block layer %.1f%% of the time",
-				      in_blk * 100);
-		/* the calls return sooner than a request completes at the device: not waiting on it */
-		if (n < len && p99_of(&m->device) > 2 * m->ops[top].p99_lt_ns)
+				      d->in_blk * 100);
+		if (n < len && d->no_wait)
 			n += snprintf(why + n, len - n, ": the calls return before their requests could "
 				      "complete (they do not wait for the device), so their time goes "
-				      "above the block layer, in the %s",
-				      l == IL_WHERE_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-				      : l == IL_WHERE_FILESYSTEM ? "filesystem (starting writeback: page locks, "
-								   "block allocation, bio submission)"
-								 : "syscall/VFS layer (locks, page cache)");
+				      "above the block layer, in the %s", above_block(d->where, true));
 		else if (n < len)
 			n += snprintf(why + n, len - n, ": the time goes above the block layer, in the %s",
-				      l == IL_WHERE_WRITEBACK ? "writeback layer (writers throttled in balance_dirty_pages)"
-				      : l == IL_WHERE_FILESYSTEM ? "filesystem (its sync path: journal or metadata writes, "
-								   "waits on data already in flight)"
-								 : "syscall/VFS layer (locks, page cache)");
+				      above_block(d->where, false));
+		break;
+	default:
+		n = text_without_calls(m, d, why, len);
+		/* these sentences end here: nothing measured to add, or said already */
+		if (d->why == IL_WHY_NOTHING || d->why == IL_WHY_WB_ERRORS || d->why == IL_WHY_IDLE ||
+		    d->why == IL_WHY_NOFS_NOT_HERE)
+			return n;
 	}
-	(void)b;
-	(void)c;
 	if (n < len && m->iw_seen && m->iw_top_frame[0])
 		n += snprintf(why + n, len - n, "; most I/O-wait time is under %s", m->iw_top_frame);
-	if (n < len && max_p99(m, blk) <= IL_SLOW_NS)
-		snprintf(why + n, len - n, " (every p99 is under 1 ms: nothing is slow in absolute terms)");
-	return l;
+	if (n < len && d->quiet)
+		n += snprintf(why + n, len - n, " (every p99 is under 1 ms: nothing is slow in absolute "
+			      "terms)");
+	return n;
+}
+
+enum il_where il_verdict(const struct il_measure *m, char *why, size_t len)
+{
+	struct il_decision d;
+
+	il_decide(m, &d);
+	il_decision_text(m, &d, why, len);
+	return d.where;
+}
+
+void il_judge(const struct il_measure *m, const struct il_who_sum *procs, int n,
+	      struct il_verdict *v)
+{
+	il_decide(m, &v->d);
+	il_decision_text(m, &v->d, v->why, sizeof(v->why));
+	il_verdict_culprit(v->d.where, procs, n, m->elapsed_s, m->disk, &v->c);
 }
 
 /* How much of layer l's time process p accounts for (ns), or its bytes on the disk for the
@@ -376,15 +450,6 @@ void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 	c->moved = bytes > 0;
 	if (elapsed_s > 0)
 		c->bytes_per_s = bytes / elapsed_s;
-}
-
-const char *il_fmt_rate(double bytes_per_s, char *buf, size_t len)
-{
-	if (bytes_per_s < 1024 * 1024)
-		snprintf(buf, len, "%.1f KB/s", bytes_per_s / 1024);
-	else
-		snprintf(buf, len, "%.1f MB/s", bytes_per_s / (1024 * 1024));
-	return buf;
 }
 
 const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len)

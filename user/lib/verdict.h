@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "fmt.h"
 #include "lib/fs.h"
 
 /* One latency distribution, summarized. Percentiles are the upper bound of the log2 bucket
@@ -69,17 +70,62 @@ enum il_where {
  * "block queue", "device", "block layer". */
 const char *il_where_name(enum il_where l);
 
-/* Judge: returns the slow layer and writes one or two sentences saying why into why. */
+/* Which sentence a decision is said with (il_decision_text()). */
+enum il_why {
+	IL_WHY_NOTHING,          /* no file operation and no block request seen */
+	IL_WHY_IDLE,             /* too little I/O for any layer to stand out */
+	IL_WHY_WB_ERRORS,        /* writepages fails */
+	IL_WHY_NOFS_BEFORE_Q,    /* no file operations; bios held before the queue */
+	IL_WHY_NOFS_NOT_HERE,    /* no file operations; waits, but not on this disk */
+	IL_WHY_NOFS_BLOCK,       /* no file operations; the block layer's own numbers */
+	IL_WHY_NO_BLOCK,         /* file operations, no block request */
+	IL_WHY_BEFORE_Q,         /* the block layer accounts for the calls: bios held before Q */
+	IL_WHY_BLOCK,            /* the block layer (queue or device) accounts for the calls */
+	IL_WHY_ABOVE_BLOCK,      /* the calls' time goes above the block layer */
+};
+
+/* A decision: where the time goes, and the facts it was taken on (what the sentence quotes). */
+struct il_decision {
+	enum il_where where;
+	enum il_why why;
+	int top;                 /* the operation with the most time (enum fs_op), -1: none */
+	bool blk;                /* the block layer's numbers count (a disk, requests completed) */
+	__u64 blk_ns;            /* the p99s the block layer sentence sums: device, OS queue, Q2G,
+				  * before Q when bios were held, ns */
+	bool queue_worse;        /* the OS queue's p99s above the device's */
+	bool before_q;           /* bios held before Q take the largest part of the block time */
+	double before_q_share;   /* their share of the time in the block layer */
+	double busy;             /* device time / elapsed: requests at the device on average */
+	double in_blk;           /* requests in the block layer at once, on average */
+	double fs_share;         /* file operations' time / elapsed */
+	double iw_share;         /* I/O-wait time / elapsed */
+	bool no_wait;            /* the device's p99 over twice the calls': they do not wait on it */
+	bool quiet;              /* every p99 under IL_SLOW_NS: nothing slow in absolute terms */
+};
+
+/* Decide from m (pure arithmetic): where the time goes, and the facts of it into *d. */
+void il_decide(const struct il_measure *m, struct il_decision *d);
+
+/* Say decision d on m in one or two sentences into why (len bytes). Returns the length it
+ * would have (as snprintf). */
+size_t il_decision_text(const struct il_measure *m, const struct il_decision *d, char *why,
+			size_t len);
+
+/* il_decide() and il_decision_text(): returns where the time goes, the sentences in why. */
 enum il_where il_verdict(const struct il_measure *m, char *why, size_t len);
 
-/* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf; returns buf. */
-const char *il_fmt_ns(__u64 ns, char *buf, size_t len);
-
-/* A rate in the units of iolayer's tables: "45.2 KB/s" below 1024 KB/s, else "3.4 MB/s"
- * (KB = 1024 bytes, MB = 1024 KB). */
-const char *il_fmt_rate(double bytes_per_s, char *buf, size_t len);
-
 /* ---- who: the process, file and disk behind the slow layer ------------------------------ */
+
+/* A process's bytes on one whole disk (il_who_sum.disks). */
+struct il_who_disk {
+	__u32 dev;                   /* major << 20 | minor */
+	bool ranked;                 /* counts for the process's disks (il_who_view_disks()) */
+	__u64 bio_bytes;             /* it submitted there (who_pd) */
+	__u64 wb_bytes;              /* its files' pages there that kernel threads wrote back */
+	__u64 file_bytes;            /* read and written through syscalls on files there that it
+				      * used (every process's bytes of those files) */
+};
+#define IL_WHO_DISKS 8               /* disks kept per process; more are not weighed */
 
 /* One process as the verdict weighs it (built from attribution by user/lib/whoview.c). */
 struct il_who_sum {
@@ -99,6 +145,10 @@ struct il_who_sum {
 	__u64 wb_bytes;              /* its files' pages that kernel threads wrote back to `disk` */
 	__u64 top_file_read_bytes;   /* top_file's own bytes through file syscalls (of every process; */
 	__u64 top_file_write_bytes;  /* only their balance is used: which way the file goes) */
+	struct il_who_disk disks[IL_WHO_DISKS]; /* in the order first met: bios, then files */
+	int ndisks;
+	__u32 used_disk;             /* the disk of the file it spent most time on among those it
+				      * opened first (who_file.pids), 0 none: its disks' first */
 };
 
 struct il_culprit {
@@ -131,5 +181,17 @@ void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
  * il_fmt_rate(); with no bytes moved, no verb; with a top file whose own bytes are unknown,
  * "(most time on FILE)"). */
 const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t len);
+
+/* A verdict: the decision, its sentences and the process it names. */
+struct il_verdict {
+	struct il_decision d;
+	char why[1024];
+	struct il_culprit c;
+};
+
+/* Judge m with the processes procs[n] of the same window: decide, say it, name the process
+ * behind it (il_verdict_culprit()). */
+void il_judge(const struct il_measure *m, const struct il_who_sum *procs, int n,
+	      struct il_verdict *v);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "escape.h"
+#include "fmt.h"
 #include "log.h"
 #include "util.h"
 #include "whoview.h"
@@ -71,27 +72,119 @@ static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 	return false;
 }
 
-int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view *v)
+/* The entry of whole disk dev among p's disks, added when new and there is room (NULL when
+ * not: more disks than IL_WHO_DISKS are not weighed). */
+static struct il_who_disk *proc_disk(struct il_who_sum *p, __u32 dev)
 {
-	struct il_who w;
-	int err = il_who_read(obj, &w);
+	for (int i = 0; i < p->ndisks; i++)
+		if (p->disks[i].dev == dev)
+			return &p->disks[i];
+	if (p->ndisks == IL_WHO_DISKS || !dev)
+		return NULL;
+	p->disks[p->ndisks] = (struct il_who_disk){ .dev = dev };
+	return &p->disks[p->ndisks++];
+}
+
+/* A process's bytes per disk: those it submitted (who_pd), then those of the files it used
+ * (who_file.pids), the order il_who_view_disks() keeps for equal weights; and the disk of the
+ * file with the most operation time among those (used_disk). */
+static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32 *file_disks)
+{
+	__u64 top_ns = 0;
+	bool top = false;
+
+	for (int j = 0; j < w->npd; j++) {
+		struct il_who_disk *d;
+
+		if (w->pd[j].k.tgid != s->pid || !w->pd[j].v.bytes || !(d = proc_disk(s, w->pd[j].k.dev)))
+			continue;
+		d->ranked = true;
+		d->bio_bytes += w->pd[j].v.bytes;
+	}
+	for (int j = 0; j < w->nfiles; j++) {
+		const struct who_file *f = &w->files[j].v;
+		struct il_who_disk *d;
+
+		if (!pids_have(f->pids, s->pid) || !(d = proc_disk(s, file_disks[j])))
+			continue;
+		d->wb_bytes += f->kthread_write_bytes;
+		if (f->rdev) /* a block device's own pages: no file of the process's */
+			continue;
+		d->ranked = true;
+		d->file_bytes += f->read_bytes + f->write_bytes;
+		if (file_ns(f) >= top_ns || !top) {
+			top_ns = file_ns(f);
+			top = true;
+			s->used_disk = file_disks[j];
+		}
+	}
+	if (!top_ns)
+		s->used_disk = 0;
+}
+
+/* Process i of w summed into s, named (comm, cgroup, top file). */
+static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const __u32 *file_disks)
+{
+	const struct who_proc *p = &w->procs[i].v;
+	const struct who_file_key *top = NULL;
+	__u64 best = 0;
+
+	s->pid = w->procs[i].tgid;
+	memcpy(s->comm, p->comm, sizeof(p->comm));
+	s->comm[sizeof(s->comm) - 1] = 0;
+	s->kthread = p->flags & WHO_PROC_KTHREAD;
+	il_who_proc_cgroup(s->pid, p, s->cgroup, sizeof(s->cgroup));
+	memcpy(s->op_ns, p->op_ns, sizeof(s->op_ns));
+	memcpy(s->op_count, p->op_count, sizeof(s->op_count));
+	s->iowait_ns = p->iowait_ns;
+	s->read_bytes = p->read_bytes;
+	s->write_bytes = p->write_bytes;
+	s->bio_bytes = p->bio_bytes;
+	s->bio_write_bytes = p->bio_write_bytes;
+	proc_disks(s, w, file_disks);
+	/* its top file: the one of its own file time counts (who_proc.files) with the most */
+	for (int j = 0; j < WHO_PROC_FILES; j++) {
+		if (p->files[j].k.ino && p->files[j].ns >= best) {
+			best = p->files[j].ns;
+			top = &p->files[j].k;
+		}
+	}
+	if (top) {
+		struct who_file none = {};
+		const struct who_file *f = &none;
+
+		for (int j = 0; j < w->nfiles; j++)
+			if (!memcmp(&w->files[j].k, top, sizeof(*top)))
+				f = &w->files[j].v;
+		file_disk(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
+		il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
+		s->top_file_read_bytes = f->read_bytes;
+		s->top_file_write_bytes = f->write_bytes;
+	}
+}
+
+int il_who_view_from(const struct il_who *w, struct il_who_view *v)
+{
+	__u32 *file_disks = calloc(w->nfiles + 1, sizeof(*file_disks));
 
 	memset(v, 0, sizeof(*v));
-	if (err)
-		return err;
-	memcpy(v->evicted, w.evicted, sizeof(v->evicted));
-	v->procs = calloc(w.nprocs + 1, sizeof(*v->procs));
-	v->files = calloc(w.nfiles + 1, sizeof(*v->files));
-	if (!v->procs || !v->files)
-		il_die("out of memory");
-	for (int i = 0; i < w.nfiles; i++) {
-		const struct who_file *f = &w.files[i].v;
+	memcpy(v->evicted, w->evicted, sizeof(v->evicted));
+	v->procs = calloc(w->nprocs + 1, sizeof(*v->procs));
+	v->files = calloc(w->nfiles + 1, sizeof(*v->files));
+	if (!v->procs || !v->files || !file_disks) {
+		free(file_disks);
+		il_who_view_free(v);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < w->nfiles; i++) {
+		const struct who_file *f = &w->files[i].v;
 		struct il_who_file_sum *s;
 
+		file_disks[i] = il_whole_disk(w->files[i].k.dev);
 		if (f->dir) /* an opened directory: its time is its processes', not a file's */
 			continue;
 		s = &v->files[v->nfiles++];
-		s->k = w.files[i].k;
+		s->k = w->files[i].k;
 		il_who_file_path(&s->k, f, s->path, sizeof(s->path));
 		memcpy(s->pids, f->pids, sizeof(s->pids));
 		s->more_pids = f->more_pids;
@@ -104,58 +197,100 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 		s->bio_write_bytes = f->bio_write_bytes;
 		s->bio_read_bytes = f->bio_read_bytes;
 	}
-	for (int i = 0; i < w.nprocs; i++) {
-		struct il_who_sum *s = &v->procs[v->nprocs++];
-		const struct who_proc *p = &w.procs[i].v;
-		__u64 best = 0;
+	for (int i = 0; i < w->nprocs; i++)
+		proc_sum(&v->procs[v->nprocs++], w, i, file_disks);
+	free(file_disks);
+	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
+	qsort(v->files, v->nfiles, sizeof(*v->files), cmp_file);
+	return 0;
+}
 
-		s->pid = w.procs[i].tgid;
-		memcpy(s->comm, p->comm, sizeof(p->comm));
-		s->comm[sizeof(s->comm) - 1] = 0;
-		s->kthread = p->flags & WHO_PROC_KTHREAD;
-		il_who_proc_cgroup(s->pid, p, s->cgroup, sizeof(s->cgroup));
-		memcpy(s->op_ns, p->op_ns, sizeof(s->op_ns));
-		memcpy(s->op_count, p->op_count, sizeof(s->op_count));
-		s->iowait_ns = p->iowait_ns;
-		s->read_bytes = p->read_bytes;
-		s->write_bytes = p->write_bytes;
-		s->bio_bytes = p->bio_bytes;
-		s->bio_write_bytes = p->bio_write_bytes;
-		for (int j = 0; j < w.npd; j++)
-			if (w.pd[j].k.tgid == s->pid && w.pd[j].k.dev == disk_dev)
-				s->disk_bytes += w.pd[j].v.bytes;
-		for (int j = 0; j < w.nfiles; j++) {
-			const struct who_file *f = &w.files[j].v;
+void il_who_view_for_disk(struct il_who_view *v, __u32 disk_dev)
+{
+	for (int i = 0; i < v->nprocs; i++) {
+		struct il_who_sum *p = &v->procs[i];
 
-			if (disk_dev && f->kthread_write_bytes && pids_have(f->pids, s->pid) &&
-			    il_whole_disk(w.files[j].k.dev) == disk_dev)
-				s->wb_bytes += f->kthread_write_bytes;
+		p->disk_bytes = p->wb_bytes = 0;
+		for (int d = 0; disk_dev && d < p->ndisks; d++) {
+			if (p->disks[d].dev != disk_dev)
+				continue;
+			p->disk_bytes = p->disks[d].bio_bytes;
+			p->wb_bytes = p->disks[d].wb_bytes;
 		}
-		/* its top file: the one of its own file time counts (who_proc.files) with the most */
-		const struct who_file_key *top = NULL;
-		for (int j = 0; j < WHO_PROC_FILES; j++) {
-			if (p->files[j].k.ino && p->files[j].ns >= best) {
-				best = p->files[j].ns;
-				top = &p->files[j].k;
+	}
+}
+
+int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view *v)
+{
+	struct il_who w;
+	int err = il_who_read(obj, &w);
+
+	memset(v, 0, sizeof(*v));
+	if (err)
+		return err;
+	err = il_who_view_from(&w, v);
+	il_who_free(&w);
+	if (!err)
+		il_who_view_for_disk(v, disk_dev);
+	return err;
+}
+
+int il_who_view_copy(struct il_who_view *to, const struct il_who_view *from)
+{
+	memset(to, 0, sizeof(*to));
+	memcpy(to->evicted, from->evicted, sizeof(to->evicted));
+	to->procs = malloc((from->nprocs + 1) * sizeof(*to->procs));
+	to->files = malloc((from->nfiles + 1) * sizeof(*to->files));
+	if (!to->procs || !to->files) {
+		il_who_view_free(to);
+		return -ENOMEM;
+	}
+	memcpy(to->procs, from->procs, from->nprocs * sizeof(*to->procs));
+	memcpy(to->files, from->files, from->nfiles * sizeof(*to->files));
+	to->nprocs = from->nprocs;
+	to->nfiles = from->nfiles;
+	return 0;
+}
+
+/* now - base, or now when below: the entry was evicted and counts again from zero. */
+static __u64 since(__u64 now, __u64 base)
+{
+	return now >= base ? now - base : now;
+}
+
+void il_who_view_sub(struct il_who_view *v, const struct il_who_view *base)
+{
+	for (int i = 0; i < v->nprocs; i++) {
+		struct il_who_sum *p = &v->procs[i];
+		const struct il_who_sum *b = NULL;
+
+		for (int j = 0; j < base->nprocs && !b; j++)
+			if (base->procs[j].pid == p->pid)
+				b = &base->procs[j];
+		if (!b)
+			continue;
+		for (int o = 0; o < FS_OP__MAX; o++) {
+			p->op_ns[o] = since(p->op_ns[o], b->op_ns[o]);
+			p->op_count[o] = since(p->op_count[o], b->op_count[o]);
+		}
+		p->iowait_ns = since(p->iowait_ns, b->iowait_ns);
+		p->read_bytes = since(p->read_bytes, b->read_bytes);
+		p->write_bytes = since(p->write_bytes, b->write_bytes);
+		p->bio_bytes = since(p->bio_bytes, b->bio_bytes);
+		p->bio_write_bytes = since(p->bio_write_bytes, b->bio_write_bytes);
+		for (int d = 0; d < p->ndisks; d++) {
+			struct il_who_disk *x = &p->disks[d];
+
+			for (int e = 0; e < b->ndisks; e++) {
+				if (b->disks[e].dev != x->dev)
+					continue;
+				x->bio_bytes = since(x->bio_bytes, b->disks[e].bio_bytes);
+				x->wb_bytes = since(x->wb_bytes, b->disks[e].wb_bytes);
+				x->file_bytes = since(x->file_bytes, b->disks[e].file_bytes);
 			}
-		}
-		if (top) {
-			struct who_file none = {};
-			const struct who_file *f = &none;
-
-			for (int j = 0; j < w.nfiles; j++)
-				if (!memcmp(&w.files[j].k, top, sizeof(*top)))
-					f = &w.files[j].v;
-			file_disk(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
-			il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
-			s->top_file_read_bytes = f->read_bytes;
-			s->top_file_write_bytes = f->write_bytes;
 		}
 	}
 	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
-	qsort(v->files, v->nfiles, sizeof(*v->files), cmp_file);
-	il_who_free(&w);
-	return 0;
 }
 
 void il_who_view_only(struct il_who_view *v, __u32 pid)
@@ -179,58 +314,27 @@ void il_who_view_free(struct il_who_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-/* Add bytes to disk dev's weight in devs/weights (n of them, room for max). */
-static int add_dev(__u32 *devs, __u64 *weights, int n, int max, __u32 dev, __u64 bytes)
+int il_who_view_disks(const struct il_who_view *v, __u32 pid, __u32 *devs, int max)
 {
-	for (int i = 0; i < n; i++) {
-		if (devs[i] == dev) {
-			weights[i] += bytes;
-			return n;
-		}
-	}
-	if (n < max && dev) {
-		devs[n] = dev;
-		weights[n++] = bytes;
-	}
-	return n;
-}
-
-int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
-{
-	__u64 *weights = calloc(max > 0 ? max : 1, sizeof(*weights)), top_ns = 0;
-	__u32 top_dev = 0;
-	struct il_who w;
+	const struct il_who_sum *p = NULL;
+	__u64 weights[IL_WHO_DISKS];
 	int n = 0;
 
-	if (!weights)
-		il_die("out of memory");
-	if (il_who_read(obj, &w)) {
-		free(weights);
-		return 0;
-	}
+	for (int i = 0; i < v->nprocs && !p; i++)
+		if (v->procs[i].pid == pid)
+			p = &v->procs[i];
 	/* its weight on a disk: the bytes it sent there, and those read and written through
-	 * syscalls on its files there (they land there sooner or later) */
-	for (int i = 0; i < w.npd; i++)
-		if (w.pd[i].k.tgid == pid && w.pd[i].v.bytes)
-			n = add_dev(devs, weights, n, max, w.pd[i].k.dev, w.pd[i].v.bytes);
-	for (int i = 0; i < w.nfiles; i++) {
-		const struct who_file *f = &w.files[i].v;
-		__u64 t = file_ns(f);
-
-		if (!pids_have(f->pids, pid) || f->rdev)
+	 * syscalls on its files there (they land there sooner or later); the disk of its top
+	 * file first: the verdict names that file, and its times are to be compared with that
+	 * disk's */
+	for (int d = 0; p && d < p->ndisks && n < max; d++) {
+		if (!p->disks[d].ranked)
 			continue;
-		n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
-			    f->read_bytes + f->write_bytes);
-		if (t >= top_ns) { /* its top file, as il_who_view_make() finds it */
-			top_ns = t;
-			top_dev = il_whole_disk(w.files[i].k.dev);
-		}
+		devs[n] = p->disks[d].dev;
+		weights[n++] = p->used_disk == p->disks[d].dev ? ~0ULL :
+			       p->disks[d].bio_bytes + p->disks[d].file_bytes;
 	}
-	/* heaviest first (insertion sort: a few disks), the disk of its top file before all:
-	 * the verdict names that file, and its times are to be compared with that disk's */
-	for (int i = 0; i < n; i++)
-		if (top_ns && devs[i] == top_dev)
-			weights[i] = ~0ULL;
+	/* heaviest first (insertion sort: a few disks; equal weights keep their order) */
 	for (int i = 1; i < n; i++)
 		for (int j = i; j > 0 && weights[j] > weights[j - 1]; j--) {
 			__u64 tw = weights[j];
@@ -241,8 +345,6 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 			weights[j - 1] = tw;
 			devs[j - 1] = td;
 		}
-	il_who_free(&w);
-	free(weights);
 	return n;
 }
 

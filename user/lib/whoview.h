@@ -36,19 +36,36 @@ struct il_who_view {
 	__u64 evicted[WHO_MAP__MAX];
 };
 
-/* Sum attribution of a loaded obj. disk_dev (0: none) is the disk whose bios count as each
- * process's disk_bytes. 0, or -errno. */
+/* Sum attribution read from a loaded object (il_who_read()) into v, naming its files,
+ * processes' cgroups and top files (this reads /proc and the files' directories); no disk's
+ * bytes counted yet (il_who_view_for_disk()). 0, or -ENOMEM. */
+int il_who_view_from(const struct il_who *w, struct il_who_view *v);
+
+/* Count as each process's disk_bytes and wb_bytes its bytes on whole disk disk_dev (0: none):
+ * those it submitted there and those of its files there that kernel threads wrote back. */
+void il_who_view_for_disk(struct il_who_view *v, __u32 disk_dev);
+
+/* il_who_read() of a loaded obj, il_who_view_from() and il_who_view_for_disk(). 0, or -errno. */
 int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view *v);
+
+/* A copy of from into to (freed with il_who_view_free()). 0, or -ENOMEM. */
+int il_who_view_copy(struct il_who_view *to, const struct il_who_view *from);
+
+/* Take base's sums away from v's processes (same pid): what they did since base; a sum below
+ * its base (the entry was evicted meanwhile) counts from zero. Processes are sorted again.
+ * Files are left as they are. */
+void il_who_view_sub(struct il_who_view *v, const struct il_who_view *base);
 /* Keep in v only process pid and the kernel threads that sent bytes to v's disk (the
  * flusher, the journal: they work for it), and the files pid used (iolayer -p). */
 void il_who_view_only(struct il_who_view *v, __u32 pid);
 void il_who_view_free(struct il_who_view *v);
 
-/* The disks (whole-disk devs) process pid touched: those its bios went to and those its
- * files live on, into devs (room for max): the disk of its top file (most operation time)
- * first, then by most of its bytes (bytes it submitted there plus bytes read and written
- * through syscalls on its files there); returns how many. */
-int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max);
+/* The disks (whole-disk devs) process pid of v touched: those its bios went to and those its
+ * files live on, into devs (room for max): the disk of its top file (most operation time
+ * among the files it used, il_who_sum.used_disk) first, then by most of its bytes (bytes it
+ * submitted there plus bytes read and written through syscalls on its files there); returns
+ * how many (0: pid is not in v). */
+int il_who_view_disks(const struct il_who_view *v, __u32 pid, __u32 *devs, int max);
 
 /* The process with most time in file operations and I/O wait (ties: bytes submitted), or 0;
  * a kernel thread only when no other process was seen. */
