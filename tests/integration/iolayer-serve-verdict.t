@@ -79,24 +79,15 @@ is "$(jq -r .layers.block_cgroup "$TMPD/throttle.verdict")" "/$CGNAME" "/verdict
 diag "answer: serve-verdict throttle: $(v throttle layer)"
 
 # 4. a buffered writer throttled in balance_dirty_pages (tiny dirty limits), every process
-saved="$(cat /proc/sys/vm/dirty_bytes) $(cat /proc/sys/vm/dirty_ratio) \
-$(cat /proc/sys/vm/dirty_background_bytes) $(cat /proc/sys/vm/dirty_background_ratio)"
-restore_dirty() {
-	set -- $saved
-	if [ "$1" != 0 ]; then echo "$1" >/proc/sys/vm/dirty_bytes; else echo "$2" >/proc/sys/vm/dirty_ratio; fi
-	if [ "$3" != 0 ]; then echo "$3" >/proc/sys/vm/dirty_background_bytes
-	else echo "$4" >/proc/sys/vm/dirty_background_ratio; fi
-}
-at_exit restore_dirty
+dirty_save
 echo $((2 << 20)) >/proc/sys/vm/dirty_bytes
 echo $((1 << 20)) >/proc/sys/vm/dirty_background_bytes
 rm -f "$TMPD/go"
 wl_launch "$TMPD/wl4.out" sh -c "echo pid \$\$; while [ ! -e $TMPD/go ]; do sleep 0.05; done;
 	exec dd if=/dev/zero of=$MNT/dirty bs=1M count=48"
 check "dirty-throttled writer (every process): the same verdict both ways" both dirty
-restore_dirty
-is "$(cat /proc/sys/vm/dirty_bytes) $(cat /proc/sys/vm/dirty_ratio) $(cat /proc/sys/vm/dirty_background_bytes) $(cat /proc/sys/vm/dirty_background_ratio)" \
-	"$(echo $saved)" "dirty settings restored"
+dirty_restore
+is "$(dirty_now)" "$DIRTY_SAVED" "dirty settings restored"
 diag "dirty: $(v dirty layer) -- $(v dirty reason)"
 check "/verdict's layers carry the I/O-wait layer and the writeback layer" \
 	jq -e '.layers.iowait.count > 0 and .layers.writeback.count > 0' "$TMPD/dirty.verdict"

@@ -10,16 +10,7 @@ plan 7
 
 loop_ext4_setup 256
 
-# Restore the four dirty settings as they were: writing a *_ratio clears its *_bytes twin.
-saved="$(cat /proc/sys/vm/dirty_bytes) $(cat /proc/sys/vm/dirty_ratio) \
-$(cat /proc/sys/vm/dirty_background_bytes) $(cat /proc/sys/vm/dirty_background_ratio)"
-restore_dirty() {
-	set -- $saved
-	if [ "$1" != 0 ]; then echo "$1" >/proc/sys/vm/dirty_bytes; else echo "$2" >/proc/sys/vm/dirty_ratio; fi
-	if [ "$3" != 0 ]; then echo "$3" >/proc/sys/vm/dirty_background_bytes
-	else echo "$4" >/proc/sys/vm/dirty_background_ratio; fi
-}
-at_exit restore_dirty
+dirty_save
 
 start_paused dd if=/dev/zero of="$MNT/big" bs=64k count=1600 status=none
 dd_pid=$PAUSED_PID
@@ -28,10 +19,9 @@ echo $((2 << 20)) >/proc/sys/vm/dirty_bytes
 echo $((1 << 20)) >/proc/sys/vm/dirty_background_bytes
 release_paused
 wait "$dd_pid"; rc=$?
-restore_dirty
+dirty_restore
 is "$rc" 0 "writer: 100 MiB buffered, succeeded"
-is "$(cat /proc/sys/vm/dirty_bytes) $(cat /proc/sys/vm/dirty_ratio) $(cat /proc/sys/vm/dirty_background_bytes) $(cat /proc/sys/vm/dirty_background_ratio)" \
-	"$(echo $saved)" "dirty settings restored"
+is "$(dirty_now)" "$DIRTY_SAVED" "dirty settings restored"
 tool_stop
 is "$TOOL_RC" 0 "exit status 0 after Ctrl-C"
 

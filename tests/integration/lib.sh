@@ -111,6 +111,20 @@ loop_ext4_setup() {
 	at_exit "umount_retry $MNT"
 }
 
+# The four dirty settings (vm.dirty_bytes, dirty_ratio, dirty_background_bytes,
+# dirty_background_ratio), to set tiny limits for a test and put them back as they were:
+# dirty_save (also restored on any exit), dirty_restore, dirty_now (the four, for a check).
+dirty_now() { echo $(cat /proc/sys/vm/dirty_bytes /proc/sys/vm/dirty_ratio \
+	/proc/sys/vm/dirty_background_bytes /proc/sys/vm/dirty_background_ratio); }
+dirty_save() { DIRTY_SAVED=$(dirty_now); at_exit dirty_restore; }
+# writing a *_ratio clears its *_bytes twin: write the one that was set
+dirty_restore() {
+	set -- $DIRTY_SAVED
+	if [ "$1" != 0 ]; then echo "$1" >/proc/sys/vm/dirty_bytes; else echo "$2" >/proc/sys/vm/dirty_ratio; fi
+	if [ "$3" != 0 ]; then echo "$3" >/proc/sys/vm/dirty_background_bytes
+	else echo "$4" >/proc/sys/vm/dirty_background_ratio; fi
+}
+
 # Start a tool in the background: tool_start NAME OUT ERR CMD...
 # Waits until the tool says it is tracing (the "Hit Ctrl-C" line on stderr) or exits.
 # Sets TOOL_PID. Returns 1 when the tool never got ready (its stderr is printed as diag).
