@@ -292,6 +292,15 @@ struct {
 	__type(value, struct blk_cg);
 } blk_cgroups SEC(".maps");
 
+/* Per (disk, submitting process) totals of the aggregate mode (struct blk_proc). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct blk_proc_key);
+	__type(value, struct blk_proc);
+} blk_procs SEC(".maps");
+
 static const struct il_bio_info il_zero_bio;
 
 /* The current task's submission in progress now starts: operation key (struct inode * or
@@ -1055,33 +1064,65 @@ static __always_inline int blk_complete(unsigned long long *ctx, bool btf, __u64
 }
 
 /* Aggregate mode: io into its disk's phases (blk_disks) and its (disk, cgroup) totals. */
+/* A finished I/O's time before Q, in the OS queue (Q2G + G2I + I2D) and at the device (D2C,
+ * Q2C for a bio-based device's bio), ns; 0 for a phase not seen. */
+struct blk_times {
+	__u64 before_q, queue, device;
+};
+
+static __always_inline void blk_times(const struct blk_io *io, struct blk_times *t)
+{
+	__u64 ns;
+
+	t->before_q = blk_phase_ns(io, BLK_PH_BEFORE_Q, &ns) ? ns : 0;
+	t->queue = blk_phase_ns(io, BLK_PH_Q2G, &ns) ? ns : 0;
+	t->queue += blk_phase_ns(io, BLK_PH_G2I, &ns) ? ns : 0;
+	t->queue += blk_phase_ns(io, BLK_PH_I2D, &ns) ? ns : 0;
+	t->device = blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns) ? ns : 0;
+}
+
+/* Count a finished I/O into its submitter's totals on its disk (blk_procs). */
+static __always_inline void blk_proc_account(const struct blk_io *io, const struct blk_times *t)
+{
+	struct blk_proc_key pk = { .dev = io->dev, .tgid = io->tgid };
+	struct blk_proc *p = il_lookup_or_init(&blk_procs, &pk, &(struct blk_proc){});
+
+	if (!p)
+		return;
+	__sync_fetch_and_add(&p->ios, 1);
+	__sync_fetch_and_add(&p->bytes, io->bytes);
+	if (io->op == IL_OP_WRITE)
+		__sync_fetch_and_add(&p->write_bytes, io->bytes);
+	__sync_fetch_and_add(&p->before_q_ns, t->before_q);
+	__sync_fetch_and_add(&p->queue_ns, t->queue);
+	__sync_fetch_and_add(&p->device_ns, t->device);
+	if (io->held)
+		__sync_fetch_and_add(&p->held, 1);
+	p->cgroup = io->cgroup;
+	__builtin_memcpy(p->comm, io->comm, sizeof(p->comm));
+}
+
 static __always_inline void blk_account(const struct blk_io *io)
 {
 	struct blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
 	struct blk_disk_stats *d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
+	struct blk_times t;
 	struct blk_cg *c;
-	__u64 ns, q = 0;
 
 	if (d)
 		blk_phases_add(&d->phases, io);
 	if (!blk_cfg.bios)
 		return;
+	blk_times(io, &t);
+	blk_proc_account(io, &t);
 	c = il_lookup_or_init(&blk_cgroups, &ck, &(struct blk_cg){});
 	if (!c)
 		return;
 	__sync_fetch_and_add(&c->ios, 1);
 	__sync_fetch_and_add(&c->bytes, io->bytes);
-	if (blk_phase_ns(io, BLK_PH_BEFORE_Q, &ns))
-		__sync_fetch_and_add(&c->before_q_ns, ns);
-	if (blk_phase_ns(io, BLK_PH_Q2G, &ns))
-		q += ns;
-	if (blk_phase_ns(io, BLK_PH_G2I, &ns))
-		q += ns;
-	if (blk_phase_ns(io, BLK_PH_I2D, &ns))
-		q += ns;
-	__sync_fetch_and_add(&c->queue_ns, q);
-	if (blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns))
-		__sync_fetch_and_add(&c->device_ns, ns);
+	__sync_fetch_and_add(&c->before_q_ns, t.before_q);
+	__sync_fetch_and_add(&c->queue_ns, t.queue);
+	__sync_fetch_and_add(&c->device_ns, t.device);
 	if (io->held)
 		__sync_fetch_and_add(&c->held, 1);
 	if (io->tgid)

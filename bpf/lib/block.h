@@ -186,4 +186,24 @@ struct blk_cg {
 			      * before Q, as blk-throttle does: struct blk_io.held) */
 };
 
+/* Per (disk, submitting process) totals of the aggregate mode (map `blk_procs`): who holds the
+ * disk. The submitter is the task that submitted the I/O's first bio (struct blk_io.tgid,
+ * taken at submission or Q, never at completion): a flusher or the journal thread for
+ * writeback, the process itself for direct I/O and reads. */
+struct blk_proc_key {
+	__u32 dev;           /* the disk, major << 20 | minor */
+	__u32 tgid;          /* the submitter's process, 0 unknown */
+};
+
+struct blk_proc {
+	__u64 ios, bytes, write_bytes;
+	__u64 before_q_ns;   /* sum of BEFORE_Q */
+	__u64 queue_ns;      /* Q2G + G2I + I2D */
+	__u64 device_ns;     /* D2C (Q2C for bio-based devices): its time on the device */
+	__u64 cgroup;        /* as struct blk_io.cgroup, the last seen */
+	__u32 held;          /* I/Os held before Q (struct blk_io.held) */
+	__u32 pad;
+	char comm[IL_TASK_COMM_LEN]; /* the submitting thread's, the last seen */
+};
+
 #endif
