@@ -253,7 +253,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		disk_events(skel, s, ev);
 		il_disk_name(keys[i].dev, name, sizeof(name));
 		if (env.per_cgroup)
-			il_blk_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
+			il_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
 		if (jarr) {
 			struct json_object *o = il_blk_phases_json(&d);
 
@@ -358,7 +358,7 @@ static int print_hists(struct biolatency_bpf *skel)
 			continue;
 		shown++;
 		if (env.per_cgroup)
-			il_blk_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
+			il_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
 		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include "disk.h"
 #include "escape.h"
 #include "log.h"
-#include "util.h"
 #include "whoview.h"
 
 static __u64 proc_weight(const struct il_who_sum *p)
@@ -40,19 +38,6 @@ static int cmp_file(const void *a, const void *b)
 	return bx < by ? 1 : bx > by ? -1 : 0;
 }
 
-/* Is pid among a file's first WHO_FILE_PIDS processes (who_file.pids, il_who_file_sum.pids)? */
-/* The name of the whole disk a filesystem of device dev (super_block.s_dev) is on into buf,
- * "" when dev is no block device (tmpfs, overlayfs...). */
-static void file_disk(__u32 dev, char *buf, size_t len)
-{
-	char path[64];
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
-	if (!access(path, F_OK))
-		il_disk_name(il_whole_disk(dev), buf, len);
-}
-
 /* A file's time in traced operations, ns: what ranks a process's files (its top file). */
 static __u64 file_ns(const struct who_file *f)
 {
@@ -63,6 +48,7 @@ static __u64 file_ns(const struct who_file *f)
 	return t;
 }
 
+/* Is pid among a file's first WHO_FILE_PIDS processes (who_file.pids, il_who_file_sum.pids)? */
 static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
@@ -128,7 +114,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 			const struct who_file *f = &w.files[j].v;
 
 			if (disk_dev && f->kthread_write_bytes && pids_have(f->pids, s->pid) &&
-			    il_whole_disk(w.files[j].k.dev) == disk_dev)
+			    il_disk_whole(w.files[j].k.dev) == disk_dev)
 				s->wb_bytes += f->kthread_write_bytes;
 		}
 		/* its top file: the one of its own file time counts (who_proc.files) with the most */
@@ -146,7 +132,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 			for (int j = 0; j < w.nfiles; j++)
 				if (!memcmp(&w.files[j].k, top, sizeof(*top)))
 					f = &w.files[j].v;
-			file_disk(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
+			il_disk_fs_name(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
 			il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
 			s->top_file_read_bytes = f->read_bytes;
 			s->top_file_write_bytes = f->write_bytes;
@@ -219,11 +205,11 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 
 		if (!pids_have(f->pids, pid) || f->rdev)
 			continue;
-		n = add_dev(devs, weights, n, max, il_whole_disk(w.files[i].k.dev),
+		n = add_dev(devs, weights, n, max, il_disk_whole(w.files[i].k.dev),
 			    f->read_bytes + f->write_bytes);
 		if (t >= top_ns) { /* its top file, as il_who_view_make() finds it */
 			top_ns = t;
-			top_dev = il_whole_disk(w.files[i].k.dev);
+			top_dev = il_disk_whole(w.files[i].k.dev);
 		}
 	}
 	/* heaviest first (insertion sort: a few disks), the disk of its top file before all:
