@@ -253,7 +253,7 @@ static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jou
 		disk_events(skel, s, ev);
 		il_disk_name(keys[i].dev, name, sizeof(name));
 		if (env.per_cgroup)
-			il_blk_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
+			il_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
 		if (jarr) {
 			struct json_object *o = il_blk_phases_json(&d);
 
@@ -358,7 +358,7 @@ static int print_hists(struct biolatency_bpf *skel)
 			continue;
 		shown++;
 		if (env.per_cgroup)
-			il_blk_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
+			il_cgroup_path(keys[i].cgroup, h.tgid, cg, sizeof(cg));
 		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 
@@ -431,7 +431,7 @@ int main(int argc, char **argv)
 	 * breakdown (then every request is linked to its first bio), or for a bio-based disk (no
 	 * requests at all: then only such disks' bios); the time before Q when it is asked for. */
 	bool rq_bios = env.from < BLK_MK_I || env.per_cgroup || env.breakdown;
-	bool bios = rq_bios || (env.disk ? il_blk_bio_based(env.dev) : il_blk_any_bio_based());
+	bool bios = rq_bios || (env.disk ? il_disk_bio_based(env.dev) : il_disk_any_bio_based());
 	bool submit = env.from == BLK_MK_SUBMIT || env.breakdown;
 
 	skel = IL_SKEL_OPEN(biolatency_bpf);

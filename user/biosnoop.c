@@ -83,7 +83,7 @@ static const char *row_disk(const struct blk_io *e, char *buf, size_t len, __u32
 	*part = 0;
 	if (e->part && e->part != e->dev)
 		*part = e->part;
-	else if (e->from && e->from != e->dev && il_whole_disk(e->from) == e->dev)
+	else if (e->from && e->from != e->dev && il_disk_whole(e->from) == e->dev)
 		*part = e->from; /* before 5.12: the partition is block_bio_remap's device */
 	return il_disk_name(*part ? *part : e->dev, buf, len);
 }
@@ -180,7 +180,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	comm[IL_TASK_COMM_LEN] = 0;
 	row_disk(e, disk, sizeof(disk), &part);
 	il_blk_rwbs(e->op, e->flags, rwbs, sizeof(rwbs));
-	il_blk_cgroup_path(e->cgroup, e->tgid, cg, sizeof(cg));
+	il_cgroup_path(e->cgroup, e->tgid, cg, sizeof(cg));
 	row_file(e, file, sizeof(file));
 	row_times(e, t);
 
@@ -252,7 +252,7 @@ int main(int argc, char **argv)
 		il_die("no block device named '%s' (see lsblk)", env.disk);
 	if (env.disk)
 		env.dev_part = il_disk_is_partition(env.disk);
-	if (env.cgroup && il_blk_cgroup_id(env.cgroup, &env.cgroup_id))
+	if (env.cgroup && il_cgroup_id(env.cgroup, &env.cgroup_id))
 		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
 	skel = IL_SKEL_OPEN(biosnoop_bpf);

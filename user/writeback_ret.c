@@ -136,22 +136,14 @@ static const char *ret_str(int ret, bool known, char *buf, size_t len)
 	return buf;
 }
 
-/* il_disk_name() reads sysfs; rows come in bursts from one device. */
+/* The name of a row's device, "-" for none. */
 static const char *dev_str(__u32 dev, char *buf, size_t len)
 {
-	static __u32 last_dev = ~0u;
-	static char last[32];
-
 	if (!dev) {
 		snprintf(buf, len, "-");
 		return buf;
 	}
-	if (dev != last_dev) {
-		il_disk_name(dev, last, sizeof(last));
-		last_dev = dev;
-	}
-	snprintf(buf, len, "%s", last);
-	return buf;
+	return il_disk_name(dev, buf, len);
 }
 
 static const char *func_name(int f)

@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The block layer's user side (see layers.h; kernel side bpf/lib/block.bpf.h). */
-#include <dirent.h>
 #include <stddef.h>
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "btf.h"
 #include "hist.h"
@@ -18,7 +14,6 @@
 #include "layers/block.h"
 #include "layers/who.h"
 #include "log.h"
-#include "mounts.h"
 #include "util.h"
 #include "fmt.h"
 
@@ -398,193 +393,4 @@ const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len)
 		buf[n++] = 'M';
 	buf[n] = 0;
 	return buf;
-}
-
-/* ---- cgroups ------------------------------------------------------------------------- */
-
-/* The root of the hierarchy the block layer's cgroups live in: cgroup v1's blkio hierarchy
- * when one is mounted (its ids are the ones bios carry then), else the cgroup v2 mount. */
-static const char *cg_root(void)
-{
-	static char root[PATH_MAX];
-	static int done;
-	char line[4096], v2[PATH_MAX] = "";
-	FILE *f;
-
-	if (done)
-		return root[0] ? root : NULL;
-	done = 1;
-	if (!(f = fopen("/proc/self/mountinfo", "re")))
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		char mp[PATH_MAX], *sep = strstr(line, " - "), fstype[64], src[256], opts[1024];
-
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
-		    sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3)
-			continue;
-		il_mount_unescape(mp);
-		if (!strcmp(fstype, "cgroup2") && !v2[0])
-			snprintf(v2, sizeof(v2), "%s", mp);
-		if (!strcmp(fstype, "cgroup") && (strstr(opts, ",blkio") || !strncmp(opts, "blkio", 5))) {
-			snprintf(root, sizeof(root), "%s", mp);
-			break;
-		}
-	}
-	fclose(f);
-	if (!root[0])
-		snprintf(root, sizeof(root), "%s", v2);
-	return root[0] ? root : NULL;
-}
-
-/* id -> path (relative to cg_root(), "/" for the root) of every cgroup found by the last
- * walk of the hierarchy. */
-static struct { __u64 id; char *path; } *cg_ids;
-static size_t ncg_ids;
-
-static void cg_walk(const char *root, const char *rel, int depth)
-{
-	char dir[PATH_MAX * 2];
-	struct dirent *de;
-	struct stat st;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s%s", root, rel);
-	if (stat(dir, &st) || !(d = opendir(dir)))
-		return;
-	void *n = realloc(cg_ids, (ncg_ids + 1) * sizeof(*cg_ids));
-
-	if (!n) {
-		closedir(d);
-		return;
-	}
-	cg_ids = n;
-	cg_ids[ncg_ids].id = st.st_ino;
-	cg_ids[ncg_ids].path = strdup(rel[0] ? rel : "/");
-	if (cg_ids[ncg_ids].path)
-		ncg_ids++;
-	while (depth < 32 && (de = readdir(d))) {
-		char sub[PATH_MAX];
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= (int)sizeof(sub))
-			continue;
-		cg_walk(root, sub, depth + 1);
-	}
-	closedir(d);
-}
-
-static const char *cg_lookup(__u64 id)
-{
-	for (size_t i = 0; i < ncg_ids; i++)
-		if (cg_ids[i].id == id)
-			return cg_ids[i].path;
-	return NULL;
-}
-
-const char *il_blk_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len)
-{
-	static time_t last_walk;
-	const char *root = cg_root(), *p = cg_lookup(id);
-
-	if (!p && root && id && time(NULL) != last_walk) { /* a cgroup made since: walk again */
-		for (size_t i = 0; i < ncg_ids; i++)
-			free(cg_ids[i].path);
-		ncg_ids = 0;
-		cg_walk(root, "", 0);
-		last_walk = time(NULL);
-		p = cg_lookup(id);
-	}
-	if (p) {
-		snprintf(buf, len, "%s", p);
-		return buf;
-	}
-	if (pid && strcmp(il_who_cgroup_path(pid, buf, len), "-"))
-		return buf;
-	if (id)
-		snprintf(buf, len, "cgroup:%llu", (unsigned long long)id);
-	else
-		snprintf(buf, len, "-");
-	return buf;
-}
-
-int il_blk_cgroup_id(const char *path, __u64 *id)
-{
-	const char *root = cg_root();
-	char full[PATH_MAX * 2];
-	struct stat st;
-
-	if (!strncmp(path, "cgroup:", 7))
-		return il_parse_uint(path + 7, "cgroup id", 1, ~0ULL, (unsigned long long *)id) ? -1 : 0;
-	if (root && strncmp(path, root, strlen(root)))
-		snprintf(full, sizeof(full), "%s%s%s", root, path[0] == '/' ? "" : "/", path);
-	else
-		snprintf(full, sizeof(full), "%s", path);
-	if (stat(full, &st) || !S_ISDIR(st.st_mode))
-		return -1;
-	*id = st.st_ino;
-	return 0;
-}
-
-const char *il_blk_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len)
-{
-	static const char *files[] = {
-		"blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device",
-		"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device", "io.max",
-	};
-	const char *root = cg_root();
-	size_t n = 0;
-
-	buf[0] = 0;
-	if (!root || !cgroup || cgroup[0] != '/')
-		return buf;
-	for (size_t i = 0; i < IL_ARRAY_SIZE(files); i++) {
-		char path[PATH_MAX * 2], line[512];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s%s/%s", root, strcmp(cgroup, "/") ? cgroup : "", files[i]);
-		if (!(f = fopen(path, "re")))
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned ma, mi;
-
-			line[strcspn(line, "\n")] = 0;
-			if (sscanf(line, "%u:%u", &ma, &mi) != 2 || IL_MKDEV(ma, mi) != dev)
-				continue;
-			if (n < len)
-				n += snprintf(buf + n, len - n, "%s%s %s", n ? ", " : "", files[i], line);
-		}
-		fclose(f);
-	}
-	return buf;
-}
-
-bool il_blk_bio_based(__u32 dev)
-{
-	char path[96];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/mq", IL_DEV_MAJOR(il_whole_disk(dev)),
-		 IL_DEV_MINOR(il_whole_disk(dev)));
-	return stat(path, &st) != 0 && errno == ENOENT;
-}
-
-bool il_blk_any_bio_based(void)
-{
-	DIR *d = opendir("/sys/block");
-	struct dirent *de;
-	bool any = false;
-
-	while (d && !any && (de = readdir(d))) {
-		char path[320];
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/mq", de->d_name);
-		any = stat(path, &st) != 0 && errno == ENOENT;
-	}
-	if (d)
-		closedir(d);
-	return any;
 }

@@ -12,14 +12,18 @@
  *   mounts.h    the mount table       escape.h    hostile bytes in text, CSV, JSON
  *   path.h      a file's path from the names an event carries
  *   children.h  what a -p process's children (not traced) read and wrote meanwhile
- *   util.h      errno names, numbers, disks, preconditions, JSON printing
+ *   cgroup.h    cgroups: the io controller's hierarchy, ids, paths, throttle rules
+ *   disk.h      disks: names, partitions, whole disks, bio-based or not
+ *   util.h      errno names, numbers, dev numbers, preconditions, JSON printing
  */
 #ifndef IOLAYER_LIBIOLAYER_H
 #define IOLAYER_LIBIOLAYER_H
 
 #include "bpfobj.h"
 #include "btf.h"
+#include "cgroup.h"
 #include "children.h"
+#include "disk.h"
 #include "drops.h"
 #include "escape.h"
 #include "hist.h"

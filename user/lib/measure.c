@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cgroup.h"
+#include "disk.h"
 #include "escape.h"
 #include "hist.h"
 #include "layers/fs.h"
@@ -121,10 +123,10 @@ static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 		c->row = rows[i];
 		if (!rows[i].v.held || !rows[i].v.before_q_ns)
 			continue;
-		il_blk_cgroup_path(rows[i].k.cgroup, rows[i].v.tgid, c->cgroup, sizeof(c->cgroup));
+		il_cgroup_path(rows[i].k.cgroup, rows[i].v.tgid, c->cgroup, sizeof(c->cgroup));
 		if (c->cgroup[0] != '/') /* not a path: gone, or unknown */
 			c->cgroup[0] = 0;
-		il_blk_throttle_rule(c->cgroup, rows[i].k.dev, c->rule, sizeof(c->rule));
+		il_cgroup_throttle_rule(c->cgroup, rows[i].k.dev, c->rule, sizeof(c->rule));
 	}
 	free(rows);
 	return 0;

@@ -12,7 +12,7 @@
 struct mnt {
 	__u32 id;
 	__u32 dev;
-	char *root, *point, *type;
+	char *root, *point, *type, *opts; /* opts: the superblock's options (the last field) */
 };
 
 static struct mnt *mnts;
@@ -44,13 +44,14 @@ static char *xstrdup(const char *s)
 
 static void load(void)
 {
-	char line[8192], root[PATH_MAX], point[PATH_MAX], type[64];
+	char line[8192], root[PATH_MAX], point[PATH_MAX], type[64], opts[1024];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
 	for (int i = 0; i < nmnts; i++) {
 		free(mnts[i].root);
 		free(mnts[i].point);
 		free(mnts[i].type);
+		free(mnts[i].opts);
 	}
 	nmnts = 0;
 	if (!f)
@@ -63,13 +64,16 @@ static void load(void)
 		if (!dash || sscanf(line, "%u %*d %u:%u %4095s %4095s", &id, &ma, &mi, root, point) != 5 ||
 		    sscanf(dash, " - %63s", type) != 1)
 			continue;
+		if (sscanf(dash, " - %*s %*s %1023s", opts) != 1)
+			opts[0] = 0;
 		n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
 		if (!n)
 			il_die("out of memory");
 		mnts = n;
 		il_mount_unescape(root);
 		il_mount_unescape(point);
-		mnts[nmnts++] = (struct mnt){ id, IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type) };
+		mnts[nmnts++] = (struct mnt){ id, IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type),
+					     xstrdup(opts) };
 	}
 	fclose(f);
 }
@@ -154,4 +158,27 @@ bool il_fs_mounted(const char *type)
 		if (!strcmp(mnts[i].type, type))
 			return true;
 	return false;
+}
+
+/* Is opt one of the comma-separated options of opts? */
+static bool has_option(const char *opts, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *o = opts; *o; o += strcspn(o, ","), o += *o == ',')
+		if (!strncmp(o, opt, n) && (o[n] == ',' || !o[n]))
+			return true;
+	return false;
+}
+
+const char *il_mount_of_type(const char *type, const char *opt, char *buf, size_t len)
+{
+	ensure_loaded();
+	for (int i = 0; i < nmnts; i++) {
+		if (strcmp(mnts[i].type, type) || (opt && !has_option(mnts[i].opts, opt)))
+			continue;
+		snprintf(buf, len, "%s", mnts[i].point);
+		return buf;
+	}
+	return NULL;
 }

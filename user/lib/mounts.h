@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The mount table (/proc/self/mountinfo), read in one place: where a filesystem is mounted,
- * which filesystem holds a path, which filesystem types are mounted. */
+ * which filesystem holds a path, which filesystem types are mounted, where a type with an
+ * option is (the cgroup hierarchies: cgroup.c). Not thread-safe: call from one thread at a
+ * time. */
 #ifndef IOLAYER_MOUNTS_H
 #define IOLAYER_MOUNTS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 /* Mount point of the root of the filesystem whose superblock dev is dev (kernel encoding,
@@ -24,6 +27,10 @@ int il_mount_dev_of(const char *path, __u32 *dev);
 
 /* True when a filesystem of type `type` ("ext4") is mounted. */
 bool il_fs_mounted(const char *type);
+
+/* Mount point of the first mount of filesystem type `type` ("cgroup2") whose superblock
+ * options include opt ("blkio"; NULL: any), copied into buf; NULL when there is none. */
+const char *il_mount_of_type(const char *type, const char *opt, char *buf, size_t len);
 
 /* Undo mountinfo's octal escapes (\040 for space, ...) in place. */
 void il_mount_unescape(char *s);

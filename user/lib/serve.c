@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 #include <microhttpd.h>
+#include "disk.h"
 #include "drops.h"
 #include "escape.h"
 #include "hist.h"

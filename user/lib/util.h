@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Small things every tool needs: preconditions, errno names, numbers, time, disks, JSON. */
+/* Small things every tool needs: preconditions, errno names, numbers, time, dev numbers, a
+ * string cache, JSON. */
 #ifndef IOLAYER_UTIL_H
 #define IOLAYER_UTIL_H
 
@@ -44,7 +45,7 @@ const char *il_clock_str(char *buf, size_t len);
 #define IL_MKDEV(ma, mi) (((__u32)(ma) << 20) | (__u32)(mi))
 
 /* A direct-mapped cache of short strings by fixed-size key, each answer kept ttl_ns: for row
- * printers that name the same few things (a disk, a file) tens of thousands of times a second,
+ * printers that name the same few things (a file) tens of thousands of times a second,
  * where finding the name costs a syscall or more. A key that changes hands is seen within
  * ttl_ns. Declare with IL_STRCACHE(name, nslots, key_type, value_bytes, ttl_ns). */
 struct il_strcache {
@@ -65,19 +66,6 @@ bool il_strcache_get(struct il_strcache *c, const void *key, char *buf, size_t l
 
 /* Cache val (cut to c->val_len - 1 bytes) for key, replacing what its slot held. */
 void il_strcache_put(struct il_strcache *c, const void *key, const char *val);
-
-/* Block device name ("loop0", "nvme0n1") for dev, from /sys/dev/block/MAJ:MIN; falls back
- * to "MAJ:MIN". Returns buf. il_disk_name() keeps each answer a second (a row printer names
- * a disk per row); il_disk_name_read() always reads sysfs. */
-const char *il_disk_name(__u32 dev, char *buf, size_t len);
-const char *il_disk_name_read(__u32 dev, char *buf, size_t len);
-
-/* dev of a block device named `name` ("sda" or "/dev/sda"). 0, or -1 when no such disk. */
-int il_disk_dev(const char *name, __u32 *dev);
-
-/* 1 when the block device named `name` ("sda1" or "/dev/sda1") is a partition
- * (/sys/class/block/NAME/partition exists), else 0. */
-int il_disk_is_partition(const char *name);
 
 /* Exit with one line unless process pid exists ("no process with pid 123") and is a process,
  * not one of its other threads (/proc/PID/status Tgid): the line names the process, and

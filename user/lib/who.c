@@ -2,7 +2,6 @@
 /* Attribution's user side (see layers.h; kernel side bpf/lib/who.bpf.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,9 @@
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
+#include "cgroup.h"
+#include "disk.h"
 #include "layers/who.h"
-#include "log.h"
 #include "mounts.h"
 #include "util.h"
 
@@ -241,168 +241,19 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 	return buf;
 }
 
-/* Cgroup paths of processes seen alive (il_who_note_procs), for when they have exited. */
-static struct { __u32 pid; char *path; } *cg_cache;
-static int ncg;
-
-static const char *cg_cached(__u32 pid)
-{
-	for (int i = 0; i < ncg; i++)
-		if (cg_cache[i].pid == pid)
-			return cg_cache[i].path;
-	return NULL;
-}
-
-static const char *cgroup_now(__u32 pid, char *buf, size_t len);
-
 void il_who_note_procs(struct bpf_object *obj)
 {
 	int fd = il_obj_map_fd(obj, "who_procs");
 	__u32 k, cur, *prev = NULL;
-	char path[PATH_MAX];
 
 	while (fd >= 0 && !bpf_map_get_next_key(fd, prev, &k)) {
 		cur = k;
 		prev = &cur;
-		if (cg_cached(k) || !strcmp(cgroup_now(k, path, sizeof(path)), "-"))
-			continue;
-		void *n = realloc(cg_cache, (ncg + 1) * sizeof(*cg_cache));
-
-		if (!n || !(cg_cache = n, cg_cache[ncg].path = strdup(path)))
-			il_die("out of memory");
-		cg_cache[ncg++].pid = k;
+		il_cgroup_remember(k);
 	}
-}
-
-const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len)
-{
-	const char *c;
-
-	cgroup_now(pid, buf, len);
-	if (!strcmp(buf, "-") && (c = cg_cached(pid)))
-		snprintf(buf, len, "%s", c);
-	return buf;
-}
-
-/* Paths of the cgroups, by kernfs id (the inode number of their directory), in the
- * hierarchy of the io controller: the v1 blkio hierarchy where one is mounted, else cgroup2.
- * Read once, when first asked (at the end of tracing). */
-static struct cg_dir { __u64 ino; char *path; } *cg_dirs;
-static int ncg_dirs, cg_root_len;
-static bool cg_v1;
-
-static int cg_walk(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	struct cg_dir *n;
-
-	if (type != FTW_D)
-		return 0;
-	if (!(n = realloc(cg_dirs, (ncg_dirs + 1) * sizeof(*cg_dirs))) ||
-	    !(n[ncg_dirs].path = strdup(path[cg_root_len] ? path + cg_root_len : "/")))
-		il_die("out of memory");
-	cg_dirs = n;
-	cg_dirs[ncg_dirs++].ino = st->st_ino;
-	return 0;
-}
-
-static void cg_load(void)
-{
-	char line[8192], point[PATH_MAX], v1[PATH_MAX] = "", v2[PATH_MAX] = "";
-	static bool done;
-	FILE *f;
-
-	if (done)
-		return;
-	done = true;
-	if (!(f = fopen("/proc/self/mountinfo", "re")))
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char type[32], opts[1024], *dash = strstr(line, " - ");
-
-		if (!dash || sscanf(line, "%*d %*d %*s %*s %4095s", point) != 1 ||
-		    sscanf(dash, " - %31s %*s %1023s", type, opts) != 2)
-			continue;
-		il_mount_unescape(point);
-		if (!strcmp(type, "cgroup") && !v1[0] &&
-		    (!strncmp(opts, "blkio", 5) || strstr(opts, ",blkio")))
-			snprintf(v1, sizeof(v1), "%s", point);
-		else if (!strcmp(type, "cgroup2") && !v2[0])
-			snprintf(v2, sizeof(v2), "%s", point);
-	}
-	fclose(f);
-	cg_v1 = v1[0];
-	if (!v1[0] && !v2[0])
-		return;
-	cg_root_len = strlen(cg_v1 ? v1 : v2);
-	nftw(cg_v1 ? v1 : v2, cg_walk, 16, FTW_PHYS | FTW_MOUNT);
 }
 
 const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len)
 {
-	__u64 id;
-
-	cg_load();
-	id = cg_v1 ? p->io_cgroup_id : p->cgroup_id;
-	for (int i = 0; id && i < ncg_dirs; i++) {
-		if (cg_dirs[i].ino == id) {
-			snprintf(buf, len, "%s", cg_dirs[i].path);
-			return buf;
-		}
-	}
-	il_who_cgroup_path(pid, buf, len);
-	if (!strcmp(buf, "-") && id)
-		snprintf(buf, len, "id:%llu", (unsigned long long)id);
-	return buf;
-}
-
-static const char *cgroup_now(__u32 pid, char *buf, size_t len)
-{
-	char path[64], line[PATH_MAX + 64], v2[PATH_MAX] = "";
-	FILE *f;
-
-	snprintf(buf, len, "-");
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
-	if (!(f = fopen(path, "re")))
-		return buf;
-	while (fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = 0;
-		*b = 0;
-		if (!strcmp(a + 1, "blkio") || strstr(a + 1, ",blkio") || !strncmp(a + 1, "blkio,", 6)) {
-			snprintf(buf, len, "%s", b + 1);
-			fclose(f);
-			return buf;
-		}
-		if (a[1] == 0)
-			snprintf(v2, sizeof(v2), "%s", b + 1);
-	}
-	fclose(f);
-	if (v2[0])
-		snprintf(buf, len, "%s", v2);
-	return buf;
-}
-
-__u32 il_whole_disk(__u32 dev)
-{
-	char path[96], real[PATH_MAX], devf[PATH_MAX + 8], num[32];
-	unsigned ma, mi;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
-	if (access(path, F_OK))
-		return dev;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
-	if (!realpath(path, real))
-		return dev;
-	*strrchr(real, '/') = 0; /* the partition's directory sits in its disk's */
-	snprintf(devf, sizeof(devf), "%s/dev", real);
-	if (!(f = fopen(devf, "re")))
-		return dev;
-	if (fgets(num, sizeof(num), f) && sscanf(num, "%u:%u", &ma, &mi) == 2)
-		dev = IL_MKDEV(ma, mi);
-	fclose(f);
-	return dev;
+	return il_cgroup_path(il_cgroup_v1() ? p->io_cgroup_id : p->cgroup_id, pid, buf, len);
 }

@@ -2,11 +2,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include "disk.h"
 #include "escape.h"
 #include "fmt.h"
 #include "log.h"
-#include "util.h"
 #include "whoview.h"
 
 static __u64 proc_weight(const struct il_who_sum *p)
@@ -39,19 +38,6 @@ static int cmp_file(const void *a, const void *b)
 	if (x->op_ns != y->op_ns)
 		return x->op_ns < y->op_ns ? 1 : -1;
 	return bx < by ? 1 : bx > by ? -1 : 0;
-}
-
-/* Is pid among a file's first WHO_FILE_PIDS processes (who_file.pids, il_who_file_sum.pids)? */
-/* The name of the whole disk a filesystem of device dev (super_block.s_dev) is on into buf,
- * "" when dev is no block device (tmpfs, overlayfs...). */
-static void file_disk(__u32 dev, char *buf, size_t len)
-{
-	char path[64];
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", IL_DEV_MAJOR(dev), IL_DEV_MINOR(dev));
-	if (!access(path, F_OK))
-		il_disk_name(il_whole_disk(dev), buf, len);
 }
 
 /* A file's time in traced operations, ns: what ranks a process's files (its top file). */
@@ -156,7 +142,7 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 		for (int j = 0; j < w->nfiles; j++)
 			if (!memcmp(&w->files[j].k, top, sizeof(*top)))
 				f = &w->files[j].v;
-		file_disk(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
+		il_disk_fs_name(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
 		il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
 		s->top_file_read_bytes = f->read_bytes;
 		s->top_file_write_bytes = f->write_bytes;
@@ -180,7 +166,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 		const struct who_file *f = &w->files[i].v;
 		struct il_who_file_sum *s;
 
-		file_disks[i] = il_whole_disk(w->files[i].k.dev);
+		file_disks[i] = il_disk_whole(w->files[i].k.dev);
 		if (f->dir) /* an opened directory: its time is its processes', not a file's */
 			continue;
 		s = &v->files[v->nfiles++];

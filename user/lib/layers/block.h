@@ -73,29 +73,6 @@ struct json_object *il_blk_phases_json(const struct blk_phases *p);
  * il_rq_flag): "W", "WS", "FWFS", "RA", ... into buf (>= 8 bytes); returns buf. */
 const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);
 
-/* The path of the cgroup with id (struct blk_io.cgroup) into buf, relative to the
- * hierarchy the block layer's cgroups live in (v1 blkio when mounted, else v2): found by
- * walking that hierarchy (again, at most once a second, on a miss); else the blkio (v1) or v2
- * path of process pid from /proc/PID/cgroup (il_who_cgroup_path()); else "cgroup:ID" (the
- * cgroup is gone); "-" for id 0 and no pid. Returns buf. */
-const char *il_blk_cgroup_path(__u64 id, __u32 pid, char *buf, size_t len);
-
-/* The id of a cgroup given as a path in that hierarchy ("/x", "x", or the full
- * /sys/fs/cgroup/... path) or as "cgroup:ID": its directory's inode number. 0, or -1. */
-int il_blk_cgroup_id(const char *path, __u64 *id);
-
-/* The I/O throttle rules of cgroup (a path as il_blk_cgroup_path() gives) for disk dev:
- * the lines of blkio.throttle.{read,write}_{bps,iops}_device (v1) or io.max (v2) naming dev,
- * as "FILE LINE[, ...]" into buf ("" when none). Returns buf. */
-const char *il_blk_throttle_rule(const char *cgroup, __u32 dev, char *buf, size_t len);
-
-/* A bio-based disk (no blk-mq: dm, md, ...): its bios never become requests (dev may be a
- * partition: its disk is looked at). */
-bool il_blk_bio_based(__u32 dev);
-
-/* Whether any disk of this machine is bio-based. */
-bool il_blk_any_bio_based(void);
-
 /* One (disk, cgroup) of the aggregate map blk_cgroups. */
 struct il_blk_cg_row {
 	struct blk_cg_key k;

@@ -55,23 +55,13 @@ __u64 il_who_proc_fs_ns(const struct who_proc *p);
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
 			     size_t len);
 
-/* The cgroup path of process pid into buf, from /proc/PID/cgroup: the blkio controller's
- * path on cgroup v1 (the one that throttles block I/O), else the v2 path; "-" when the
- * process is gone. Returns buf. */
-const char *il_who_cgroup_path(__u32 pid, char *buf, size_t len);
-
 /* The cgroup path of process pid (attribution entry p) into buf: the cgroup the kernel
  * charged its I/O to, by id (p->io_cgroup_id in the v1 blkio hierarchy where one is mounted,
- * else p->cgroup_id in cgroup2), found among the hierarchy's directories; else as
- * il_who_cgroup_path(); "id:N" when the cgroup is gone too. Returns buf. */
+ * else p->cgroup_id in cgroup2), as il_cgroup_path() (cgroup.h) names it. Returns buf. */
 const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len);
 
 /* Remember the cgroup paths of the processes attribution has seen so far, while they run
- * (call it every second or so): il_who_cgroup_path() answers from it after they exit. */
+ * (call it every second or so): il_cgroup_of_pid() answers from it after they exit. */
 void il_who_note_procs(struct bpf_object *obj);
-
-/* The whole disk (major << 20 | minor) of block device dev (a partition's disk; dev itself
- * for a disk); dev when /sys does not say. */
-__u32 il_whole_disk(__u32 dev);
 
 #endif
