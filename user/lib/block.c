@@ -282,6 +282,12 @@ int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
 			 offsetof(struct il_blk_cg_row, v), sizeof(**rows), (void **)rows);
 }
 
+int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows)
+{
+	return read_rows(obj, "blk_procs", sizeof(struct blk_proc_key),
+			 offsetof(struct il_blk_proc_row, v), sizeof(**rows), (void **)rows);
+}
+
 const char *const il_blk_phase_names[BLK_PH__MAX] = {
 	[BLK_PH_BEFORE_Q] = "before Q", [BLK_PH_Q2G] = "Q2G", [BLK_PH_G2I] = "G2I",
 	[BLK_PH_I2D] = "I2D", [BLK_PH_D2C] = "D2C", [BLK_PH_Q2C] = "Q2C",

@@ -83,6 +83,16 @@ struct il_blk_cg_row {
  * Returns the number of rows, or -errno. */
 int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
 
+/* One (disk, submitting process) of the aggregate map blk_procs. */
+struct il_blk_proc_row {
+	struct blk_proc_key k;
+	struct blk_proc v;
+};
+
+/* Read blk_procs of a loaded obj into a malloc'ed array (*rows, freed by the caller).
+ * Returns the number of rows, or -errno. */
+int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows);
+
 /* One disk's totals from the aggregate map blk_disks. */
 struct il_blk_disk_row {
 	__u32 dev;                     /* major << 20 | minor */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "procstat.h"
+
+#define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h PF_KTHREAD */
+
+__u64 il_cpu_list_mask(const char *list)
+{
+	__u64 mask = 0;
+	const char *p = list;
+
+	while (p && *p && *p != '\n') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			return 0;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return 0;
+		}
+		for (long c = a; c <= b && c - a < 64; c++)
+			mask |= 1ULL << (c % 64);
+		p = *end == ',' ? end + 1 : end;
+	}
+	return mask;
+}
+
+/* One process from /proc/PID/stat and /proc/PID/status into r: 0, or -1 when it is gone. */
+static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
+{
+	char path[64], buf[1024], *rp;
+	unsigned long long ut = 0, st = 0;
+	unsigned long flags = 0;
+	unsigned ppid = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* the comm is in parentheses and may hold any byte, ')' too: the last ')' ends it */
+	rp = strrchr(buf, ')');
+	if (!rp || !strchr(buf, '('))
+		return -1;
+	memset(r, 0, sizeof(*r));
+	r->pid = pid;
+	n = rp - strchr(buf, '(') - 1;
+	memcpy(r->comm, strchr(buf, '(') + 1, n < sizeof(r->comm) - 1 ? n : sizeof(r->comm) - 1);
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (sscanf(rp + 2, "%*c %u %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu", &ppid, &flags, &ut,
+		   &st) != 4)
+		return -1;
+	r->ppid = ppid;
+	r->kthread = flags & PF_KTHREAD_FLAG;
+	r->cpu_ns = (ut + st) * (1000000000ULL / hz);
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	if ((f = fopen(path, "r"))) {
+		while (fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "Cpus_allowed_list:", 18)) {
+				char *v = buf + 18;
+
+				while (*v == ' ' || *v == '\t')
+					v++;
+				r->cpus = il_cpu_list_mask(v);
+				break;
+			}
+		fclose(f);
+	}
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	const struct il_proc_cpu *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int il_proc_cpu_read(struct il_proc_cpu **rows)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct il_proc_cpu *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	*rows = NULL;
+	if (!d)
+		return -errno;
+	if (hz <= 0)
+		hz = 100;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		if (n == cap) {
+			struct il_proc_cpu *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		if (!read_proc(strtoul(de->d_name, NULL, 10), &v[n], hz))
+			n++;
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), cmp_pid);
+	*rows = v;
+	return n;
+}
+
+const struct il_proc_cpu *il_proc_cpu_find(const struct il_proc_cpu *rows, int n, __u32 pid)
+{
+	struct il_proc_cpu k = { .pid = pid };
+
+	return n > 0 ? bsearch(&k, rows, n, sizeof(k), cmp_pid) : NULL;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every process's CPU time and CPU affinity, from /proc: what the verdict needs to name the
+ * CPU hogs behind a traced call's run-queue time. Sampled at the ends of a window; a process
+ * that lived and died between two samples is not seen (said where it matters). Any thread
+ * may call it (no state).
+ */
+#ifndef IOLAYER_PROCSTAT_H
+#define IOLAYER_PROCSTAT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct il_proc_cpu {
+	__u32 pid, ppid;
+	char comm[16];
+	bool kthread;           /* PF_KTHREAD in /proc/PID/stat's flags */
+	__u64 cpu_ns;           /* utime + stime (/proc/PID/stat fields 14, 15), ns; tick-grained */
+	__u64 cpus;             /* Cpus_allowed_list of /proc/PID/status as a mask: bit i for
+				 * CPU i, CPUs 64 and above on bit i % 64 */
+};
+
+/* Every process of /proc into a malloc'ed array sorted by pid (*rows, freed by the caller).
+ * Returns how many, or -errno. */
+int il_proc_cpu_read(struct il_proc_cpu **rows);
+
+/* The entry of pid in rows[n] (sorted by pid), or NULL. */
+const struct il_proc_cpu *il_proc_cpu_find(const struct il_proc_cpu *rows, int n, __u32 pid);
+
+/* "0-3,8,10-11" as a mask (bit i % 64 for CPU i); 0 when it cannot be read. */
+__u64 il_cpu_list_mask(const char *list);
+
+#endif
