@@ -65,14 +65,14 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@  # struct NAME_bpf, NAME_bpf__open() ...
 
 # --- user space ------------------------------------------------------------------
-$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
+$(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/obj/%.o: user/%.c $(BUILD)/%.skel.h $(wildcard user/lib/*.h) $(wildcard bpf/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/obj
+$(BUILD)/obj/%.o: user/%.c $(BUILD)/%.skel.h $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/*.h) $(wildcard bpf/lib/*.h) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c $< -o $@
 
 define tool_rule

@@ -26,6 +26,7 @@
 #include "ksyms.h"
 #include "kretprobe.h"
 #include "layers.h"
+#include "layers/split.h"
 #include "log.h"
 #include "measure.h"
 #include "mounts.h"
