@@ -10,8 +10,10 @@
  *                  task_struct.in_iowait is set. next: its run-queue time (or a sleep whose
  *                  wake-up was not seen) ends, on-CPU time begins.
  *   sched_waking   runs in the waker's context (current = the waker; sched_wakeup may run on
- *                  another CPU after an IPI, so the waker is never taken there): the sleep
- *                  ends, run-queue time begins. The waker is a block request's completion
+ *                  another CPU after an IPI, so the waker is never taken there): who ended
+ *                  the sleep, and which part it is.
+ *   sched_wakeup   the wakee is enqueued: its sleep ends, run-queue time begins (as the
+ *                  kernel's sched_info.run_delay counts it: from the enqueue). The waker is a block request's completion
  *                  when this CPU's marker (split_blk_mark, set by block_rq_complete) was set
  *                  by the same task context with no context switch since, within
  *                  SPLIT_BLK_WINDOW_NS (irq completions, and loop devices' completions in a
@@ -53,7 +55,10 @@ const volatile struct split_cfg split_cfg = {};
 /* Threads with a call in flight (split_begin's first call, split_take's last). */
 __u64 split_busy = 0;
 
-enum split_state { SPLIT_ST_ON, SPLIT_ST_RUNQ, SPLIT_ST_SLEEP, SPLIT_ST_SLEEP_IO };
+/* WOKEN: sched_waking seen, not yet sched_wakeup (the wakee's enqueue, which for a remote
+ * wake-up waits for an IPI): still asleep, as the kernel's run_delay counts it, its part
+ * (pend_part) and waker known. */
+enum split_state { SPLIT_ST_ON, SPLIT_ST_RUNQ, SPLIT_ST_SLEEP, SPLIT_ST_SLEEP_IO, SPLIT_ST_WOKEN };
 
 /* An I/O sleep of a task: switched out with in_iowait at start, woken (or switched in) at
  * end (0: not yet), the disk whose completion woke it (0: unknown). */
@@ -84,12 +89,12 @@ struct split_slot {
 struct split_task {
 	__u64 ts;                /* start of the current state's interval */
 	__u64 sum[SPLIT_PARTS];  /* per part, while a call was in flight */
-	__u64 woke_sw;           /* nvcsw + nivcsw when woken while still on CPU */
 	__u8 state;              /* enum split_state, while active */
 	__u8 active;             /* bit op: a call of that operation in flight */
 	__u8 io_next;            /* next entry of io[] */
-	__u8 woke_early;         /* woken while on CPU (the wake-up raced its switch-out) */
-	__u32 pad;
+	__u8 pad0;
+	__u8 pend_part;          /* in state WOKEN: the part its sleep goes to */
+	__u8 pad[3];
 	struct split_io io[SPLIT_IO_HIST];
 	struct split_slot slot[FS_OP__MAX];
 };
@@ -178,10 +183,11 @@ static __always_inline struct split_task *split_get(struct task_struct *task, __
 	return bpf_map_lookup_elem(&split_by_tid, &tid);
 }
 
-/* The part an interval in state st goes to when nothing else is known of it. */
-static __always_inline __u32 split_state_part(__u8 st)
+/* The part an interval of t in state st goes to. */
+static __always_inline __u32 split_state_part(const struct split_task *t, __u8 st)
 {
 	switch (st) {
+	case SPLIT_ST_WOKEN: return t->pend_part;
 	case SPLIT_ST_RUNQ: return SPLIT_RUNQ;
 	case SPLIT_ST_SLEEP: return SPLIT_OTHER;
 	case SPLIT_ST_SLEEP_IO: return SPLIT_IOWAIT_TASK;
@@ -192,8 +198,9 @@ static __always_inline __u32 split_state_part(__u8 st)
 /* Close t's current interval at now into part, and start state st. */
 static __always_inline void split_close(struct split_task *t, __u64 now, __u32 part, __u8 st)
 {
-	if (now > t->ts)
-		t->sum[part % SPLIT_PARTS] += now - t->ts;
+	barrier_var(part); /* the verifier sees the bound below on the register it indexes with */
+	if (now > t->ts && part < SPLIT_PARTS)
+		t->sum[part] += now - t->ts;
 	t->ts = now;
 	t->state = st;
 }
@@ -232,10 +239,9 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 	if (!t->active) {
 		t->ts = ts;
 		t->state = SPLIT_ST_ON;
-		t->woke_early = 0;
 		__sync_fetch_and_add(&split_busy, 1);
 	} else {
-		split_close(t, ts, split_state_part(t->state), SPLIT_ST_ON);
+		split_close(t, ts, split_state_part(t, t->state), SPLIT_ST_ON);
 	}
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		sl->base[p] = t->sum[p];
@@ -268,7 +274,7 @@ static __always_inline void split_take(__u32 tid, __u32 op)
 	if (!sl)
 		return;
 	now = bpf_ktime_get_ns();
-	split_close(t, now, split_state_part(t->state), SPLIT_ST_ON);
+	split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		out->r.part_ns[p] = t->sum[p] - sl->base[p];
 	for (int k = 0; k < SPLIT_CALL_WAKERS; k++) {
@@ -389,7 +395,7 @@ static __always_inline __u64 split_switch_in(struct task_struct *next, bool io, 
 			r->end = now;
 	}
 	if (t->active)
-		split_close(t, now, split_state_part(t->state), SPLIT_ST_ON);
+		split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
 	return now;
 }
 
@@ -420,11 +426,10 @@ static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *pre
 	}
 	if (!t->active)
 		return;
-	if (!state || (t->woke_early && split_switches(prev, btf) == t->woke_sw + 1))
-		st = SPLIT_ST_RUNQ; /* preempted, or already woken */
+	if (!state)
+		st = SPLIT_ST_RUNQ; /* preempted, or woken before it slept */
 	else
 		st = split_in_iowait(prev, btf) ? SPLIT_ST_SLEEP_IO : SPLIT_ST_SLEEP;
-	t->woke_early = 0;
 	split_close(t, now, SPLIT_ONCPU, st);
 }
 
@@ -573,11 +578,10 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 	}
 	if (!t->active)
 		return 0;
-	if (t->state == SPLIT_ST_ON) { /* still on its CPU, about to switch out */
-		t->woke_early = 1;
-		t->woke_sw = split_switches(p, btf);
-		return 0;
-	}
+	/* Still on its CPU (ON): a wake-up racing its switch-out. Either it keeps running
+	 * (prev_state TASK_RUNNING at the switch: run queue), or the switch-out comes first and
+	 * try_to_wake_up() enqueues it after: sched_wakeup then ends that (short) sleep, its
+	 * waker not followed. */
 	if (t->state != SPLIT_ST_SLEEP && t->state != SPLIT_ST_SLEEP_IO)
 		return 0;
 	start = t->ts;
@@ -600,7 +604,9 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 		part = blk ? SPLIT_IOWAIT_BLOCK : SPLIT_IOWAIT_TASK;
 	else
 		part = SPLIT_OTHER;
-	split_close(t, now, part, SPLIT_ST_RUNQ);
+	/* asleep until sched_wakeup enqueues it (split_on_wakeup) */
+	t->pend_part = part;
+	t->state = SPLIT_ST_WOKEN;
 	for (__u32 op = 0; op < FS_OP__MAX; op++) {
 		if (!(t->active & (1 << op)))
 			continue;
@@ -608,6 +614,23 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 		if (!t->slot[op].apart)
 			split_wk_add(IL_BTF_READ(btf, p, tgid), op, &w, ns, io_ns, io_disk);
 	}
+	return 0;
+}
+
+/* sched_wakeup(p): p is on a run queue now (on its CPU, after the IPI of a remote wake-up):
+ * its sleep ends, into the part sched_waking chose (or, when sched_waking came before its
+ * switch-out, the part of its state); run-queue time begins. */
+static __always_inline int split_on_wakeup(struct task_struct *p, bool btf)
+{
+	struct split_task *t;
+
+	if (!split_busy)
+		return 0;
+	t = split_get(p, IL_BTF_READ(btf, p, pid), false, btf);
+	if (!t || !t->active || (t->state != SPLIT_ST_WOKEN && t->state != SPLIT_ST_SLEEP &&
+				 t->state != SPLIT_ST_SLEEP_IO))
+		return 0;
+	split_close(t, bpf_ktime_get_ns(), split_state_part(t, t->state), SPLIT_ST_RUNQ);
 	return 0;
 }
 
@@ -639,6 +662,12 @@ int split_waking_btf(__u64 *ctx) { return split_on_waking((void *)ctx[0], true);
 
 SEC("raw_tp/sched_waking")
 int split_waking_raw(__u64 *ctx) { return split_on_waking((void *)ctx[0], false); }
+
+SEC("tp_btf/sched_wakeup")
+int split_wakeup_btf(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], true); }
+
+SEC("raw_tp/sched_wakeup")
+int split_wakeup_raw(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], false); }
 
 SEC("tp_btf/block_rq_complete")
 int split_rq_done_btf(__u64 *ctx) { return split_on_rq_done(ctx, true); }

@@ -10,6 +10,8 @@
  *     5.18 (commit fa2c3254d7cf), else task_struct.state/__state (renamed in 5.14, commit
  *     2f064a59a11f; core_fixes.bpf.h il_task_state);
  *   sched:sched_waking(p), fired by try_to_wake_up() in the waker's context (current);
+ *   sched:sched_wakeup(p), fired once p is enqueued (ttwu_do_activate; on p's CPU after the
+ *     IPI of a remote wake-up);
  *   block:block_rq_complete(rq, error, nr_bytes): the request's disk from request.rq_disk,
  *     rq->q->disk since 6.0 (commit f3fa33acca9f; il_rq_disk), gendisk.major/first_minor;
  *   task_struct.in_iowait (io_schedule_prepare(), a bitfield read through CO-RE),
@@ -37,7 +39,8 @@ struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on);
  * shrunk, the task-storage map an array where the kernel has no task storage. */
 void il_split_default(struct bpf_object *obj);
 
-/* Plan "time split (sched_switch, sched_waking, block_rq_complete)": tp_btf, else raw_tp. */
+/* Plan "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete)": tp_btf,
+ * else raw_tp. */
 void il_split_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* After il_plans_choose(), before load: per-task state in task-local storage when the plan
