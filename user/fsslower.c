@@ -31,11 +31,17 @@ static struct env {
 	const char *file;            /* -f */
 	bool show_tid;               /* -L */
 	unsigned ringbuf_mb;         /* --ringbuf: MiB of ring buffer for the rows */
+	bool split;                  /* --split: where each call's time went */
 	enum fs_iface sum_iface;     /* what fs_stats counts: syscalls where every filesystem is
 				      * traced at the syscall tracepoints, else "any caller" */
 } env = { .min_ms = 10, .ringbuf_mb = 1 };
 
-enum { OPT_RINGBUF = 0x2000 };
+enum { OPT_RINGBUF = 0x2000, OPT_SPLIT };
+
+/* --split's CSV columns, before the file's */
+#define SPLIT_CSV_HEAD "on_cpu_us,runq_us,iowait_block_us,iowait_task_us,other_us,waker,waker_kind," \
+	"waker_pid,waker_tid,waker_kthread,waker_disk,waker_us,waker_wakes,waker_io_us,waker_io_disk"
+
 
 static const char doc[] =
 "Show read, write, open, fsync/fdatasync and sync_file_range calls on ext4,\n"
@@ -43,7 +49,7 @@ static const char doc[] =
 "per-operation summary at exit.\n"
 "\n"
 "USAGE: fsslower [-m MS] [-p PID | --tid TID] [-t TYPE[,TYPE...]] [-f PATH]\n"
-"                [-d SECONDS] [-L] [--csv | --json] [--ringbuf MB]\n"
+"                [-d SECONDS] [-L] [--split] [--csv | --json] [--ringbuf MB]\n"
 "\n"
 "EXAMPLES:\n"
 "  fsslower                  # calls over 10 ms, every mounted ext4/xfs/btrfs\n"
@@ -53,6 +59,10 @@ static const char doc[] =
 "  fsslower -m 1 -f /var/lib/redis/appendonly.aof   # one file, over 1 ms\n"
 "  fsslower -t xfs -d 10     # xfs only, for 10 seconds\n"
 "  fsslower --json -m 0 -p 1234 > calls.json\n"
+"  fsslower --split -m 5 -p 1234   # where each slow call's time went, and\n"
+"                            # who woke it: an 8 ms fsync with ONCPU 0.10 and\n"
+"                            # OTHER 7.60 ms, WAKER [jbd2/loop3-8], W_IO 6.90\n"
+"                            # loop3: the journal commit waited for the disk\n"
 "\n"
 "T is R (read, pread64, readv, preadv, preadv2), W (write, pwrite64,\n"
 "writev, pwritev, pwritev2), O (open, creat, openat, openat2), F (fsync,\n"
@@ -67,6 +77,15 @@ static const char doc[] =
 "\"...\" first when deeper than 16 components and \" (deleted)\" last when the\n"
 "file was unlinked.\n"
 "\n"
+"--split adds where each row's time went, in ms, summing to LAT(ms): ONCPU\n"
+"(running), RUNQ (runnable, waiting for a CPU), IOW_BLK (in I/O wait, ended by\n"
+"its block I/O completing), IOW_TSK (in I/O wait, ended by a task), OTHER\n"
+"(other sleeps: locks, waits on other tasks); then its main waker, the one\n"
+"whose wake-ups ended the most of its sleep: WAKER (a process's comm, a\n"
+"[kernel thread], disk:NAME for a block completion, irq), WPID, W_MS (the\n"
+"sleep it ended), and W_IO/W_DISK: how much of that the waker itself spent in\n"
+"I/O wait, and on which disk. io_uring requests are not split.\n"
+"\n"
 "OPTIONS:";
 
 static const struct argp_option options[] = {
@@ -74,6 +93,7 @@ static const struct argp_option options[] = {
 	{ "type", 't', "TYPE", 0, "Filesystems to trace, comma-separated:\next4, xfs, btrfs (default: those mounted)", 0 },
 	{ "file", 'f', "PATH", 0, "Only this file (its filesystem is traced)", 0 },
 	{ "tid-column", 'L', NULL, 0, "Show a TID column", 0 },
+	{ "split", OPT_SPLIT, NULL, 0, "Split each row's time: on CPU, run queue, I/O\nwait, other waits, and the main waker", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1,\nrounded up to a power of two): give more\nwhen -m 0 at high call rates loses rows", 0 },
 	{ 0 },
 };
@@ -109,6 +129,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_RINGBUF:
 		env.ringbuf_mb = il_arg_ringbuf_mb(arg);
 		break;
+	case OPT_SPLIT:
+		env.split = true;
+		break;
 	case ARGP_KEY_ARG:
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
@@ -122,12 +145,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static void print_header(void)
 {
 	if (il_opts.format == IL_FMT_CSV) {
-		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,file\n");
+		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,%sfile\n",
+		       env.split ? SPLIT_CSV_HEAD "," : "");
 	} else if (il_opts.format == IL_FMT_TEXT) {
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
 		if (env.show_tid)
 			printf("%-7s ", "TID");
-		printf("%1s %-10s %-8s %8s %-8s %s\n", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF", "FILENAME");
+		printf("%1s %-10s %-8s %8s %-8s ", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF");
+		if (env.split)
+			printf("%7s %7s %7s %7s %7s %-16s %-7s %7s %7s %-8s ", "ONCPU", "RUNQ", "IOW_BLK",
+			       "IOW_TSK", "OTHER", "WAKER", "WPID", "W_MS", "W_IO", "W_DISK");
+		printf("FILENAME\n");
 	}
 	fflush(stdout);
 }
@@ -142,6 +170,78 @@ static const char *sync_kind(const struct fs_event *e)
 }
 
 
+
+/* ---- --split: the columns of a row's split (struct split_result) ---------------------- */
+
+static const char *disk_or(__u32 dev, const char *none, char *buf, size_t len)
+{
+	if (!dev) {
+		snprintf(buf, len, "%s", none);
+		return buf;
+	}
+	return il_disk_name(dev, buf, len);
+}
+
+static void split_text(const struct split_result *r)
+{
+	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], pid[16], disk[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		printf("%7.2f ", r->part_ns[p] / 1e6);
+	il_split_waker_name(&r->waker, name, sizeof(name));
+	if (r->waker.kind == SPLIT_WK_TASK)
+		snprintf(pid, sizeof(pid), "%u", r->waker.tgid);
+	else
+		snprintf(pid, sizeof(pid), "-");
+	printf("%s %-7s %7.2f ", il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
+	       r->waker_ns / 1e6);
+	if (r->waker.kind == SPLIT_WK_TASK)
+		printf("%7.2f %-8s ", r->waker_io_ns / 1e6, disk_or(r->waker_io_disk, "-", disk, sizeof(disk)));
+	else
+		printf("%7s %-8s ", "-", "-");
+}
+
+static void split_csv(const struct split_result *r)
+{
+	char name[IL_TASK_COMM_LEN + 8], disk[32], iodisk[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		printf("%.3f,", r->part_ns[p] / 1e3);
+	il_csv_field(stdout, il_split_waker_name(&r->waker, name, sizeof(name)));
+	printf(",%s,%u,%u,%u,%s,%.3f,%u,%.3f,%s,", il_split_kind_names[r->waker.kind & 3],
+	       r->waker.tgid, r->waker.tid, r->waker.kthread,
+	       disk_or(r->waker.disk, "", disk, sizeof(disk)), r->waker_ns / 1e3, r->wakes,
+	       r->waker_io_ns / 1e3, disk_or(r->waker_io_disk, "", iodisk, sizeof(iodisk)));
+}
+
+/* {"on_cpu_us", "runq_us", "iowait_block_us", "iowait_task_us", "other_us", "waker": {...}} */
+static struct json_object *split_json(const struct split_result *r)
+{
+	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
+	char key[32], disk[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++) {
+		snprintf(key, sizeof(key), "%s_us", il_split_part_keys[p]);
+		json_object_object_add(o, key, il_json_usecs(r->part_ns[p] / 1e3));
+	}
+	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind & 3]));
+	if (r->waker.kind == SPLIT_WK_TASK) {
+		json_object_object_add(w, "pid", json_object_new_int(r->waker.tgid));
+		json_object_object_add(w, "tid", json_object_new_int(r->waker.tid));
+		il_json_add_name(w, "comm", r->waker.comm, sizeof(r->waker.comm));
+		json_object_object_add(w, "kthread", json_object_new_boolean(r->waker.kthread));
+		json_object_object_add(w, "io_usecs", il_json_usecs(r->waker_io_ns / 1e3));
+		json_object_object_add(w, "io_disk", r->waker_io_disk ? json_object_new_string(
+			disk_or(r->waker_io_disk, "", disk, sizeof(disk))) : NULL);
+	}
+	if (r->waker.kind == SPLIT_WK_BLOCK)
+		json_object_object_add(w, "disk", json_object_new_string(
+			disk_or(r->waker.disk, "", disk, sizeof(disk))));
+	json_object_object_add(w, "usecs", il_json_usecs(r->waker_ns / 1e3));
+	json_object_object_add(w, "wakes", json_object_new_uint64(r->wakes));
+	json_object_object_add(o, "waker", w);
+	return o;
+}
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -171,9 +271,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       e->tgid);
 		if (env.show_tid)
 			printf("%-7u ", e->tid);
-		printf("%c %-10s %-8lld %8.2f %-8s %s\n", op_letter[e->op % FS_OP__MAX], bytes,
-		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface,
-		       il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
+		printf("%c %-10s %-8lld %8.2f %-8s ", op_letter[e->op % FS_OP__MAX], bytes,
+		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface);
+		if (env.split)
+			split_text(&e->split);
+		printf("%s\n", il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
 		break;
 	case IL_FMT_CSV:
 		printf("%s,", ts);
@@ -181,6 +283,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
 		       e->ret < 0 ? 0LL : (long long)e->ret, (long long)e->offset, e->delta_ns / 1e3,
 		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e), iface);
+		if (env.split)
+			split_csv(&e->split);
 		il_csv_field(stdout, path);
 		putchar('\n');
 		break;
@@ -208,6 +312,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "deleted",
 				       json_object_new_boolean(!!(e->path.flags & IL_PATH_DELETED)));
 		il_json_add_name(o, "file", path, sizeof(path));
+		if (env.split)
+			json_object_object_add(o, "split", split_json(&e->split));
 		il_json_print(stdout, o);
 		break;
 	}
@@ -366,8 +472,8 @@ static void choose_filesystems(struct fs_cfg *cfg)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX] = { 0 };
-	int types[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
+	struct il_plan plans[FS_TYPE__MAX + 1] = { 0 }; /* the filesystems', then --split's */
+	int types[FS_TYPE__MAX], nplans = 0, nfs = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct fs_op_stats stats[FS_OP__MAX], by_if[2][FS_OP__MAX];
@@ -387,18 +493,23 @@ int main(int argc, char **argv)
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
 	cfg->min_ns = env.min_ms * 1000000ULL;
+	il_split_cfg(skel->obj, env.split);
 
 	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
 	il_autoload_none(skel->obj);
-	nplans = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
-	for (int i = 0; i < nplans; i++)
+	nplans = nfs = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
+	if (env.split)
+		il_split_plan(skel->obj, &plans[nplans++]);
+	for (int i = 0; i < nfs; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 names[0] ? ", " : "", il_fs_table[types[i]].name);
 	if (il_plans_choose(plans, nplans, il_opts.attach))
 		goto out;
-	il_fs_chosen(skel->obj, plans, types, nplans);
+	il_fs_chosen(skel->obj, plans, types, nfs);
+	if (env.split)
+		il_split_chosen(skel->obj, &plans[nfs]);
 	env.sum_iface = FS_IF_SYSCALL;
-	for (int i = 0; i < nplans; i++)
+	for (int i = 0; i < nfs; i++)
 		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
 			env.sum_iface = FS_IF_ANY;
 	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);

@@ -50,6 +50,7 @@
 #include "lib/fs.h"
 #include "lib/who.bpf.h"
 #include "lib/path.bpf.h"
+#include "lib/split.bpf.h"
 
 /* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
 const volatile struct fs_cfg fs_cfg = {};
@@ -93,8 +94,8 @@ struct {
 	__type(value, struct fs_task);
 } fs_tasks SEC(".maps");
 
-/* Slow calls' events: 88 bytes and the path's (a 60-byte path makes ~150 bytes, so a MiB
- * holds ~7,000), 4.3 KiB at most. The tools size it (fsslower --ringbuf). */
+/* Slow calls' events: 184 bytes and the path's (a 60-byte path makes ~250 bytes, so a MiB
+ * holds ~4,000), 4.4 KiB at most. The tools size it (fsslower --ringbuf). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
@@ -291,6 +292,7 @@ static __always_inline int fs_begin_of(struct task_struct *task, __u64 pid_tgid,
 	 * out of instances (kernels without CONFIG_PREEMPTION keep one per CPU, and more
 	 * threads than that may sleep in fsync at once). User space adds the starts left
 	 * behind in fs_inflight by threads that have exited (task storage goes with them). */
+	split_begin((__u32)pid_tgid, op, s.ts, fs_cfg.nested_apart && (flags & FS_EV_NESTED));
 	if (fs_cfg.task_storage) {
 		t = fs_task_slots(task, true);
 		if (!t) {
@@ -367,6 +369,7 @@ static __always_inline void fs_event_head(struct fs_event *e, __u64 pid_tgid, en
 	e->op = op;
 	e->flags = s->flags;
 	e->pad[0] = e->pad[1] = 0;
+	split_event(&e->split, pid_tgid, op, s->flags);
 }
 
 /* Event e's path (that of file), and out into fs_events with only the bytes it uses. */
@@ -433,6 +436,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	/* min_ns ~0 (iolayer) sends nothing: tested first, so the verifier drops the sending */
 	bool slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 
+	split_account(pid_tgid, op, now, apart);
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);
 		return;
@@ -471,6 +475,7 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 	if (!sp)
 		return false;
 	*s = *sp;
+	split_take((__u32)pid_tgid, op);
 	if (fs_cfg.task_storage)
 		sp->ts = 0;
 	else

@@ -8,6 +8,7 @@
 
 #include "lib/shared.h"
 #include "lib/path.h"
+#include "lib/split.h"
 
 /* File operations, as the R/W/O/F/S column shows them. FS_OP_SYNC_RANGE is sync_file_range(2):
  * it starts or waits for writeback of a byte range without calling the filesystem's fsync,
@@ -136,6 +137,9 @@ struct fs_event {
 	__u8 op;         /* enum fs_op */
 	__u8 flags;      /* FS_EV_* */
 	__u8 pad[2];
+	/* Where its time went (lib/split.h), with split_cfg.on (fsslower --split); zeros
+	 * otherwise and for io_uring requests. */
+	struct split_result split;
 	char comm[IL_TASK_COMM_LEN];
 	struct il_path path; /* the file's path: mount, depth, marks, bytes of names[] used */
 	/* The names of the path (bpf/lib/path.h). Only path.len bytes of names[] are sent: a

@@ -24,7 +24,8 @@ static char bpf_dir[PATH_MAX];
  * so the writeback layer is held to fentry and kprobe only). */
 static bool family_required(const char *layer, enum il_family f)
 {
-	if (!strcmp(layer, "block") || !strcmp(layer, "iowait") || !strcmp(layer, "who"))
+	if (!strcmp(layer, "block") || !strcmp(layer, "iowait") || !strcmp(layer, "who") ||
+	    !strcmp(layer, "split"))
 		return f == IL_FAM_TRACEPOINT;
 	if (!strcmp(layer, "writeback"))
 		return f != IL_FAM_TRACEPOINT;

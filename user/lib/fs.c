@@ -12,6 +12,7 @@
 #include "btf.h"
 #include "escape.h"
 #include "layers/fs.h"
+#include "layers/split.h"
 #include "layers/who.h"
 #include "log.h"
 #include "mounts.h"
@@ -103,6 +104,7 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 
 	c->self_tgid = getpid();
 	il_who_default(obj); /* attribution off unless the tool turns it on */
+	il_split_default(obj); /* the time split too (il_split_cfg) */
 	/* The store the BPF side does not use shrinks to one entry (the task-storage map, which
 	 * older kernels cannot make at all, into an array) */
 	c->task_storage = il_can_task_storage();

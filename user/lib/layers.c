@@ -6,6 +6,7 @@
 #include "layers/iowait.h"
 #include "layers/who.h"
 #include "layers/writeback.h"
+#include "layers/split.h"
 
 static int block_all(struct bpf_object *obj, struct il_plan *plans, int max)
 {
@@ -59,11 +60,20 @@ static int who_all(struct bpf_object *obj, struct il_plan *plans, int max)
 	return 1;
 }
 
+static int split_all(struct bpf_object *obj, struct il_plan *plans, int max)
+{
+	if (max < 1)
+		return 0;
+	il_split_plan(obj, &plans[0]);
+	return 1;
+}
+
 const struct il_layer_desc il_layer_table[] = {
 	{ "block", "blk_rq_start", NULL, block_all },
 	{ "fs", "fs_stats", NULL, fs_all },
 	{ "writeback", "wb_stats", NULL, wb_all },
 	{ "iowait", "iw_waits", NULL, iowait_all },
 	{ "who", "who_inserts", "who_bio_btf", who_all },
+	{ "split", "split_ops", NULL, split_all },
 };
 const int il_nlayers = sizeof(il_layer_table) / sizeof(il_layer_table[0]);

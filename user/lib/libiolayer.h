@@ -35,6 +35,7 @@
 #include "layers/iowait.h"
 #include "layers/who.h"
 #include "layers/writeback.h"
+#include "layers/split.h"
 #include "log.h"
 #include "measure.h"
 #include "mounts.h"

@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The split layer: where each traced file operation's wall time went (lib/split.h). The fs
+ * layer calls in when a call begins (split_begin), when its start is taken at its return
+ * (split_take) and when it is accounted and sent (split_account, split_event); the
+ * scheduler's tracepoints do the rest, for the threads with a call in flight:
+ *
+ *   sched_switch   prev: on-CPU time ends; it is runnable (preempted, or prev_state
+ *                  TASK_RUNNING: woken before it slept) or asleep, in I/O wait when
+ *                  task_struct.in_iowait is set. next: its run-queue time (or a sleep whose
+ *                  wake-up was not seen) ends, on-CPU time begins.
+ *   sched_waking   runs in the waker's context (current = the waker; sched_wakeup may run on
+ *                  another CPU after an IPI, so the waker is never taken there): who ended
+ *                  the sleep, and which part it is.
+ *   sched_wakeup   the wakee is enqueued: its sleep ends, run-queue time begins (as the
+ *                  kernel's sched_info.run_delay counts it: from the enqueue). The waker is a block request's completion
+ *                  when this CPU's marker (split_blk_mark, set by block_rq_complete) was set
+ *                  by the same task context with no context switch since, within
+ *                  SPLIT_BLK_WINDOW_NS (irq completions, and loop devices' completions in a
+ *                  kworker, alike); else the task current, with what it was doing meanwhile:
+ *                  the overlap of its own recent I/O sleeps with the sleep it ends.
+ *   block_rq_complete  sets the marker: the request's disk, the task context, its switch
+ *                  count, the time.
+ *
+ * Per thread (struct split_task) the time since its first call in flight is summed per part
+ * (sum[]): each switch or wake-up closes the interval of the state it was in. A call keeps
+ * the sums at its start (slot base[]), so nested calls (the fsync inside an O_SYNC write)
+ * each get their own split, and the parts of a call add up to its latency exactly: its
+ * start and end are the fs layer's own timestamps.
+ *
+ * Where the state lives: its own per-task store, not struct fs_task. The wakers (jbd2, a
+ * kworker) keep their I/O sleeps here though they have no traced call, so the store cannot
+ * be the fs layer's; and on 5.10 the fs layer's in-flight calls are a (thread, operation)
+ * hash that a switch would have to probe once per operation. With task storage
+ * (split_cfg.task_storage) it is split_tasks; else the LRU hash split_by_tid.
+ *
+ * Cost: split_busy counts the threads with a call in flight. While it is 0 a switch reads
+ * the in_iowait bit of next and prev and a wake-up that of the wakee (plain loads in tp_btf),
+ * nothing more; an I/O sleep of any task is recorded (one lookup, made when missing). While
+ * it is not 0, each task switched or woken costs one lookup without create; only a thread
+ * with a call in flight does more.
+ *
+ * Include once per object, from lib/fs.bpf.h.
+ */
+#ifndef IOLAYER_SPLIT_BPF_H
+#define IOLAYER_SPLIT_BPF_H
+
+#include "lib/core_fixes.bpf.h"
+#include "lib/fs.h"
+#include "lib/split.h"
+
+/* Settings, filled by user space before load (struct split_cfg, user/lib/split.c). */
+const volatile struct split_cfg split_cfg = {};
+
+/* Threads with a call in flight (split_begin's first call, split_take's last). */
+__u64 split_busy = 0;
+
+/* WOKEN: sched_waking seen, not yet sched_wakeup (the wakee's enqueue, which for a remote
+ * wake-up waits for an IPI): still asleep, as the kernel's run_delay counts it, its part
+ * (pend_part) and waker known. */
+enum split_state { SPLIT_ST_ON, SPLIT_ST_RUNQ, SPLIT_ST_SLEEP, SPLIT_ST_SLEEP_IO, SPLIT_ST_WOKEN };
+
+/* An I/O sleep of a task: switched out with in_iowait at start, woken (or switched in) at
+ * end (0: not yet), the disk whose completion woke it (0: unknown). */
+struct split_io {
+	__u64 start;
+	__u64 end;
+	__u32 disk;
+	__u32 pad;
+};
+
+/* One waker of one call in flight. */
+struct split_wacc {
+	struct split_waker id;
+	__u64 ns;       /* off-CPU ns of the call it ended */
+	__u64 io_ns;    /* of which it was in I/O wait itself */
+	__u32 io_disk;
+	__u32 count;    /* 0: the entry is free */
+};
+
+/* One call in flight (indexed by enum fs_op). */
+struct split_slot {
+	__u64 base[SPLIT_PARTS]; /* the thread's sum[] at the call's start */
+	__u32 apart;             /* a nested sync kept apart (fs_cfg.nested_apart): no aggregates */
+	__u32 pad;
+	struct split_wacc w[SPLIT_CALL_WAKERS];
+};
+
+struct split_task {
+	__u64 ts;                /* start of the current state's interval */
+	__u64 sum[SPLIT_PARTS];  /* per part, while a call was in flight */
+	__u8 state;              /* enum split_state, while active */
+	__u8 active;             /* bit op: a call of that operation in flight */
+	__u8 io_next;            /* next entry of io[] */
+	__u8 pad0;
+	__u8 pend_part;          /* in state WOKEN: the part its sleep goes to */
+	__u8 pad[3];
+	struct split_io io[SPLIT_IO_HIST];
+	struct split_slot slot[FS_OP__MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct split_task);
+} split_tasks SEC(".maps");
+
+/* Without task storage; user space shrinks it to one entry otherwise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SPLIT_MAX_TIDS);
+	__type(key, __u32);              /* tid */
+	__type(value, struct split_task);
+} split_by_tid SEC(".maps");
+
+/* A block request's completion on this CPU: block_rq_complete's disk, task context, that
+ * task's switch count, and time. */
+struct split_mark {
+	__u64 ts;
+	__u64 sw;
+	__u32 tid;
+	__u32 disk;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_mark);
+} split_blk_mark SEC(".maps");
+
+/* The split of the call split_take() ended last on this CPU, for split_account() and
+ * split_event() of the same program run. */
+struct split_out {
+	struct split_result r;
+	__u64 end;      /* when the parts were closed */
+	__u32 tid;
+	__u32 op;
+	__u32 valid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_out);
+} split_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SPLIT_MAX_OPS);
+	__type(key, struct split_op_key);
+	__type(value, struct split_op_val);
+} split_ops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SPLIT_MAX_WAKERS);
+	__type(key, struct split_wk_key);
+	__type(value, struct split_wk_val);
+} split_wakers SEC(".maps");
+
+static const struct split_task split_zero_task;
+
+#define SPLIT_PF_KTHREAD 0x00200000 /* task_struct.flags (include/linux/sched.h, since 2.6.27) */
+
+/* The split state of task (a BTF pointer; NULL: the current task) of thread tid, made when
+ * create and missing. btf: task may go to bpf_task_storage_get (a raw_tp's task may not). */
+static __always_inline struct split_task *split_get(struct task_struct *task, __u32 tid,
+						    bool create, bool btf)
+{
+	struct split_task *t;
+
+	if (btf && split_cfg.task_storage)
+		return bpf_task_storage_get(&split_tasks, task ? task : bpf_get_current_task_btf(), 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	t = bpf_map_lookup_elem(&split_by_tid, &tid);
+	if (t || !create)
+		return t;
+	bpf_map_update_elem(&split_by_tid, &tid, &split_zero_task, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&split_by_tid, &tid);
+}
+
+/* The part an interval of t in state st goes to. */
+static __always_inline __u32 split_state_part(const struct split_task *t, __u8 st)
+{
+	switch (st) {
+	case SPLIT_ST_WOKEN: return t->pend_part;
+	case SPLIT_ST_RUNQ: return SPLIT_RUNQ;
+	case SPLIT_ST_SLEEP: return SPLIT_OTHER;
+	case SPLIT_ST_SLEEP_IO: return SPLIT_IOWAIT_TASK;
+	}
+	return SPLIT_ONCPU;
+}
+
+/* Close t's current interval at now into part, and start state st. */
+static __always_inline void split_close(struct split_task *t, __u64 now, __u32 part, __u8 st)
+{
+	barrier_var(part); /* the verifier sees the bound below on the register it indexes with */
+	if (now > t->ts && part < SPLIT_PARTS)
+		t->sum[part] += now - t->ts;
+	t->ts = now;
+	t->state = st;
+}
+
+/* &t->slot[op], NULL past the operations. */
+static __always_inline struct split_slot *split_slot_of(struct split_task *t, __u32 op)
+{
+	if (op >= FS_OP__MAX)
+		return NULL;
+	barrier_var(op);
+	if (op >= FS_OP__MAX)
+		return NULL;
+	return &t->slot[op];
+}
+
+/* ---- the fs layer's hooks -------------------------------------------------------------- */
+
+/* The current thread tid began operation op at ts (the fs layer's start timestamp); apart:
+ * a nested sync that the fs layer keeps out of its totals (fs_cfg.nested_apart), kept out of
+ * split_ops and split_wakers too. */
+static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apart)
+{
+	struct split_task *t;
+	struct split_slot *sl;
+
+	if (!split_cfg.on || op >= FS_OP__MAX)
+		return;
+	t = split_get(NULL, tid, true, true);
+	if (!t) {
+		il_drop(IL_DROP_MAP_FULL);
+		return;
+	}
+	sl = split_slot_of(t, op);
+	if (!sl)
+		return;
+	if (!t->active) {
+		t->ts = ts;
+		t->state = SPLIT_ST_ON;
+		__sync_fetch_and_add(&split_busy, 1);
+	} else {
+		split_close(t, ts, split_state_part(t, t->state), SPLIT_ST_ON);
+	}
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		sl->base[p] = t->sum[p];
+	sl->apart = apart;
+	__builtin_memset(sl->w, 0, sizeof(sl->w));
+	t->active |= 1 << op; /* a bit already set: that call's return was missed */
+}
+
+/* The current thread tid's op returns: its parts into this CPU's split_out. */
+static __always_inline void split_take(__u32 tid, __u32 op)
+{
+	__u32 zero = 0, best = 0;
+	struct split_out *out;
+	struct split_task *t;
+	struct split_slot *sl;
+	__u64 now, most = 0;
+
+	if (!split_cfg.on)
+		return;
+	out = bpf_map_lookup_elem(&split_out, &zero);
+	if (!out)
+		return;
+	out->valid = 0;
+	if (op >= FS_OP__MAX)
+		return;
+	t = split_get(NULL, tid, false, true);
+	if (!t || !(t->active & (1 << op)))
+		return;
+	sl = split_slot_of(t, op);
+	if (!sl)
+		return;
+	now = bpf_ktime_get_ns();
+	split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		out->r.part_ns[p] = t->sum[p] - sl->base[p];
+	for (int k = 0; k < SPLIT_CALL_WAKERS; k++) {
+		if (sl->w[k].count && sl->w[k].ns >= most) {
+			most = sl->w[k].ns;
+			best = k;
+		}
+	}
+	if (most) {
+		struct split_wacc *a = &sl->w[best % SPLIT_CALL_WAKERS];
+
+		out->r.waker = a->id;
+		out->r.waker_ns = a->ns;
+		out->r.waker_io_ns = a->io_ns;
+		out->r.waker_io_disk = a->io_disk;
+		out->r.wakes = a->count;
+	} else {
+		__builtin_memset(&out->r.waker, 0, sizeof(out->r.waker));
+		out->r.waker_ns = out->r.waker_io_ns = 0;
+		out->r.waker_io_disk = out->r.wakes = 0;
+	}
+	t->active &= ~(1 << op);
+	if (!t->active)
+		__sync_fetch_and_add(&split_busy, -1);
+	out->end = now;
+	out->tid = tid;
+	out->op = op;
+	out->valid = 1;
+}
+
+/* This CPU's split_out when it holds thread tid's op. */
+static __always_inline struct split_out *split_out_of(__u32 tid, __u32 op)
+{
+	__u32 zero = 0;
+	struct split_out *out;
+
+	if (!split_cfg.on)
+		return NULL;
+	out = bpf_map_lookup_elem(&split_out, &zero);
+	if (!out || !out->valid || out->tid != tid || out->op != op)
+		return NULL;
+	return out;
+}
+
+/* The call taken last (split_take) is accounted at now: the time since it was taken is on
+ * CPU (one program run, no switch), so its parts sum to now - its start; added to split_ops
+ * unless apart. */
+static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, bool apart)
+{
+	struct split_out *out = split_out_of((__u32)pid_tgid, op);
+	struct split_op_key key = { .tgid = pid_tgid >> 32, .op = op };
+	struct split_op_val zero = {}, *v;
+
+	if (!out)
+		return;
+	if (now > out->end) {
+		out->r.part_ns[SPLIT_ONCPU] += now - out->end;
+		out->end = now;
+	}
+	if (apart)
+		return;
+	v = il_lookup_or_init(&split_ops, &key, &zero);
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->calls, 1);
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		__sync_fetch_and_add(&v->part_ns[p], out->r.part_ns[p]);
+}
+
+/* The split of the call in *r (zeros when there is none: split off, an io_uring request). */
+static __always_inline void split_event(struct split_result *r, __u64 pid_tgid, __u32 op,
+					__u64 flags)
+{
+	struct split_out *out = (flags & FS_EV_URING) ? NULL : split_out_of((__u32)pid_tgid, op);
+
+	if (!out) {
+		__builtin_memset(r, 0, sizeof(*r));
+		return;
+	}
+	*r = out->r;
+	out->valid = 0;
+}
+
+/* ---- the scheduler's side -------------------------------------------------------------- */
+
+static __always_inline bool split_in_iowait(struct task_struct *t, bool btf)
+{
+	return btf ? il_task_in_iowait_btf(t) : il_task_in_iowait(t);
+}
+
+/* nvcsw + nivcsw of task t (BTF pointer when btf). */
+static __always_inline __u64 split_switches(struct task_struct *t, bool btf)
+{
+	return IL_BTF_READ(btf, t, nvcsw) + IL_BTF_READ(btf, t, nivcsw);
+}
+
+/* The current task, as a BTF pointer where the program may have one. */
+static __always_inline struct task_struct *split_current(bool btf)
+{
+	return btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
+}
+
+/* next is switched in at the time returned (0: nothing looked at the clock). io: next is
+ * in I/O wait (its I/O sleep ends, if no wake-up ended it). */
+static __always_inline __u64 split_switch_in(struct task_struct *next, bool io, bool btf)
+{
+	__u32 tid = IL_BTF_READ(btf, next, pid);
+	struct split_task *t = split_get(next, tid, false, btf);
+	__u64 now;
+
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (io) {
+		struct split_io *r = &t->io[(t->io_next - 1) & (SPLIT_IO_HIST - 1)];
+
+		if (r->start && !r->end)
+			r->end = now;
+	}
+	if (t->active)
+		split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
+	return now;
+}
+
+/* prev is switched out (preempt: preempted; io: in_iowait and not preempted) at now (0: not
+ * read yet). */
+static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *prev, bool preempt,
+					     bool io, __u64 now, bool btf)
+{
+	__u32 tid = IL_BTF_READ(btf, prev, pid), state;
+	struct split_task *t;
+	__u8 st;
+
+	state = preempt ? 0 : (split_cfg.tp_prev_state ? (__u32)ctx[3] : il_task_state(prev));
+	io = io && state; /* TASK_RUNNING: woken before it slept, no sleep */
+	/* made for an I/O sleep: a waker's own I/O wait is looked up there */
+	t = split_get(prev, tid, io, btf);
+	if (!t)
+		return;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	if (io) {
+		struct split_io *r = &t->io[t->io_next & (SPLIT_IO_HIST - 1)];
+
+		r->start = now;
+		r->end = 0;
+		r->disk = 0;
+		t->io_next++;
+	}
+	if (!t->active)
+		return;
+	if (!state)
+		st = SPLIT_ST_RUNQ; /* preempted, or woken before it slept */
+	else
+		st = split_in_iowait(prev, btf) ? SPLIT_ST_SLEEP_IO : SPLIT_ST_SLEEP;
+	split_close(t, now, SPLIT_ONCPU, st);
+}
+
+/* sched_switch(bool preempt, prev, next[, prev_state since 5.18]). */
+static __always_inline int split_on_switch(__u64 *ctx, bool btf)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	bool busy = split_busy != 0, preempt = ctx[0] & 0xff, io;
+	__u64 now = 0;
+
+	io = split_in_iowait(next, btf);
+	if (busy || io)
+		now = split_switch_in(next, io, btf);
+	io = !preempt && split_in_iowait(prev, btf);
+	if (busy || io)
+		split_switch_out(ctx, prev, preempt, io, now, btf);
+	return 0;
+}
+
+/* Did a block request's completion on this CPU, in the current task's context with no
+ * switch since, just happen? Its disk into *disk. */
+static __always_inline bool split_blk_woke(__u64 now, bool btf, __u32 *disk)
+{
+	struct task_struct *cur = split_current(btf);
+	__u32 zero = 0;
+	struct split_mark *m = bpf_map_lookup_elem(&split_blk_mark, &zero);
+
+	if (!m || !m->ts || now - m->ts > SPLIT_BLK_WINDOW_NS)
+		return false;
+	if (m->tid != (__u32)bpf_get_current_pid_tgid() || m->sw != split_switches(cur, btf))
+		return false;
+	*disk = m->disk;
+	return true;
+}
+
+/* How much of [start, now] the current task (thread tid) spent in its recent I/O sleeps;
+ * the disk of the longest into *disk. */
+static __always_inline __u64 split_waker_io(__u32 tid, __u64 start, __u64 now, __u32 *disk)
+{
+	struct split_task *w = split_get(NULL, tid, false, true);
+	__u64 sum = 0, most = 0;
+
+	*disk = 0;
+	if (!w)
+		return 0;
+	for (int k = 0; k < SPLIT_IO_HIST; k++) {
+		struct split_io *r = &w->io[k];
+		__u64 b = r->start > start ? r->start : start;
+		__u64 e = r->end ? r->end : now;
+
+		if (e > now)
+			e = now;
+		if (!r->start || e <= b)
+			continue;
+		sum += e - b;
+		if (e - b > most) {
+			most = e - b;
+			*disk = r->disk;
+		}
+	}
+	return sum;
+}
+
+static __always_inline bool split_same_waker(const struct split_waker *a, const struct split_waker *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	if (a->kind == SPLIT_WK_BLOCK)
+		return a->disk == b->disk;
+	return a->tid == b->tid;
+}
+
+/* One wake-up by w of a call in flight (slot sl) that ended ns of its off-CPU time. */
+static __always_inline void split_slot_wake(struct split_slot *sl, const struct split_waker *w,
+					    __u64 ns, __u64 io_ns, __u32 io_disk)
+{
+	int k, free = -1;
+
+	for (k = 0; k < SPLIT_CALL_WAKERS; k++) {
+		struct split_wacc *a = &sl->w[k];
+
+		if (a->count && split_same_waker(&a->id, w)) {
+			a->ns += ns;
+			a->io_ns += io_ns;
+			a->count++;
+			if (io_disk)
+				a->io_disk = io_disk;
+			return;
+		}
+		if (!a->count && free < 0)
+			free = k;
+	}
+	if (free < 0)
+		return; /* more distinct wakers than followed: split_wakers still has it */
+	sl->w[free & (SPLIT_CALL_WAKERS - 1)] = (struct split_wacc){
+		.id = *w, .ns = ns, .io_ns = io_ns, .io_disk = io_disk, .count = 1,
+	};
+}
+
+/* The same into the aggregate of (victim tgid, op, waker). */
+static __always_inline void split_wk_add(__u32 tgid, __u32 op, const struct split_waker *w,
+					 __u64 ns, __u64 io_ns, __u32 io_disk)
+{
+	struct split_wk_key key = {
+		.tgid = tgid, .op = op, .wk_tgid = w->tgid, .wk_tid = w->tid, .wk_disk = w->disk,
+		.wk_kind = w->kind,
+	};
+	struct split_wk_val init = { .kthread = w->kthread }, *v;
+
+	__builtin_memcpy(init.comm, w->comm, sizeof(init.comm));
+	v = il_lookup_or_init(&split_wakers, &key, &init);
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->io_ns, io_ns);
+	if (io_disk)
+		v->io_disk = io_disk;
+}
+
+/* sched_waking(p), in the waker's context. */
+static __always_inline int split_on_waking(struct task_struct *p, bool btf)
+{
+	bool io = split_in_iowait(p, btf), blk;
+	struct split_waker w = {};
+	struct split_task *t;
+	__u64 now, start, ns, io_ns = 0;
+	__u32 tid, disk = 0, io_disk = 0, part;
+	__u64 cur;
+
+	if (!split_busy && !io)
+		return 0;
+	tid = IL_BTF_READ(btf, p, pid);
+	t = split_get(p, tid, false, btf);
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	blk = split_blk_woke(now, btf, &disk);
+	if (io) { /* its I/O sleep ends */
+		struct split_io *r = &t->io[(t->io_next - 1) & (SPLIT_IO_HIST - 1)];
+
+		if (r->start && !r->end) {
+			r->end = now;
+			r->disk = blk ? disk : 0;
+		}
+	}
+	if (!t->active)
+		return 0;
+	/* Still on its CPU (ON): a wake-up racing its switch-out. Either it keeps running
+	 * (prev_state TASK_RUNNING at the switch: run queue), or the switch-out comes first and
+	 * try_to_wake_up() enqueues it after: sched_wakeup then ends that (short) sleep, its
+	 * waker not followed. */
+	if (t->state != SPLIT_ST_SLEEP && t->state != SPLIT_ST_SLEEP_IO)
+		return 0;
+	start = t->ts;
+	ns = now > start ? now - start : 0;
+	cur = bpf_get_current_pid_tgid();
+	if (blk) {
+		w.kind = SPLIT_WK_BLOCK;
+		w.disk = disk;
+	} else if (!(__u32)cur) {
+		w.kind = SPLIT_WK_IRQ; /* over the idle task: an interrupt */
+	} else {
+		w.kind = SPLIT_WK_TASK;
+		w.tgid = cur >> 32;
+		w.tid = (__u32)cur;
+		w.kthread = !!(IL_BTF_READ(btf, split_current(btf), flags) & SPLIT_PF_KTHREAD);
+		bpf_get_current_comm(w.comm, sizeof(w.comm));
+		io_ns = split_waker_io(w.tid, start, now, &io_disk);
+	}
+	if (t->state == SPLIT_ST_SLEEP_IO)
+		part = blk ? SPLIT_IOWAIT_BLOCK : SPLIT_IOWAIT_TASK;
+	else
+		part = SPLIT_OTHER;
+	/* asleep until sched_wakeup enqueues it (split_on_wakeup) */
+	t->pend_part = part;
+	t->state = SPLIT_ST_WOKEN;
+	for (__u32 op = 0; op < FS_OP__MAX; op++) {
+		if (!(t->active & (1 << op)))
+			continue;
+		split_slot_wake(&t->slot[op], &w, ns, io_ns, io_disk);
+		if (!t->slot[op].apart)
+			split_wk_add(IL_BTF_READ(btf, p, tgid), op, &w, ns, io_ns, io_disk);
+	}
+	return 0;
+}
+
+/* sched_wakeup(p): p is on a run queue now (on its CPU, after the IPI of a remote wake-up):
+ * its sleep ends, into the part sched_waking chose (or, when sched_waking came before its
+ * switch-out, the part of its state); run-queue time begins. */
+static __always_inline int split_on_wakeup(struct task_struct *p, bool btf)
+{
+	struct split_task *t;
+
+	if (!split_busy)
+		return 0;
+	t = split_get(p, IL_BTF_READ(btf, p, pid), false, btf);
+	if (!t || !t->active || (t->state != SPLIT_ST_WOKEN && t->state != SPLIT_ST_SLEEP &&
+				 t->state != SPLIT_ST_SLEEP_IO))
+		return 0;
+	split_close(t, bpf_ktime_get_ns(), split_state_part(t, t->state), SPLIT_ST_RUNQ);
+	return 0;
+}
+
+/* block_rq_complete(struct request *rq, error, nr_bytes): rq first on every supported
+ * kernel. */
+static __always_inline int split_on_rq_done(__u64 *ctx, bool btf)
+{
+	struct request *rq = (void *)ctx[0];
+	__u32 zero = 0;
+	struct split_mark *m = bpf_map_lookup_elem(&split_blk_mark, &zero);
+
+	if (!m)
+		return 0;
+	m->disk = il_disk_dev(il_rq_disk(rq));
+	m->tid = (__u32)bpf_get_current_pid_tgid();
+	m->sw = split_switches(split_current(btf), btf);
+	m->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int split_switch_btf(__u64 *ctx) { return split_on_switch(ctx, true); }
+
+SEC("raw_tp/sched_switch")
+int split_switch_raw(__u64 *ctx) { return split_on_switch(ctx, false); }
+
+SEC("tp_btf/sched_waking")
+int split_waking_btf(__u64 *ctx) { return split_on_waking((void *)ctx[0], true); }
+
+SEC("raw_tp/sched_waking")
+int split_waking_raw(__u64 *ctx) { return split_on_waking((void *)ctx[0], false); }
+
+SEC("tp_btf/sched_wakeup")
+int split_wakeup_btf(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], true); }
+
+SEC("raw_tp/sched_wakeup")
+int split_wakeup_raw(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], false); }
+
+SEC("tp_btf/block_rq_complete")
+int split_rq_done_btf(__u64 *ctx) { return split_on_rq_done(ctx, true); }
+
+SEC("raw_tp/block_rq_complete")
+int split_rq_done_raw(__u64 *ctx) { return split_on_rq_done(ctx, false); }
+
+#endif /* IOLAYER_SPLIT_BPF_H */

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The split layer's types, shared by its BPF side (bpf/lib/split.bpf.h), its user side
+ * (user/lib/split.c, user/lib/layers/split.h) and the fs layer's event (struct fs_event).
+ * Where each traced file operation's wall time went: on CPU, runnable waiting for a CPU,
+ * asleep in I/O wait (ended by its block I/O's completion, or by another task), asleep
+ * otherwise; and who ended the sleeps. Fixed-width types only.
+ */
+#ifndef IOLAYER_SPLIT_H
+#define IOLAYER_SPLIT_H
+
+#include "lib/shared.h"
+
+/* The parts of a call's time; they add up to its latency exactly. */
+enum split_part {
+	SPLIT_ONCPU,        /* running */
+	SPLIT_RUNQ,         /* runnable, waiting for a CPU: from its wake-up (or preemption) to
+			     * its next switch-in */
+	SPLIT_IOWAIT_BLOCK, /* asleep with task_struct.in_iowait, woken from the completion of
+			     * a block request (block_rq_complete on the waking CPU) */
+	SPLIT_IOWAIT_TASK,  /* asleep with in_iowait, woken by a task (or unknown) */
+	SPLIT_OTHER,        /* asleep otherwise (locks, waits on other tasks), any waker */
+	SPLIT_PARTS
+};
+
+/* What ended a sleep (struct split_waker.kind). */
+enum split_wk_kind {
+	SPLIT_WK_NONE,  /* no wake-up seen (the sleep ended without sched_waking) */
+	SPLIT_WK_TASK,  /* a task, current in sched_waking: tgid, tid, comm, kthread */
+	SPLIT_WK_BLOCK, /* a block request's completion on disk `disk` */
+	SPLIT_WK_IRQ,   /* interrupt context over the idle task (a timer, a device): no task */
+};
+
+/* Who woke a sleeper. For SPLIT_WK_TASK tgid/tid/comm are the waker's (task_struct.tgid,
+ * .pid, .comm at sched_waking) and kthread is its PF_KTHREAD flag; for SPLIT_WK_BLOCK disk is
+ * the request's disk (major << 20 | minor, from struct gendisk). */
+struct split_waker {
+	__u32 tgid;
+	__u32 tid;
+	__u32 disk;
+	__u8 kind;    /* enum split_wk_kind */
+	__u8 kthread; /* 1: a kernel thread (jbd2/loop0-8, kworker/..., a flusher) */
+	__u8 pad[2];
+	char comm[IL_TASK_COMM_LEN];
+};
+
+/* One call's split, sent in struct fs_event (96 bytes). The main waker is the one whose
+ * wake-ups ended the most off-CPU time of the call (among the first SPLIT_CALL_WAKERS
+ * distinct wakers of the call). */
+struct split_result {
+	__u64 part_ns[SPLIT_PARTS]; /* enum split_part, ns; they sum to the call's delta_ns */
+	__u64 waker_ns;             /* off-CPU ns of the call the main waker's wake-ups ended */
+	__u64 waker_io_ns;          /* of which the waker itself spent in I/O wait, ns */
+	__u32 waker_io_disk;        /* the disk of the waker's longest such I/O wait (0: none) */
+	__u32 wakes;                /* wake-ups of the call by the main waker */
+	struct split_waker waker;   /* kind SPLIT_WK_NONE: the call never slept */
+};
+
+/* Distinct wakers followed per call in flight. */
+#define SPLIT_CALL_WAKERS 4
+/* I/O sleeps remembered per task (for the waker's own I/O wait). */
+#define SPLIT_IO_HIST 4
+/* How long after a block_rq_complete on a CPU a wake-up from the same task context, with
+ * no context switch between, is taken as that completion's. */
+#define SPLIT_BLK_WINDOW_NS (200 * 1000ULL)
+
+/* Map sizes: per-task states without task storage (split_by_tid), aggregates (split_ops,
+ * split_wakers). User space shrinks each to one entry where it is not used. */
+#define SPLIT_MAX_TIDS 4096
+#define SPLIT_MAX_OPS 4096
+#define SPLIT_MAX_WAKERS 8192
+
+/* Aggregate per (process, operation): map split_ops. */
+struct split_op_key {
+	__u32 tgid;
+	__u32 op;   /* enum fs_op */
+};
+
+struct split_op_val {
+	__u64 calls;
+	__u64 part_ns[SPLIT_PARTS];
+};
+
+/* Aggregate per (victim process, operation, waker): map split_wakers (LRU). The waker is
+ * (kind, tgid, tid) for a task, (kind, disk) for a block completion. */
+struct split_wk_key {
+	__u32 tgid;      /* the victim's process */
+	__u32 op;        /* enum fs_op */
+	__u32 wk_tgid;
+	__u32 wk_tid;
+	__u32 wk_disk;
+	__u8 wk_kind;    /* enum split_wk_kind */
+	__u8 pad[3];
+};
+
+struct split_wk_val {
+	__u64 ns;        /* off-CPU ns of the victim's calls it ended */
+	__u64 count;     /* wake-ups */
+	__u64 io_ns;     /* of which it spent in its own I/O wait, ns */
+	__u32 io_disk;   /* the disk of that I/O wait (the last one seen) */
+	__u8 kthread;
+	__u8 pad[3];
+	char comm[IL_TASK_COMM_LEN]; /* the waker's, at its first wake-up */
+};
+
+/* The layer's settings, one struct in .rodata (`split_cfg`), filled by user space before
+ * load (user/lib/split.c). */
+struct split_cfg {
+	__u32 on;            /* 0: the fs layer's hooks compile to nothing live */
+	/* 1: per-task state in task-local storage (split_tasks), which needs the tasks of
+	 * sched_switch and sched_waking as BTF pointers (tp_btf chosen, 5.11+); 0: in the LRU
+	 * hash split_by_tid, keyed by thread id. */
+	__u32 task_storage;
+	/* sched_switch passes prev_state (5.18+, as iw_cfg.tp_prev_state) */
+	__u32 tp_prev_state;
+	__u32 pad;
+};
+
+#endif /* IOLAYER_SPLIT_H */

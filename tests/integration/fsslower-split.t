@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# fsslower --split: where each call's time went. Known answers:
+#  1. the parts add up: for every traced call of a write+fsync loop on a loop ext4, on_cpu +
+#     runq + iowait_block + iowait_task + other = its latency, within 1 % (JSON, -m 0);
+#  2. an fsync loop on ext4: at least 95 % of the fsyncs that slept name as main waker the
+#     journal thread jbd2/LOOP-8 (a kernel thread) or their block I/O on LOOP, the others
+#     a kernel thread (ext4's end-of-I/O kworker); where jbd2 is the main waker its own I/O
+#     wait during the sleep it ended is not zero, on LOOP;
+#  3. lock wait: two processes appending to one file, 4 KiB writes against 64 MiB writes
+#     (ext4 serialises them on the inode lock), the big one on CPU 0 beside a CPU hog, the
+#     small one on CPU 1 (a waiter spins on the rw-semaphore while its owner runs: on-CPU
+#     time, rightly so; the hog preempts the owner, and the waiter sleeps): the small writer's
+#     slow writes that slept are mostly other-wait, and 80 % of them or more name the big
+#     writer as their main waker (the flusher's kworker may end another's wait; others waited for CPU 1, which the flusher's writeback of the big file keeps busy);
+#  4. the text rows keep their columns, CSV has the documented header, fsslower(8) names
+#     every member of a row's split.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fsslower-lib.sh"
+require_root
+require_cmd jq jq
+plan 15
+
+loop_ext4_setup 768
+FS=$(tool fsslower)
+F=$MNT/data
+MAN8=$(cd "$(dirname "$0")/../.." && pwd)/docs/man/fsslower.8
+
+# 1 and 2: 200 write+fsync pairs, every call
+wl_start "$TMPD/wl.out" -n 200 "$F"
+check "fsslower --split --json starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --split --json -m 0 -p "$WL_PID"
+wl_go
+tool_stop
+is "$WL_RC/$TOOL_RC" "0/0" "workload and tool exit 0"
+jq -c --arg f "$F" 'select(.file == $f and .split)' "$TMPD/j.out" >"$TMPD/rows"
+is "$(jq -r '.op' "$TMPD/rows" | sort | uniq -c | awk '{printf "%s%s ", $1, $2}')" "200F 1O 200W " \
+	"200 W, 200 F and the open, each with a split"
+bad=$(jq -r 'select(((.split | .on_cpu_us + .runq_us + .iowait_block_us + .iowait_task_us + .other_us) - .usecs | fabs) > (.usecs * 0.01 + 0.005)) | "\(.op) \(.usecs) \(.split)"' "$TMPD/rows")
+is "$bad" "" "every call's parts add up to its latency within 1 %"
+diag "largest error of a sum: $(jq -s 'map(((.split | .on_cpu_us + .runq_us + .iowait_block_us + .iowait_task_us + .other_us) - .usecs | fabs) / .usecs * 100) | max' "$TMPD/rows") %"
+jq -c 'select(.op == "F" and .split.waker.kind != "none")' "$TMPD/rows" >"$TMPD/fsyncs"
+diag "fsync main wakers: $(jq -r '.split.waker | "\(.kind) \(.comm // .disk // "")"' "$TMPD/fsyncs" | sort | uniq -c | tr '\n' ';')"
+check "at least 190 of the 200 fsyncs slept" test "$(wc -l <"$TMPD/fsyncs")" -ge 190
+jbd2_or_block='.split.waker | (.kind == "task" and .comm == $j and .kthread) or (.kind == "block" and .disk == $d)'
+check "at least 95 % of them: main waker the kernel thread jbd2/$LOOPNAME-8 or block I/O on $LOOPNAME" \
+	test "$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" "select($jbd2_or_block)" "$TMPD/fsyncs" | jq -s length)" -ge \
+	"$(($(wc -l <"$TMPD/fsyncs") * 95 / 100))"
+is "$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" "select(($jbd2_or_block | not) and (.split.waker.kthread | not)) | .split.waker" "$TMPD/fsyncs")" "" \
+	"the others: a kernel thread"
+is "$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" 'select(.split.waker.comm == $j and (.split.waker.io_usecs <= 0 or .split.waker.io_disk != $d)) | .split.waker' "$TMPD/fsyncs")" "" \
+	"where jbd2 is the main waker, its own I/O wait during the sleep is > 0, on $LOOPNAME"
+
+# 3. lock wait: a big appender holds the inode lock for each of its 64 MiB writes
+G=$MNT/shared
+: >"$G"
+check "fsslower --split -f starts" tool_start "$TMPD/l.out" "$TMPD/l.err" $FS --split --json -m 1 -f "$G"
+taskset -c 0 sh -c 'while :; do :; done' &
+at_exit "kill $!"
+taskset -c 0 dd if=/dev/zero of="$G" bs=64M count=6 oflag=append conv=notrunc status=none &
+BIG=$!
+at_exit "kill $BIG"
+sleep 0.05
+taskset -c 1 dd if=/dev/zero of="$G" bs=4k count=20000 oflag=append conv=notrunc status=none &
+SMALL=$!
+at_exit "kill $SMALL"
+wait $SMALL $BIG
+tool_stop
+jq -c --argjson p "$SMALL" 'select(.pid == $p and .op == "W" and .usecs >= 5000 and .split.waker.kind != "none")' "$TMPD/l.out" >"$TMPD/small"
+diag "small writer: $(wc -l <"$TMPD/small") writes of 5 ms or more; main wakers: $(jq -r '.split.waker | "\(.kind) \(.pid // "") \(.comm // "")"' "$TMPD/small" | sort | uniq -c | tr '\n' ';')"
+check "the small writer has 3 or more writes of 5 ms or more that slept (on the inode lock)" \
+	test "$(wc -l <"$TMPD/small")" -ge 3
+is "$(jq -c 'select(.split.other_us < .usecs / 2) | [.usecs, .split]' "$TMPD/small")" "" \
+	"each of them is mostly other-wait (not on CPU, not I/O wait)"
+n_big=$(jq -r --argjson b "$BIG" 'select(.split.waker.pid == $b) | .usecs' "$TMPD/small" | wc -l)
+check "at least 80 % of them name the big writer (pid $BIG) as their main waker ($n_big of $(wc -l <"$TMPD/small"))" \
+	test "$((n_big * 100))" -ge "$(($(wc -l <"$TMPD/small") * 80))"
+
+# 4. text columns, CSV header, the man page
+wl_start "$TMPD/wl4.out" -n 20 "$F"
+check "fsslower --split (text) starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS --split -m 0 -p "$WL_PID"
+wl_go
+tool_stop
+is "$(awk -v f="$F" '$4 == "F" && $NF == f && NF != 19' "$TMPD/t.out" | wc -l)" 0 \
+	"text: 19 columns on each F row (LAT, IF, 5 parts, WAKER, WPID, W_MS, W_IO, W_DISK, FILENAME)"
+json_doc=$(awk '/^\.B \\-\\-split/ {p = 1; next} p && /^\.TP/ {exit} p' "$MAN8")
+undocumented=$(jq -r '.split | (keys[], (.waker | keys[]))' "$TMPD/rows" | sort -u |
+	while read -r k; do grep -qw -- "$k" <<<"$json_doc" || echo "$k"; done | tr '\n' ' ')
+is "$undocumented" "" "fsslower(8) --split names every member of a row's split"
+done_testing

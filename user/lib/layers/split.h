@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The split layer's user side (user/lib/split.c; kernel side bpf/lib/split.bpf.h, types
+ * bpf/lib/split.h): where each traced file operation's time went -- on CPU, waiting for a
+ * CPU, in I/O wait (ended by its block I/O, or by a task), in other waits -- and who ended
+ * its sleeps. It rides on the fs layer: only calls the fs layer traces are split.
+ *
+ * Kernel sources of what the BPF side reads (every supported kernel, 5.10 to 6.18):
+ *   sched:sched_switch(preempt, prev, next[, prev_state]): prev_state is an argument since
+ *     5.18 (commit fa2c3254d7cf), else task_struct.state/__state (renamed in 5.14, commit
+ *     2f064a59a11f; core_fixes.bpf.h il_task_state);
+ *   sched:sched_waking(p), fired by try_to_wake_up() in the waker's context (current);
+ *   sched:sched_wakeup(p), fired once p is enqueued (ttwu_do_activate; on p's CPU after the
+ *     IPI of a remote wake-up);
+ *   block:block_rq_complete(rq, error, nr_bytes): the request's disk from request.rq_disk,
+ *     rq->q->disk since 6.0 (commit f3fa33acca9f; il_rq_disk), gendisk.major/first_minor;
+ *   task_struct.in_iowait (io_schedule_prepare(), a bitfield read through CO-RE),
+ *     .pid, .tgid, .comm, .flags & PF_KTHREAD, .nvcsw + .nivcsw.
+ *
+ * Call order, as for the other layers: il_split_cfg() after il_fs_cfg() (which turns the
+ * layer off by default) -> il_split_plan() -> il_plans_choose() -> il_split_chosen() ->
+ * load -> attach ... il_split_read().
+ */
+#ifndef IOLAYER_LAYERS_SPLIT_H
+#define IOLAYER_LAYERS_SPLIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <bpf/libbpf.h>
+#include "plan.h"
+#include "lib/split.h"
+
+/* Turn the layer on (or leave it off) in obj, before load: split_cfg.on, tp_prev_state from
+ * sched_switch's BTF prototype; the maps sized (one entry each when off). Returns the
+ * settings (.rodata of obj). */
+struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on);
+
+/* The layer off in obj (what il_fs_cfg() does for every object with the fs layer): its maps
+ * shrunk, the task-storage map an array where the kernel has no task storage. */
+void il_split_default(struct bpf_object *obj);
+
+/* Plan "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete)": tp_btf,
+ * else raw_tp. */
+void il_split_plan(struct bpf_object *obj, struct il_plan *p);
+
+/* After il_plans_choose(), before load: per-task state in task-local storage when the plan
+ * chose tp_btf and the kernel has it (5.11+), else in the hash split_by_tid. */
+void il_split_chosen(struct bpf_object *obj, const struct il_plan *p);
+
+/* Names of the parts (enum split_part): JSON keys "on_cpu", "runq", "iowait_block",
+ * "iowait_task", "other". */
+extern const char *const il_split_part_keys[SPLIT_PARTS];
+
+/* Names of the waker kinds (enum split_wk_kind): "none", "task", "block", "irq". */
+extern const char *const il_split_kind_names[4];
+
+/* A waker in one word, into buf (len >= IL_TASK_COMM_LEN + 3): a kernel thread's comm in
+ * brackets as ps(1) shows it ("[jbd2/loop3-8]"), a process's comm as it is (its bytes
+ * unescaped: escape it for output); "disk:loop3" for a block completion (il_disk_name());
+ * "irq"; "-" for none. Returns buf. */
+const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t len);
+
+/* Per (process, operation): split_ops. Times in ns, sums over every call (the nested syncs
+ * kept apart by fs_cfg.nested_apart not included). */
+struct il_split_op_row {
+	struct split_op_key k;
+	struct split_op_val v;
+};
+
+/* Per (victim process, operation, waker): split_wakers. */
+struct il_split_wk_row {
+	struct split_wk_key k;
+	struct split_wk_val v;
+};
+
+struct il_split {
+	struct il_split_op_row *ops;   /* sorted by tgid, then op */
+	int nops;
+	struct il_split_wk_row *wakers; /* sorted by v.ns, largest first */
+	int nwakers;
+};
+
+/* Read the aggregates of a loaded obj (cumulative since load) into malloc'ed arrays in *s
+ * (il_split_free()). 0, or -errno (-ENOENT: obj has no split layer); *s is empty then. */
+int il_split_read(struct bpf_object *obj, struct il_split *s);
+void il_split_free(struct il_split *s);
+
+#endif
