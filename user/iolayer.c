@@ -147,16 +147,18 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 {
 	const struct il_measure *m = &w->m;
 	char why2[512], extra[96], names[1024] = "";
+	static struct il_judgement j;
 	struct il_verdict v;
 	int shown;
 
-	il_judge(m, w->view.procs, w->view.nprocs, &v);
+	il_window_judge(w, &j);
+	v = j.v;
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_culprit(&w->view, &v.c, top_n);
 
 	if ((il_opts.format == IL_FMT_JSON)) {
-		struct json_object *o = il_window_json(w, &v), *st = json_object_new_array();
+		struct json_object *o = il_judgement_json(w, &j), *st = json_object_new_array();
 		struct json_object *lost = NULL;
 
 		/* lost last, after the tables */
@@ -207,7 +209,14 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 	}
 	if (*il_children_note(&kids, why2, sizeof(why2)))
 		printf("%s\n", why2);
-	if (v.c.found) {
+	if (j.cause.found && j.cause.nblames && j.layers.why != IL_WHY_WB_ERRORS) {
+		char lines[5][200];
+		int n = il_cause_evidence(&j.cause, lines);
+
+		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
+		for (int i = 0; i < n; i++)
+			printf("    %s\n", lines[i]);
+	} else if (v.c.found) {
 		char esc[4 * sizeof(names) + 1];
 
 		printf("\nverdict: %s -- %s; %s\n", il_where_name(v.d.where),
@@ -252,9 +261,9 @@ static void unchoose(struct il_plan *p)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 6] = { 0 }, *block, *fs, *wb, *iw, *who;
+	struct il_plan plans[FS_TYPE__MAX + 7] = { 0 }, *block, *fs, *wb, *iw, *who, *split;
 	struct il_measure_src src = { .stacks_fd = -1 };
-	struct il_snap snap = { 0 };
+	struct il_snap snap = { 0 }, base = { 0 };
 	struct il_window win = { 0 };
 	struct il_fs_aio_row *aio = NULL;
 	int naio;
@@ -291,6 +300,7 @@ int main(int argc, char **argv)
 	fsc->targ_tgid = il_opts.pid;
 	fsc->min_ns = ~0ULL;
 	fsc->nested_apart = 1; /* an O_SYNC write's sync is not an fsync call: apart */
+	il_split_cfg(skel->obj, true); /* where each call's time went, and who ended its waits */
 	src.pid = il_opts.pid;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
@@ -327,6 +337,13 @@ int main(int argc, char **argv)
 	who = iw + 1;
 	il_who_plan(skel->obj, who);
 	who_seen = choose(who, 1, "block submission (who)");
+	split = who + 1;
+	il_split_plan(skel->obj, split);
+	src.split = src.fs && choose(split, 1, "time split");
+	if (src.split)
+		il_split_chosen(skel->obj, split);
+	else
+		unchoose(split);
 
 	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
 	    il_blk_loaded(skel->obj))
@@ -337,7 +354,7 @@ int main(int argc, char **argv)
 	t0 = il_now_ns();
 	if ((src.blk && il_plans_attach(block, 3)) || (src.fs && il_plans_attach(fs, nfs)) ||
 	    (src.wb && il_plans_attach(wb, 1)) || (src.iw && il_plans_attach(iw, 1)) ||
-	    (who_seen && il_plans_attach(who, 1)))
+	    (who_seen && il_plans_attach(who, 1)) || (src.split && il_plans_attach(split, 1)))
 		goto out;
 	if (src.wb && il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)))
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
@@ -351,6 +368,11 @@ int main(int argc, char **argv)
 					   src.wb ? wb : NULL, src.iw ? iw : NULL, top_n };
 
 		rc = il_serve(&serve_addr, &ss, il_opts.duration_s) ? IL_EXIT_ERR : IL_EXIT_OK;
+		goto out;
+	}
+	/* every process's CPU time now: the window's run-queue culprits are the CPU hogs */
+	if ((err = il_snap_read(&src, 0, IL_SNAP_CPU, &base))) {
+		il_err("cannot read the processes' CPU times: %s", il_errno_name(err));
 		goto out;
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
@@ -367,8 +389,9 @@ int main(int argc, char **argv)
 	/* The cgroups of the processes seen, while they may still run; then one snapshot, the
 	 * window from zero to it. */
 	il_who_note_procs(skel->obj);
-	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_STACKS | IL_SNAP_WHO, &snap)) ||
-	    (err = il_measure_window(&src, &snap, NULL, &win))) {
+	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU,
+				&snap)) ||
+	    (err = il_measure_window(&src, &snap, &base, &win))) {
 		il_err("cannot measure: %s", il_errno_name(err));
 		goto out;
 	}
@@ -381,6 +404,7 @@ out:
 	il_children_free(&kids);
 	il_window_free(&win);
 	il_snap_free(&snap);
+	il_snap_free(&base);
 	il_measure_src_free(&src);
 	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
 	il_fs_unload(skel ? skel->obj : NULL);

@@ -20,6 +20,7 @@
 #define IOLAYER_LIBIOLAYER_H
 
 #include "bpfobj.h"
+#include "cause.h"
 #include "btf.h"
 #include "cgroup.h"
 #include "children.h"

@@ -13,6 +13,7 @@
 #include "layers/who.h"
 #include "log.h"
 #include "measure.h"
+#include "layers/split.h"
 #include "stacks.h"
 #include "util.h"
 
@@ -132,24 +133,54 @@ static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 	return 0;
 }
 
-int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned flags,
-		 struct il_snap *s)
+/* blk_procs into s, with the cgroup and throttle rules of submitters held before Q. */
+static int snap_procs(struct il_measure_src *src, struct il_snap *s)
 {
-	int err = 0;
+	struct il_blk_proc_row *rows;
+	int n = il_blk_procs_read(src->obj, &rows);
 
-	memset(s, 0, sizeof(*s));
-	s->t_ns = t_ns;
+	if (n <= 0)
+		return 0;
+	s->bp = calloc(n, sizeof(*s->bp));
+	if (!s->bp) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		struct il_snap_bp *b = &s->bp[s->nbp++];
+
+		b->row = rows[i];
+		if (!rows[i].v.held || !rows[i].v.cgroup)
+			continue;
+		il_cgroup_path(rows[i].v.cgroup, rows[i].k.tgid, b->cgroup, sizeof(b->cgroup));
+		if (b->cgroup[0] != '/')
+			b->cgroup[0] = 0;
+		il_cgroup_throttle_rule(b->cgroup, rows[i].k.dev, b->rule, sizeof(b->rule));
+	}
+	free(rows);
+	return 0;
+}
+
+/* The layers' maps into s (what flags ask for). 0, or -ENOMEM. */
+static int snap_maps(struct il_measure_src *src, unsigned flags, struct il_snap *s)
+{
+	int err;
+
 	if (src->fs && (err = il_fs_stats_read(src->obj, s->fs)))
 		il_debug("reading the filesystem layer: %s", il_errno_name(err));
 	if (src->fs)
 		il_fs_nested_read(src->obj, &s->nested);
 	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
 		s->nwb = 0;
+	if (src->split && (err = il_split_read(src->obj, &s->split)))
+		il_debug("reading the time split: %s", il_errno_name(err));
 	err = src->iw ? snap_iowait(src, flags & IL_SNAP_STACKS, s) : 0;
 	if (!err && src->blk && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
 		s->ndisk = 0;
 	if (!err && src->blk)
 		err = snap_cgroups(src, s);
+	if (!err && src->blk)
+		err = snap_procs(src, s);
 	if (!err && (flags & IL_SNAP_WHO)) {
 		struct il_who w;
 		int e = il_who_read(src->obj, &w);
@@ -163,6 +194,22 @@ int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned f
 	}
 	if (!il_drops_read(src->drops_fd, s->lost) && src->fs)
 		s->lost[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(src->obj);
+	return err;
+}
+
+int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned flags,
+		 struct il_snap *s)
+{
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->t_ns = t_ns;
+	if (flags & IL_SNAP_MAPS)
+		err = snap_maps(src, flags, s);
+	if (!err && (flags & IL_SNAP_CPU) && (s->ncpu = il_proc_cpu_read(&s->cpu)) < 0) {
+		err = s->ncpu == -ENOMEM ? -ENOMEM : 0;
+		s->ncpu = 0;
+	}
 	if (err)
 		il_snap_free(s);
 	return err;
@@ -181,6 +228,9 @@ void il_snap_free(struct il_snap *s)
 	free(s->stacks);
 	free(s->disk);
 	free(s->cg);
+	free(s->bp);
+	free(s->cpu);
+	il_split_free(&s->split);
 	il_who_view_free(&s->view);
 	memset(s, 0, sizeof(*s));
 }
@@ -386,6 +436,123 @@ static __u32 window_disk(struct il_measure *m, const struct il_snap *now, const 
 	return dev;
 }
 
+/* The split over the window: now's rows less base's of the same key. */
+static int window_split(struct il_window *w, const struct il_snap *now, const struct il_snap *base)
+{
+	struct il_split *d = &w->split;
+
+	d->ops = malloc((now->split.nops + 1) * sizeof(*d->ops));
+	d->wakers = malloc((now->split.nwakers + 1) * sizeof(*d->wakers));
+	if (!d->ops || !d->wakers)
+		return -ENOMEM;
+	for (int i = 0; i < now->split.nops; i++) {
+		struct il_split_op_row r = now->split.ops[i];
+
+		for (int j = 0; base && j < base->split.nops; j++) {
+			const struct il_split_op_row *b = &base->split.ops[j];
+
+			if (memcmp(&b->k, &r.k, sizeof(r.k)) || b->v.calls > r.v.calls)
+				continue; /* a smaller count: evicted meanwhile, counting again */
+			u64s_sub(&r.v, &r.v, &b->v, sizeof(r.v));
+		}
+		if (r.v.calls)
+			d->ops[d->nops++] = r;
+	}
+	for (int i = 0; i < now->split.nwakers; i++) {
+		struct il_split_wk_row r = now->split.wakers[i];
+
+		for (int j = 0; base && j < base->split.nwakers; j++) {
+			const struct il_split_wk_row *b = &base->split.wakers[j];
+
+			if (memcmp(&b->k, &r.k, sizeof(r.k)) || b->v.count > r.v.count)
+				continue;
+			r.v.ns -= b->v.ns;
+			r.v.count -= b->v.count;
+			r.v.io_ns -= b->v.io_ns;
+		}
+		if (r.v.count)
+			d->wakers[d->nwakers++] = r;
+	}
+	return 0;
+}
+
+/* blk_procs over the window. */
+static int window_procs(struct il_window *w, const struct il_snap *now, const struct il_snap *base)
+{
+	w->bp = malloc((now->nbp + 1) * sizeof(*w->bp));
+	if (!w->bp)
+		return -ENOMEM;
+	for (int i = 0; i < now->nbp; i++) {
+		struct il_snap_bp r = now->bp[i];
+		struct blk_proc *v = &r.row.v;
+
+		for (int j = 0; base && j < base->nbp; j++) {
+			const struct blk_proc *b = &base->bp[j].row.v;
+
+			if (memcmp(&base->bp[j].row.k, &r.row.k, sizeof(r.row.k)) || b->ios > v->ios)
+				continue;
+			v->ios -= b->ios;
+			v->bytes -= b->bytes;
+			v->write_bytes -= b->write_bytes;
+			v->before_q_ns -= b->before_q_ns;
+			v->queue_ns -= b->queue_ns;
+			v->device_ns -= b->device_ns;
+			v->held -= b->held;
+		}
+		if (v->ios)
+			w->bp[w->nbp++] = r;
+	}
+	return 0;
+}
+
+/* CPU time over the window, when both ends read it. */
+static int window_cpu(struct il_window *w, const struct il_snap *now, const struct il_snap *base)
+{
+	if (!base || !base->ncpu || !now->ncpu)
+		return 0;
+	w->cpu = malloc(now->ncpu * sizeof(*w->cpu));
+	if (!w->cpu)
+		return -ENOMEM;
+	for (int i = 0; i < now->ncpu; i++) {
+		struct il_proc_cpu r = now->cpu[i];
+		const struct il_proc_cpu *b = il_proc_cpu_find(base->cpu, base->ncpu, r.pid);
+
+		if (b && b->cpu_ns <= r.cpu_ns)
+			r.cpu_ns -= b->cpu_ns;
+		if (r.cpu_ns)
+			w->cpu[w->ncpu++] = r;
+	}
+	return 0;
+}
+
+/* The window's processes' pages written back by kernel threads, per disk (before -p). */
+static int window_dirtiers(struct il_window *w)
+{
+	int n = 0;
+
+	for (int i = 0; i < w->view.nprocs; i++)
+		n += w->view.procs[i].ndisks;
+	w->dirtiers = calloc(n + 1, sizeof(*w->dirtiers));
+	if (!w->dirtiers)
+		return -ENOMEM;
+	for (int i = 0; i < w->view.nprocs; i++) {
+		const struct il_who_sum *p = &w->view.procs[i];
+
+		for (int d = 0; !p->kthread && d < p->ndisks; d++) {
+			struct il_win_dirtier *x = &w->dirtiers[w->ndirtiers];
+
+			if (!p->disks[d].wb_bytes)
+				continue;
+			x->pid = p->pid;
+			x->dev = p->disks[d].dev;
+			x->wb_bytes = p->disks[d].wb_bytes;
+			memcpy(x->comm, p->comm, sizeof(x->comm));
+			w->ndirtiers++;
+		}
+	}
+	return 0;
+}
+
 int il_measure_window(const struct il_measure_src *src, const struct il_snap *now,
 		      const struct il_snap *base, struct il_window *w)
 {
@@ -420,15 +587,28 @@ int il_measure_window(const struct il_measure_src *src, const struct il_snap *no
 	if (src->blk && (npref || !src->pid))
 		w->dev = window_disk(m, now, base, pref, npref);
 	il_who_view_for_disk(&w->view, w->dev);
+	if (window_dirtiers(w)) {
+		il_window_free(w);
+		return -ENOMEM;
+	}
 	if (src->pid)
 		il_who_view_only(&w->view, src->pid);
 	memcpy(w->lost, now->lost, sizeof(w->lost));
+	if (window_split(w, now, base) || window_procs(w, now, base) || window_cpu(w, now, base)) {
+		il_window_free(w);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 void il_window_free(struct il_window *w)
 {
 	il_who_view_free(&w->view);
+	il_split_free(&w->split);
+	free(w->bp);
+	free(w->cpu);
+	free(w->dirtiers);
+	memset(w, 0, sizeof(*w));
 }
 
 /* ---- the window's JSON ---------------------------------------------------------------------- */

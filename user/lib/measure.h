@@ -23,7 +23,10 @@
 #include <bpf/libbpf.h>
 #include "drops.h"
 #include "layers/block.h"
+#include "layers/iowait.h"
+#include "layers/split.h"
 #include "layers/writeback.h"
+#include "procstat.h"
 #include "verdict.h"
 #include "whoview.h"
 
@@ -38,6 +41,7 @@ struct il_measure_src {
 	struct il_stacknames *names;        /* made on first use from stacks_fd; il_measure_src_free() */
 	__u32 pid;                          /* -p, 0: every process */
 	bool fs, wb, iw, blk;               /* the layers attached */
+	bool split;                         /* the calls' time split (user/lib/layers/split.h) */
 };
 
 void il_measure_src_free(struct il_measure_src *src);
@@ -57,6 +61,14 @@ struct il_snap_cg {
 	char rule[192];                     /* its throttle rules for row.k.dev, "" none */
 };
 
+/* One (disk, submitting process) of blk_procs, with the cgroup and throttle rules of a
+ * submitter whose I/Os were held before Q (resolved when read). */
+struct il_snap_bp {
+	struct il_blk_proc_row row;
+	char cgroup[128];                   /* "" unless held and a path ("/x") */
+	char rule[192];                     /* its throttle rules for row.k.dev, "" none */
+};
+
 /* Every cumulative reading at one moment. Arrays are malloc'ed (il_snap_free()). */
 struct il_snap {
 	unsigned long long t_ns;            /* il_now_ns() of the moment it stands for */
@@ -72,11 +84,18 @@ struct il_snap {
 	struct il_snap_cg *cg;
 	int ncg;
 	struct il_who_view view;            /* attribution, every process, named; disk 0 */
+	struct il_split split;              /* the calls' time split, with src->split */
+	struct il_snap_bp *bp;              /* blk_procs */
+	int nbp;
+	struct il_proc_cpu *cpu;            /* every process's CPU time, with IL_SNAP_CPU */
+	int ncpu;
 	__u64 lost[IL_DROP__MAX];           /* il_drops, and calls whose return was missed */
 };
 
 #define IL_SNAP_STACKS 1                    /* name the I/O-wait stacks (the verdict's) */
 #define IL_SNAP_WHO 2                       /* read attribution */
+#define IL_SNAP_CPU 4                       /* read every process's CPU time (/proc) */
+#define IL_SNAP_MAPS 8                      /* the layers' maps (without it: none of them) */
 
 /* Read what src's layers counted so far into s, at moment t_ns (what flags ask for).
  * A reader that fails leaves its part empty (said at -vv); 0, or -ENOMEM. */
@@ -85,6 +104,13 @@ int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned f
 /* Free what a base kept in a ring no longer needs: its files (the window's files are now's). */
 void il_snap_trim(struct il_snap *s);
 void il_snap_free(struct il_snap *s);
+
+/* A process whose pages kernel threads (the flusher, the journal) wrote back to a disk. */
+struct il_win_dirtier {
+	__u32 pid, dev;
+	char comm[16];
+	__u64 wb_bytes;
+};
 
 /* A window: what the layers measured, on which disk, who did it, the top I/O-wait stack. */
 struct il_window {
@@ -96,6 +122,16 @@ struct il_window {
 	char frames[16][128];               /* the top I/O-wait stack, innermost first */
 	int nframes;
 	__u64 lost[IL_DROP__MAX];           /* now's: cumulative since start */
+	struct il_split split;              /* the calls' time split over the window */
+	struct il_snap_bp *bp;              /* blk_procs over the window */
+	int nbp;
+	struct il_win_dirtier *dirtiers;    /* every process's pages that kernel threads wrote
+					     * back, per disk, over the window (before -p's filter) */
+	int ndirtiers;
+	struct il_proc_cpu *cpu;            /* CPU time over the window (cpu_ns), when both
+					     * snapshots read it; a process new since base counts
+					     * its whole CPU time */
+	int ncpu;
 };
 
 /* Measure what src saw between base (NULL: zero) and now into w (a pure function of the two

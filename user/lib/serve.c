@@ -21,6 +21,7 @@
 #include "log.h"
 #include "prom.h"
 #include "run.h"
+#include "cause.h"
 #include "measure.h"
 #include "serve.h"
 #include "util.h"
@@ -149,8 +150,9 @@ static void server_init(struct server *sv, const struct il_serve_src *src)
 	snprintf(sv->methods[2], sizeof(sv->methods[2]), "%s", method_of(src->wb));
 	snprintf(sv->methods[3], sizeof(sv->methods[3]), "%s", method_of(src->iw));
 	il_prom_top_init(&sv->top, src->top);
-	/* the first base: nothing counted yet, now */
-	sv->ring[0].t_ns = il_now_ns();
+	/* the first base: nothing counted yet, now; the processes' CPU times */
+	if (il_snap_read(src->m, il_now_ns(), IL_SNAP_CPU, &sv->ring[0]))
+		sv->ring[0].t_ns = il_now_ns();
 	sv->n = 1;
 }
 
@@ -294,7 +296,7 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 	FILE *f;
 	int bad;
 
-	if (snap_now(sv, IL_SNAP_WHO, &s))
+	if (snap_now(sv, IL_SNAP_MAPS | IL_SNAP_WHO, &s))
 		return NULL;
 	f = open_memstream(&buf, len);
 	if (!f) {
@@ -349,22 +351,27 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 static char *verdict(struct server *sv, size_t *len)
 {
 	struct json_object *o;
+	struct il_judgement *j = malloc(sizeof(*j));
 	struct il_window w;
-	struct il_verdict v;
 	struct il_snap now;
 	char *body = NULL;
 	int err;
 
-	if (snap_now(sv, IL_SNAP_STACKS | IL_SNAP_WHO, &now))
+	if (!j || snap_now(sv, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU, &now)) {
+		free(j);
 		return NULL;
+	}
 	pthread_mutex_lock(&sv->lock);
 	err = il_measure_window(sv->src->m, &now, &sv->ring[sv->head], &w);
 	pthread_mutex_unlock(&sv->lock);
 	il_snap_free(&now);
-	if (err)
+	if (err) {
+		free(j);
 		return NULL;
-	il_judge(&w.m, w.view.procs, w.view.nprocs, &v);
-	o = il_window_json(&w, &v);
+	}
+	il_window_judge(&w, j);
+	o = il_judgement_json(&w, j);
+	free(j);
 	il_window_free(&w);
 	if (asprintf(&body, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0)
 		body = NULL;
@@ -517,7 +524,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		if (now >= next) {
 			struct il_snap s;
 
-			if (!snap_now(sv, IL_SNAP_STACKS | IL_SNAP_WHO, &s))
+			if (!snap_now(sv, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU, &s))
 				ring_push(sv, &s);
 			next += step;
 		}

@@ -8,14 +8,14 @@ static const char *layer_names[] = {
 	[IL_WHERE_NONE] = "none", [IL_WHERE_SYSCALL] = "syscall/VFS",
 	[IL_WHERE_FILESYSTEM] = "filesystem", [IL_WHERE_WRITEBACK] = "writeback",
 	[IL_WHERE_QUEUE] = "block queue", [IL_WHERE_DEVICE] = "device",
-	[IL_WHERE_BLOCK] = "block layer",
+	[IL_WHERE_BLOCK] = "block layer", [IL_WHERE_CPU] = "CPU",
 };
 static const char *op_names[] = { "read", "write", "open", "fsync", "sync_file_range" };
 _Static_assert(IL_ARRAY_SIZE(op_names) == FS_OP__MAX, "one name per enum fs_op");
 
 const char *il_where_name(enum il_where l)
 {
-	return l <= IL_WHERE_BLOCK ? layer_names[l] : "?";
+	return l <= IL_WHERE_CPU ? layer_names[l] : "?";
 }
 
 /* Below this p99, nothing is slow in absolute terms: say so next to the relative verdict. */

@@ -64,10 +64,11 @@ enum il_where {
 	IL_WHERE_DEVICE,     /* the device itself */
 	IL_WHERE_BLOCK,      /* the block layer before the queue: bios held between their
 			      * submission and block_bio_queue (the cgroup throttle) */
+	IL_WHERE_CPU,        /* no I/O layer: the calls wait for a CPU (run queue) */
 };
 
 /* Short lower-case name of a layer: "none", "syscall/VFS", "filesystem", "writeback",
- * "block queue", "device", "block layer". */
+ * "block queue", "device", "block layer", "CPU". */
 const char *il_where_name(enum il_where l);
 
 /* Which sentence a decision is said with (il_decision_text()). */

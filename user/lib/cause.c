@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Who makes it slow: each part of the victim's call time followed to its cause (cause.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cause.h"
+#include "layers/iowait.h"
+#include "disk.h"
+#include "escape.h"
+#include "fmt.h"
+#include "util.h"
+
+/* A victim's lost time counts as caused by others when it is at least this share of its
+ * call time and of the window: below, the victim is the process with the most call time. */
+#define EXTERNAL_SHARE 0.2
+#define EXTERNAL_OF_WINDOW 0.02
+
+static const char *const ck_names[IL_CK__MAX] = {
+	[IL_CK_SELF] = "self", [IL_CK_DEVICE] = "device", [IL_CK_NEIGHBOUR] = "neighbour",
+	[IL_CK_THROTTLE] = "throttle", [IL_CK_JOURNAL] = "journal", [IL_CK_LOCK] = "lock",
+	[IL_CK_KTHREAD] = "kthread", [IL_CK_CPU] = "cpu", [IL_CK_DIRTY] = "dirty",
+	[IL_CK_OTHER] = "other",
+};
+
+const char *il_ck_name(enum il_ck k)
+{
+	return k < IL_CK__MAX ? ck_names[k] : "?";
+}
+
+/* The causes of one candidate victim while they are summed: more than IL_CAUSE_MAX. */
+#define ACC_MAX 48
+
+struct acc {
+	struct il_blame b[ACC_MAX];
+	int n;
+	bool queue;                 /* its own I/O waited longer in the queue than at the device */
+};
+
+struct ctx {
+	const struct il_window *w;
+	struct il_cause *c;
+	struct acc *a;
+};
+
+/* Whether pid is a kernel thread, as far as the window knows (attribution, /proc, else its
+ * name: a kworker, the journal, a loop worker). */
+static bool is_kthread(const struct il_window *w, __u32 pid, const char *comm)
+{
+	const struct il_proc_cpu *p = il_proc_cpu_find(w->cpu, w->ncpu, pid);
+
+	if (p)
+		return p->kthread;
+	for (int i = 0; i < w->view.nprocs; i++)
+		if (w->view.procs[i].pid == pid)
+			return w->view.procs[i].kthread;
+	return !strncmp(comm, "kworker", 7) || !strncmp(comm, "jbd2/", 5) || !strncmp(comm, "loop", 4) ||
+	       !pid;
+}
+
+/* The group a process is shown in: its command (kernel threads: up to a ':', so the flusher's
+ * workers are one). */
+static void group_key(const char *comm, bool kthread, char out[16])
+{
+	size_t n = strnlen(comm, 15);
+
+	memcpy(out, comm, n);
+	out[n] = 0;
+	if (kthread && strchr(out, ':'))
+		*strchr(out, ':') = 0;
+}
+
+/* Add ns to cause (kind, group of comm, dev, via) of a; pid the member it came through. */
+static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const char *comm, bool kthread,
+			      __u32 dev, const char *via, __u64 ns)
+{
+	char key[16] = "";
+	struct il_blame *b = NULL;
+
+	if (!ns)
+		return NULL;
+	if (comm)
+		group_key(comm, kthread, key);
+	for (int i = 0; i < a->n && !b; i++)
+		if (a->b[i].kind == kind && a->b[i].dev == dev && !strcmp(a->b[i].comm, key) &&
+		    !strcmp(a->b[i].via, via ? via : ""))
+			b = &a->b[i];
+	if (!b) {
+		if (a->n == ACC_MAX)
+			return NULL;
+		b = &a->b[a->n++];
+		memset(b, 0, sizeof(*b));
+		b->kind = kind;
+		b->dev = dev;
+		b->kthread = kthread;
+		b->npids = 0;
+		snprintf(b->comm, sizeof(b->comm), "%s", key);
+		snprintf(b->via, sizeof(b->via), "%s", via ? via : "");
+		if (dev)
+			il_disk_name(dev, b->disk, sizeof(b->disk));
+	}
+	b->ns += ns;
+	if (pid && (!b->pid || b->npids == 0))
+		b->pid = pid;
+	if (!b->npids)
+		b->npids = 1;
+	return b;
+}
+
+/* A submitter of a disk's busy time, after the kernel threads' share went to the processes
+ * whose pages they wrote. */
+struct sub {
+	__u32 pid;
+	char comm[16];
+	bool kthread;
+	double ns;
+};
+
+#define SUBS 64
+
+/* Add ns of pid to subs (n of them, room for SUBS). */
+static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthread, double ns)
+{
+	for (int i = 0; i < n; i++)
+		if (s[i].pid == pid) {
+			s[i].ns += ns;
+			return n;
+		}
+	if (n == SUBS || ns <= 0)
+		return n;
+	s[n] = (struct sub){ .pid = pid, .kthread = kthread, .ns = ns };
+	snprintf(s[n].comm, sizeof(s[n].comm), "%.15s", comm);
+	return n + 1;
+}
+
+/* The submitters of disk dev's busy time over the window: a kernel thread's device time goes
+ * to the processes whose pages kernel threads wrote back there, by their bytes (what is
+ * left, its own: the journal's blocks, metadata). Returns how many, total busy into *busy. */
+static int disk_subs(const struct il_window *w, __u32 dev, struct sub *s, double *busy)
+{
+	__u64 wb = 0;
+	int n = 0;
+
+	*busy = 0;
+	for (int i = 0; i < w->ndirtiers; i++)
+		if (w->dirtiers[i].dev == dev)
+			wb += w->dirtiers[i].wb_bytes;
+	for (int i = 0; i < w->nbp; i++) {
+		const struct il_blk_proc_row *r = &w->bp[i].row;
+		bool kt;
+
+		if (r->k.dev != dev || !r->v.device_ns)
+			continue;
+		*busy += r->v.device_ns;
+		kt = is_kthread(w, r->k.tgid, r->v.comm);
+		if (!kt || !wb) {
+			n = sub_add(s, n, r->k.tgid, r->v.comm, kt, r->v.device_ns);
+			continue;
+		}
+		/* the flusher's or the journal's writes: the processes whose pages they were */
+		for (int j = 0; j < w->ndirtiers; j++)
+			if (w->dirtiers[j].dev == dev)
+				n = sub_add(s, n, w->dirtiers[j].pid, w->dirtiers[j].comm, false,
+					    (double)r->v.device_ns * w->dirtiers[j].wb_bytes / wb);
+	}
+	return n;
+}
+
+static int cmp_sub(const void *a, const void *b)
+{
+	const struct sub *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The evidence of disk dev: its busy time by submitter group, once per disk. */
+static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, int n, double busy)
+{
+	struct il_cause_disk *d = NULL;
+
+	for (int i = 0; i < c->ndisks; i++)
+		if (c->disks[i].dev == dev)
+			return;
+	if (c->ndisks == IL_CAUSE_DISKS || busy <= 0)
+		return;
+	d = &c->disks[c->ndisks++];
+	memset(d, 0, sizeof(*d));
+	d->dev = dev;
+	d->busy_ns = busy;
+	il_disk_name(dev, d->disk, sizeof(d->disk));
+	for (int i = 0; i < n; i++) {
+		char key[16];
+		int k;
+
+		group_key(s[i].comm, s[i].kthread, key);
+		for (k = 0; k < d->n && strcmp(d->top[k].comm, key); k++)
+			;
+		if (k == d->n) {
+			if (d->n == (int)IL_ARRAY_SIZE(d->top))
+				continue;
+			d->n++;
+			snprintf(d->top[k].comm, sizeof(d->top[k].comm), "%s", key);
+			d->top[k].kthread = s[i].kthread;
+		}
+		d->top[k].npids++;
+		d->top[k].share += s[i].ns / busy;
+	}
+}
+
+/* ns of the victim's wait on its I/O on disk dev, to its causes: the throttle that held its
+ * bios before Q; of the rest, the other submitters' share of the disk's busy time (each
+ * group its part), and the disk itself. self2: a second submitter counted as the victim's
+ * own (the journal thread whose commit it waited for), via its name. */
+static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 self2, const char *via)
+{
+	const struct il_window *w = x->w;
+	struct sub s[SUBS];
+	double busy, own = 0, others = 0, b = 0, q = 0, d = 0, contention, rest;
+	const struct il_snap_bp *held = NULL;
+	int n;
+
+	if (!ns || !dev)
+		return;
+	n = disk_subs(w, dev, s, &busy);
+	qsort(s, n, sizeof(*s), cmp_sub);
+	disk_evidence(x->c, dev, s, n, busy);
+	for (int i = 0; i < w->nbp; i++) {
+		const struct blk_proc *v = &w->bp[i].row.v;
+
+		if (w->bp[i].row.k.dev != dev || w->bp[i].row.k.tgid != victim)
+			continue;
+		b += v->before_q_ns;
+		q += v->queue_ns;
+		d += v->device_ns;
+		if (v->held && w->bp[i].cgroup[0])
+			held = &w->bp[i];
+	}
+	for (int i = 0; i < n; i++) {
+		if (s[i].pid == victim || (self2 && s[i].pid == self2))
+			own += s[i].ns;
+		else
+			others += s[i].ns;
+	}
+	x->a->queue |= q > d;
+	/* the throttle: its own bios' time before Q, of their time in the block layer */
+	if (held && b > 0) {
+		__u64 t = ns * (b / (b + q + d));
+		struct il_blame *bl = blame(x->a, IL_CK_THROTTLE, victim, "", false, dev, via, t);
+
+		if (bl) {
+			snprintf(bl->cgroup, sizeof(bl->cgroup), "%s", held->cgroup);
+			snprintf(bl->rule, sizeof(bl->rule), "%s", held->rule);
+		}
+		ns -= t;
+	}
+	/* the others' share of the disk's time, as far as they kept it busy */
+	contention = others + own > 0 ? others / (others + own) : 0;
+	if (w->m.elapsed_s > 0 && (others + own) / (w->m.elapsed_s * 1e9) < 1)
+		contention *= (others + own) / (w->m.elapsed_s * 1e9);
+	rest = ns * contention;
+	for (int i = 0; i < n && others > 0; i++) {
+		struct il_blame *bl;
+
+		if (s[i].pid == victim || (self2 && s[i].pid == self2))
+			continue;
+		bl = blame(x->a, IL_CK_NEIGHBOUR, s[i].pid, s[i].comm, s[i].kthread, dev, via,
+			   rest * s[i].ns / others);
+		if (bl) {
+			bl->disk_share += busy > 0 ? s[i].ns / busy : 0;
+			if (bl->pid != s[i].pid)
+				bl->npids++;
+		}
+	}
+	blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
+}
+
+/* Run-queue time to the CPU hogs on the victim's CPUs, by their CPU time over the window. */
+static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
+{
+	const struct il_window *w = x->w;
+	const struct il_proc_cpu *me = il_proc_cpu_find(w->cpu, w->ncpu, victim);
+	__u64 mask = me && me->cpus ? me->cpus : ~0ULL, total = 0;
+
+	if (!ns)
+		return;
+	for (int i = 0; i < w->ncpu; i++)
+		if (w->cpu[i].pid != victim && (w->cpu[i].cpus & mask))
+			total += w->cpu[i].cpu_ns;
+	if (!total) {
+		x->c->no_cpu = true;
+		blame(x->a, IL_CK_CPU, 0, "", false, 0, NULL, ns);
+		return;
+	}
+	for (int i = 0; i < w->ncpu; i++) {
+		const struct il_proc_cpu *p = &w->cpu[i];
+		struct il_blame *bl;
+
+		if (p->pid == victim || !(p->cpus & mask) || !p->cpu_ns)
+			continue;
+		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, NULL,
+			   (double)ns * p->cpu_ns / total);
+		if (bl && bl->pid != p->pid)
+			bl->npids++;
+	}
+}
+
+/* Dirty throttling: the processes whose pages kernel threads wrote back to the victim's disk
+ * (itself, often), by their bytes. */
+static void blame_dirty(struct ctx *x, __u32 victim, __u64 ns)
+{
+	const struct il_window *w = x->w;
+	__u32 dev = 0;
+	__u64 total = 0;
+
+	for (int i = 0; i < w->view.nprocs && !dev; i++)
+		if (w->view.procs[i].pid == victim)
+			dev = w->view.procs[i].used_disk ? w->view.procs[i].used_disk :
+			      w->view.procs[i].ndisks ? w->view.procs[i].disks[0].dev : 0;
+	for (int i = 0; i < w->ndirtiers; i++)
+		if (!dev || w->dirtiers[i].dev == dev)
+			total += w->dirtiers[i].wb_bytes;
+	if (!total) {
+		blame(x->a, IL_CK_DIRTY, victim, NULL, false, dev, NULL, ns);
+		return;
+	}
+	for (int i = 0; i < w->ndirtiers; i++) {
+		const struct il_win_dirtier *p = &w->dirtiers[i];
+		struct il_blame *bl;
+
+		if (dev && p->dev != dev)
+			continue;
+		bl = blame(x->a, IL_CK_DIRTY, p->pid, p->comm, false, p->dev, NULL,
+			   (double)ns * p->wb_bytes / total);
+		if (bl && bl->pid != p->pid)
+			bl->npids++;
+	}
+}
+
+/* The victim's operation with the most time, and its parts. NULL when it has none. */
+static const struct il_split_op_row *top_op(const struct il_window *w, __u32 pid)
+{
+	const struct il_split_op_row *best = NULL;
+	__u64 bt = 0;
+
+	for (int i = 0; i < w->split.nops; i++) {
+		const struct il_split_op_row *r = &w->split.ops[i];
+		__u64 t = 0;
+
+		if (r->k.tgid != pid)
+			continue;
+		for (int p = 0; p < SPLIT_PARTS; p++)
+			t += r->v.part_ns[p];
+		if (!best || t > bt) {
+			best = r;
+			bt = t;
+		}
+	}
+	return best;
+}
+
+/* Every part of victim pid's top operation to its causes into a (sorted, largest first). */
+static void follow(struct ctx *x, const struct il_split_op_row *op)
+{
+	const struct il_window *w = x->w;
+	__u32 pid = op->k.tgid;
+	__u64 woken = 0, off = op->v.part_ns[SPLIT_IOWAIT_BLOCK] + op->v.part_ns[SPLIT_IOWAIT_TASK] +
+				op->v.part_ns[SPLIT_OTHER];
+	bool dirty = strstr(w->m.iw_top_frame, "balance_dirty_pages");
+
+	blame(x->a, IL_CK_SELF, pid, NULL, false, 0, NULL, op->v.part_ns[SPLIT_ONCPU]);
+	blame_cpu(x, pid, op->v.part_ns[SPLIT_RUNQ]);
+	for (int i = 0; i < w->split.nwakers; i++) {
+		const struct il_split_wk_row *r = &w->split.wakers[i];
+		char comm[IL_TASK_COMM_LEN + 1] = "";
+		__u64 ns = r->v.ns, io;
+
+		if (r->k.tgid != pid || r->k.op != op->k.op || woken >= off)
+			continue;
+		if (ns > off - woken)
+			ns = off - woken;
+		woken += ns;
+		memcpy(comm, r->v.comm, IL_TASK_COMM_LEN);
+		io = r->v.io_ns < ns ? r->v.io_ns : ns;
+		switch (r->k.wk_kind) {
+		case SPLIT_WK_BLOCK:
+			blame_disk(x, r->k.wk_disk, ns, pid, 0, NULL);
+			break;
+		case SPLIT_WK_TASK:
+			if (!r->v.kthread) {
+				struct il_blame *bl = blame(x->a, IL_CK_LOCK, r->k.wk_tgid, comm, false, 0,
+							    NULL, ns);
+				(void)bl;
+				break;
+			}
+			/* a kernel thread: its own I/O wait meanwhile, then the rest its own */
+			blame_disk(x, r->v.io_disk, io, pid, r->k.wk_tgid, comm);
+			blame(x->a, !strncmp(comm, "jbd2/", 5) ? IL_CK_JOURNAL : IL_CK_KTHREAD,
+			      r->k.wk_tgid, comm, true, r->v.io_disk, NULL, ns - io);
+			break;
+		default: /* a timer or an interrupt: dirty throttling when that is where it waits */
+			if (dirty)
+				blame_dirty(x, pid, ns);
+			else
+				blame(x->a, IL_CK_OTHER, 0, NULL, false, 0, NULL, ns);
+		}
+	}
+	/* off-CPU time no waker row kept (the map's bound): said as unexplained */
+	if (off > woken)
+		blame(x->a, dirty ? IL_CK_DIRTY : IL_CK_OTHER, dirty ? pid : 0, NULL, false, 0, NULL,
+		      off - woken);
+}
+
+static int cmp_blame(const void *a, const void *b)
+{
+	const struct il_blame *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : (int)x->kind - (int)y->kind;
+}
+
+/* Time the victim lost to others: neighbours, a throttle, lock holders, CPU hogs, another
+ * process's dirty pages. */
+static __u64 external_ns(const struct acc *a, __u32 victim)
+{
+	__u64 t = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		const struct il_blame *b = &a->b[i];
+
+		if (b->kind == IL_CK_NEIGHBOUR || b->kind == IL_CK_THROTTLE || b->kind == IL_CK_CPU ||
+		    (b->kind == IL_CK_LOCK && b->pid != victim) ||
+		    (b->kind == IL_CK_DIRTY && b->pid != victim))
+			t += b->ns;
+	}
+	return t;
+}
+
+static enum il_where where_of(const struct il_blame *b, bool queue)
+{
+	switch (b->kind) {
+	case IL_CK_NEIGHBOUR:
+	case IL_CK_DEVICE:
+		return queue ? IL_WHERE_QUEUE : IL_WHERE_DEVICE;
+	case IL_CK_THROTTLE:
+		return IL_WHERE_BLOCK;
+	case IL_CK_JOURNAL:
+	case IL_CK_KTHREAD:
+		return IL_WHERE_FILESYSTEM;
+	case IL_CK_CPU:
+		return IL_WHERE_CPU;
+	case IL_CK_DIRTY:
+		return IL_WHERE_WRITEBACK;
+	default:
+		return IL_WHERE_SYSCALL;
+	}
+}
+
+/* Follow candidate op's waits into *a (the cause's disks into c). */
+static void analyse(const struct il_window *w, struct il_cause *c, const struct il_split_op_row *op,
+		    struct acc *a)
+{
+	struct ctx x = { w, c, a };
+
+	memset(a, 0, sizeof(*a));
+	c->ndisks = 0;
+	c->no_cpu = false;
+	follow(&x, op);
+	qsort(a->b, a->n, sizeof(a->b[0]), cmp_blame);
+}
+
+void il_cause(const struct il_window *w, struct il_cause *c)
+{
+	const struct il_split_op_row *best = NULL;
+	struct acc *a = calloc(1, sizeof(*a));
+	__u64 best_ext = 0, best_call = 0;
+	bool by_ext = false;
+
+	memset(c, 0, sizeof(*c));
+	if (!a)
+		return;
+	/* the victim: -p's process; else the one that lost the most time to others, when that
+	 * is a real part of its time; else the one with the most time in calls */
+	for (int i = 0; i < w->split.nops; i++) {
+		const struct il_split_op_row *op = &w->split.ops[i];
+		__u64 call = 0, ext;
+
+		if (op != top_op(w, op->k.tgid) || (w->m.pid && op->k.tgid != w->m.pid) ||
+		    is_kthread(w, op->k.tgid, ""))
+			continue;
+		for (int p = 0; p < SPLIT_PARTS; p++)
+			call += op->v.part_ns[p];
+		analyse(w, c, op, a);
+		ext = external_ns(a, op->k.tgid);
+		if (ext >= EXTERNAL_SHARE * call && ext >= EXTERNAL_OF_WINDOW * w->m.elapsed_s * 1e9 &&
+		    (!by_ext || ext > best_ext)) {
+			by_ext = true;
+			best = op;
+			best_ext = ext;
+		} else if (!by_ext && (!best || call > best_call)) {
+			best = op;
+			best_call = call;
+		}
+	}
+	if (!best) {
+		free(a);
+		return;
+	}
+	analyse(w, c, best, a);
+	c->found = true;
+	c->victim.pid = best->k.tgid;
+	c->victim.op = best->k.op;
+	c->victim.calls = best->v.calls;
+	memcpy(c->victim.part_ns, best->v.part_ns, sizeof(c->victim.part_ns));
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		c->victim.call_ns += best->v.part_ns[p];
+	for (int i = 0; i < w->view.nprocs; i++)
+		if (w->view.procs[i].pid == c->victim.pid) {
+			snprintf(c->victim.comm, sizeof(c->victim.comm), "%s", w->view.procs[i].comm);
+			snprintf(c->victim.file, sizeof(c->victim.file), "%s", w->view.procs[i].top_file);
+		}
+	for (int i = 0; i < a->n && c->nblames < IL_CAUSE_MAX; i++) {
+		struct il_blame *b = &c->blames[c->nblames++];
+
+		*b = a->b[i];
+		b->share = c->victim.call_ns ? (double)b->ns / c->victim.call_ns : 0;
+		if (b->kind == IL_CK_SELF || (b->kind == IL_CK_DIRTY && !b->comm[0]))
+			snprintf(b->comm, sizeof(b->comm), "%s", c->victim.comm);
+	}
+	c->where = c->nblames ? where_of(&c->blames[0], a->queue) : IL_WHERE_NONE;
+	free(a);
+}
+
+/* ---- saying it ----------------------------------------------------------------------------- */
+
+static const char *const op_words[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_file_range" };
+
+/* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. */
+static const char *who_str(const struct il_blame *b, char *buf, size_t len)
+{
+	char esc[4 * 16 + 1];
+	int n;
+
+	il_text_escape(b->comm, strnlen(b->comm, sizeof(b->comm)), esc, sizeof(esc));
+	if (b->kthread)
+		n = snprintf(buf, len, "[%s]", esc);
+	else if (b->npids > 1)
+		n = snprintf(buf, len, "%s (%d pids)", esc, b->npids);
+	else if (b->pid)
+		n = snprintf(buf, len, "%s (pid %u)", esc, b->pid);
+	else
+		n = snprintf(buf, len, "%s", esc);
+	return n < 0 ? "" : buf;
+}
+
+/* The culprit's part of the line: what the victim's time waits for. */
+static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, char *buf, size_t len)
+{
+	char who[96], via[40] = "";
+	int pct = (int)(b->share * 100 + 0.5);
+
+	if (b->via[0])
+		snprintf(via, sizeof(via), " through [%s]", b->via);
+	who_str(b, who, sizeof(who));
+	switch (b->kind) {
+	case IL_CK_NEIGHBOUR:
+		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its busy time",
+				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
+	case IL_CK_DEVICE:
+		return snprintf(buf, len, "%d%% of its time waits%s for %s itself: nobody else keeps it busy",
+				pct, via, b->disk);
+	case IL_CK_THROTTLE:
+		return snprintf(buf, len, "%d%% of its time is held before the queue on %s by the throttle "
+				"of cgroup %s", pct, b->disk, b->cgroup);
+	case IL_CK_JOURNAL:
+		return snprintf(buf, len, "%d%% of its time waits for the journal commit of %s", pct, who);
+	case IL_CK_KTHREAD:
+		return snprintf(buf, len, "%d%% of its time waits for kernel thread %s", pct, who);
+	case IL_CK_LOCK:
+		return snprintf(buf, len, "%d%% of its time waits for %s, which woke it (the holder of "
+				"what it waits for)", pct, who);
+	case IL_CK_CPU:
+		return b->comm[0] ? snprintf(buf, len, "%d%% of its time waits for a CPU behind %s", pct, who)
+				  : snprintf(buf, len, "%d%% of its time waits for a CPU", pct);
+	case IL_CK_DIRTY:
+		return snprintf(buf, len, "%d%% of its time is throttled in balance_dirty_pages: %s "
+				"dirties pages faster than %s writes them", pct, who,
+				b->disk[0] ? b->disk : "the disk");
+	case IL_CK_SELF:
+		return snprintf(buf, len, "%d%% of its time runs on CPU in the kernel", pct);
+	default:
+		return snprintf(buf, len, "%d%% of its time waits with no task waking it (a timer or "
+				"an interrupt)", pct);
+	}
+}
+
+/* A path cut from the front to at most max bytes: "...end/of/it". */
+static const char *short_path(const char *p, size_t max, char *buf, size_t len)
+{
+	size_t n = strlen(p);
+
+	if (n <= max)
+		snprintf(buf, len, "%s", p);
+	else
+		snprintf(buf, len, "...%s", p + n - (max - 3));
+	return buf;
+}
+
+const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
+{
+	char comm[4 * 16 + 1], file[80], rest[256], line[512];
+	size_t room;
+	int n;
+
+	if (!c->found || !c->nblames) {
+		snprintf(buf, len, "no traced call was split");
+		return buf;
+	}
+	il_text_escape(c->victim.comm, strnlen(c->victim.comm, sizeof(c->victim.comm)), comm, sizeof(comm));
+	culprit_str(c, &c->blames[0], rest, sizeof(rest));
+	n = snprintf(line, sizeof(line), "%s (pid %u) %s", comm, c->victim.pid, op_words[c->victim.op]);
+	/* the file, cut to what the line has room for */
+	room = 200 - 4 - (n + strlen(rest) < 200 ? n + strlen(rest) : 200);
+	if (c->victim.file[0] && room > 12) {
+		char esc[4 * 512 + 1];
+
+		il_text_escape(c->victim.file, strlen(c->victim.file), esc, sizeof(esc));
+		n += snprintf(line + n, sizeof(line) - n, " on %s",
+			      short_path(esc, room - 4 < sizeof(file) - 1 ? room - 4 : sizeof(file) - 1,
+					 file, sizeof(file)));
+	}
+	snprintf(line + n, sizeof(line) - n, ": %s", rest);
+	/* one line of at most 200 bytes */
+	n = strlen(line);
+	if (n > 200)
+		n = 200;
+	if ((size_t)n >= len)
+		n = len - 1;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	return buf;
+}
+
+int il_cause_evidence(const struct il_cause *c, char lines[5][200])
+{
+	const __u64 *p = c->victim.part_ns;
+	double t = c->victim.call_ns ? c->victim.call_ns / 100.0 : 1;
+	char tot[32], who[96];
+	int n = 0;
+
+	if (!c->found)
+		return 0;
+	snprintf(lines[n++], 200, "split: %llu %s calls, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
+		 "%.0f%% (its block I/O %.0f%%, woken by tasks %.0f%%), other waits %.0f%%",
+		 (unsigned long long)c->victim.calls, op_words[c->victim.op],
+		 il_fmt_ns(c->victim.call_ns, tot, sizeof(tot)), p[SPLIT_ONCPU] / t, p[SPLIT_RUNQ] / t,
+		 (p[SPLIT_IOWAIT_BLOCK] + p[SPLIT_IOWAIT_TASK]) / t, p[SPLIT_IOWAIT_BLOCK] / t,
+		 p[SPLIT_IOWAIT_TASK] / t, p[SPLIT_OTHER] / t);
+	for (int i = 0; i < c->ndisks && n < 3; i++) {
+		const struct il_cause_disk *d = &c->disks[i];
+		int o = snprintf(lines[n], 200, "%s busy time by submitter:", d->disk);
+
+		for (int k = 0; k < d->n && o < 200; k++) {
+			struct il_blame g = { .npids = d->top[k].npids, .kthread = d->top[k].kthread };
+
+			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
+			g.pid = 1; /* shown as a group or a name, not a pid */
+			o += snprintf(lines[n] + o, 200 - o, "%s %s %.0f%%", k ? "," : "",
+				      g.npids > 1 || g.kthread ? who_str(&g, who, sizeof(who)) : g.comm,
+				      d->top[k].share * 100);
+		}
+		n++;
+	}
+	if (c->nblames > 1) {
+		int o = snprintf(lines[n], 200, "causes:");
+
+		for (int i = 0; i < c->nblames && i < 4 && o < 200; i++) {
+			const struct il_blame *b = &c->blames[i];
+
+			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%s %.0f%%", i ? "," : "", il_ck_name(b->kind),
+				      b->comm[0] && b->kind != IL_CK_SELF ? " " : "",
+				      b->kind == IL_CK_SELF ? "" : who_str(b, who, sizeof(who)), b->share * 100);
+		}
+		n++;
+	}
+	if (c->blames[0].kind == IL_CK_THROTTLE && c->blames[0].rule[0] && n < 5)
+		n += snprintf(lines[n], 200, "throttle of %.60s: %.120s", c->blames[0].cgroup,
+			      c->blames[0].rule) > 0;
+	if (c->no_cpu && n < 5)
+		snprintf(lines[n++], 200, "run-queue time, but no process's CPU time was read to name the "
+			 "CPU hogs");
+	return n;
+}
+
+void il_cause_json(struct json_object *v, const struct il_cause *c)
+{
+	struct json_object *vi = json_object_new_object(), *cu, *bd = json_object_new_array();
+	struct json_object *all = json_object_new_array(), *ev = json_object_new_array();
+	char line[256], lines[5][200];
+	int n;
+
+	if (!c->found)
+		return;
+	json_object_object_add(vi, "pid", json_object_new_uint64(c->victim.pid));
+	il_json_add_name(vi, "comm", c->victim.comm, sizeof(c->victim.comm));
+	json_object_object_add(vi, "op", json_object_new_string(op_words[c->victim.op]));
+	il_json_add_name(vi, "file", c->victim.file, sizeof(c->victim.file));
+	json_object_object_add(vi, "calls", json_object_new_uint64(c->victim.calls));
+	json_object_object_add(vi, "time_ns", json_object_new_uint64(c->victim.call_ns));
+	json_object_object_add(v, "victim", vi);
+	for (int i = 0; i < c->nblames; i++) {
+		const struct il_blame *b = &c->blames[i];
+
+		cu = json_object_new_object();
+		json_object_object_add(cu, "kind", json_object_new_string(il_ck_name(b->kind)));
+		json_object_object_add(cu, "pid", b->pid ? json_object_new_uint64(b->pid) : NULL);
+		il_json_add_name(cu, "comm", b->comm, sizeof(b->comm));
+		json_object_object_add(cu, "group", json_object_new_boolean(b->npids > 1));
+		json_object_object_add(cu, "npids", json_object_new_int(b->npids));
+		json_object_object_add(cu, "kthread", json_object_new_boolean(b->kthread));
+		il_json_add_name(cu, "cgroup", b->cgroup, sizeof(b->cgroup));
+		json_object_object_add(cu, "disk", b->disk[0] ? json_object_new_string(b->disk) : NULL);
+		il_json_add_name(cu, "rule", b->rule, sizeof(b->rule));
+		il_json_add_name(cu, "via", b->via, sizeof(b->via));
+		json_object_object_add(cu, "ns", json_object_new_uint64(b->ns));
+		json_object_object_add(cu, "share", json_object_new_double(b->share));
+		json_object_object_add(cu, "disk_share", json_object_new_double(b->disk_share));
+		json_object_array_add(all, cu);
+	}
+	json_object_object_add(v, "culprit", c->nblames ? json_object_get(json_object_array_get_idx(all, 0))
+							 : NULL);
+	json_object_object_add(v, "causes", all);
+	for (int p = 0; p < SPLIT_PARTS; p++) {
+		struct json_object *x = json_object_new_object();
+
+		json_object_object_add(x, "part", json_object_new_string(il_split_part_keys[p]));
+		json_object_object_add(x, "ns", json_object_new_uint64(c->victim.part_ns[p]));
+		json_object_object_add(x, "share", json_object_new_double(
+			c->victim.call_ns ? (double)c->victim.part_ns[p] / c->victim.call_ns : 0));
+		json_object_array_add(bd, x);
+	}
+	json_object_object_add(v, "breakdown", bd);
+	json_object_object_add(v, "summary", il_json_utf8(il_cause_line(c, line, sizeof(line)), sizeof(line)));
+	n = il_cause_evidence(c, lines);
+	for (int i = 0; i < n; i++)
+		json_object_array_add(ev, il_json_utf8(lines[i], sizeof(lines[i])));
+	json_object_object_add(v, "evidence", ev);
+}
+
+/* The process the verdict is about: the victim, as il_culprit_sentence() says it. */
+static void victim_culprit(const struct il_window *w, const struct il_cause *c, struct il_culprit *k)
+{
+	const struct il_who_sum *p = NULL;
+
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < w->view.nprocs && !p; i++)
+		if (w->view.procs[i].pid == c->victim.pid)
+			p = &w->view.procs[i];
+	k->found = true;
+	k->pid = c->victim.pid;
+	snprintf(k->comm, sizeof(k->comm), "%s", c->victim.comm);
+	snprintf(k->file, sizeof(k->file), "%s", c->victim.file);
+	snprintf(k->disk, sizeof(k->disk), "%s", p && p->top_file_disk[0] ? p->top_file_disk : w->m.disk);
+	if (!p)
+		return;
+	snprintf(k->cgroup, sizeof(k->cgroup), "%s", p->cgroup);
+	k->file_way = k->file[0] && (p->top_file_read_bytes || p->top_file_write_bytes);
+	k->writes = k->file_way ? p->top_file_write_bytes >= p->top_file_read_bytes
+				: p->write_bytes >= p->read_bytes;
+	k->moved = k->writes ? p->write_bytes > 0 : p->read_bytes > 0;
+	if (w->m.elapsed_s > 0)
+		k->bytes_per_s = (k->writes ? p->write_bytes : p->read_bytes) / w->m.elapsed_s;
+}
+
+void il_window_judge(const struct il_window *w, struct il_judgement *j)
+{
+	char line[256];
+
+	il_judge(&w->m, w->view.procs, w->view.nprocs, &j->v);
+	j->layers = j->v.d;
+	il_cause(w, &j->cause);
+	if (!j->cause.found || !j->cause.nblames || j->v.d.why == IL_WHY_WB_ERRORS)
+		return;
+	j->v.d.where = j->cause.where;
+	victim_culprit(w, &j->cause, &j->v.c);
+	il_cause_line(&j->cause, line, sizeof(line));
+	snprintf(j->v.why, sizeof(j->v.why), "%s", line);
+}
+
+struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j)
+{
+	struct json_object *o = il_window_json(w, &j->v), *v;
+	char detail[1024];
+
+	if (json_object_object_get_ex(o, "verdict", &v)) {
+		/* the layers' own sentence, beside the cause's */
+		il_decision_text(&w->m, &j->layers, detail, sizeof(detail));
+		json_object_object_add(v, "detail", json_object_new_string(detail));
+		il_cause_json(v, &j->cause);
+	}
+	return o;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Who makes it slow: the verdict that follows each wait to its cause.
+ *
+ * From one window (measure.h) it takes the traced calls' time split (where each call's time
+ * went: on CPU, run queue, I/O wait ended by its block I/O or by a task, other waits, by
+ * waker; user/lib/layers/split.h), who held each disk (blk_procs: device time by submitter),
+ * every process's CPU time, attribution and the layers' totals, and:
+ *   1. picks the victim: -p's process, else the process whose calls lost the most time to
+ *      others (a neighbour's requests, a throttle, a lock holder, CPU hogs), else the one
+ *      with the most time in calls;
+ *   2. takes its operation with the most time and gives each part of that time to a cause:
+ *        on CPU                -> its own work in the kernel (syscall/VFS);
+ *        run queue             -> the CPU hogs on its CPUs, by their CPU time;
+ *        I/O wait on its I/O   -> on disk D: the throttle that held its bios before Q (block
+ *                                 layer); of the rest, the other submitters' share of D's
+ *                                 busy time (the neighbours, grouped by command; a flusher's
+ *                                 or the journal's writes count for the processes whose pages
+ *                                 they wrote), and the device itself;
+ *        woken by the journal  -> its commit's own I/O wait on D followed as above; the rest
+ *                                 to the journal (filesystem);
+ *        woken by a process    -> that process, the lock holder (syscall/VFS);
+ *        I/O wait on a timer   -> dirty throttling (balance_dirty_pages) when that is where
+ *                                 the I/O wait is: writeback, and whose pages fill the disk;
+ *   3. names the largest cause. Decisions are on shares of time, never on percentile bucket
+ *      edges, so a steady load gives the same verdict run after run.
+ * A pure function of the window: unit-tested with made-up windows (tests/unit/test_cause.c).
+ */
+#ifndef IOLAYER_CAUSE_H
+#define IOLAYER_CAUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+#include "measure.h"
+#include "verdict.h"
+
+/* What a cause is (il_blame.kind). */
+enum il_ck {
+	IL_CK_SELF,        /* its own work on CPU in the kernel */
+	IL_CK_DEVICE,      /* its own I/O on a disk nobody else kept busy */
+	IL_CK_NEIGHBOUR,   /* other processes' requests on the disk it waits on */
+	IL_CK_THROTTLE,    /* a cgroup throttle holding its bios before the queue */
+	IL_CK_JOURNAL,     /* the journal thread, beyond its own I/O wait */
+	IL_CK_LOCK,        /* another process that woke it: the holder of what it waited for */
+	IL_CK_KTHREAD,     /* a kernel thread that woke it (not the journal), beyond its I/O */
+	IL_CK_CPU,         /* CPU hogs on its CPUs: run-queue time */
+	IL_CK_DIRTY,       /* dirty throttling: writers held in balance_dirty_pages */
+	IL_CK_OTHER,       /* a wait nothing here explains (a timer, an interrupt, unknown) */
+	IL_CK__MAX
+};
+
+/* The JSON word of a kind: "self", "device", "neighbour", "throttle", "journal", "lock",
+ * "kthread", "cpu", "dirty", "other". */
+const char *il_ck_name(enum il_ck k);
+
+/* One cause of the victim's call time. */
+struct il_blame {
+	enum il_ck kind;
+	__u32 pid;                  /* a process (a group's busiest member), 0 none */
+	char comm[16];              /* its command (a kernel thread's name) */
+	int npids;                  /* processes of that command in the group (1: one) */
+	bool kthread;
+	char cgroup[128];           /* the throttled cgroup; a process's cgroup */
+	__u32 dev;                  /* the disk, 0 none */
+	char disk[32];
+	char rule[192];             /* the throttle rules */
+	char via[16];               /* the kernel thread its wait went through (jbd2/loop0-8) */
+	__u64 ns;                   /* the victim's call time it accounts for */
+	double share;               /* ns / the victim's call time */
+	double disk_share;          /* a neighbour's share of the disk's busy time */
+};
+
+#define IL_CAUSE_MAX 8
+#define IL_CAUSE_DISKS 4
+
+/* A disk's busy time by submitter, as the evidence shows it. */
+struct il_cause_disk {
+	__u32 dev;
+	char disk[32];
+	__u64 busy_ns;                      /* device time of every submitter */
+	int n;
+	struct { char comm[16]; int npids; bool kthread; double share; } top[4];
+};
+
+struct il_cause {
+	bool found;                         /* a victim with split calls */
+	struct {
+		__u32 pid;
+		char comm[16];
+		int op;                     /* enum fs_op */
+		char file[512];             /* its top file, "" none */
+		__u64 calls, call_ns;
+		__u64 part_ns[SPLIT_PARTS];
+	} victim;
+	enum il_where where;
+	struct il_blame blames[IL_CAUSE_MAX]; /* largest first; blames[0] is the culprit */
+	int nblames;
+	struct il_cause_disk disks[IL_CAUSE_DISKS];
+	int ndisks;
+	bool no_cpu;                        /* run-queue time, but no CPU times to name hogs */
+};
+
+/* Follow the waits of window w's calls to their causes into *c (c->found false when no
+ * traced call was split: the old, layer-only verdict stands). */
+void il_cause(const struct il_window *w, struct il_cause *c);
+
+/* The verdict's one line (at most 200 bytes and len - 1): "VICTIM OP on FILE: N% of its time
+ * waits ... CULPRIT". Returns buf. */
+const char *il_cause_line(const struct il_cause *c, char *buf, size_t len);
+
+/* The evidence under it, at most 5 lines (each without its newline) into lines[5][200];
+ * returns how many. */
+int il_cause_evidence(const struct il_cause *c, char lines[5][200]);
+
+/* Add victim{pid, comm, op, file, calls, time_ns}, culprit{kind, pid, comm, group, npids,
+ * cgroup, file, disk, rule, via, share, disk_share}, breakdown[{part, ns, share}],
+ * causes[...], summary and evidence[] to the verdict object v. */
+void il_cause_json(struct json_object *v, const struct il_cause *c);
+
+/* A window judged: the layers' decision and the cause that names who makes it slow. */
+struct il_judgement {
+	struct il_verdict v;                /* where (the cause's, when found), the sentences, the
+					     * process the verdict is about (the victim) */
+	struct il_cause cause;
+	struct il_decision layers;          /* the layers' own decision (il_decide()) */
+};
+
+/* Judge window w: il_judge() on its layers, then il_cause(); a found cause decides where the
+ * time goes (failing writeback still comes first) and names its victim as the process. */
+void il_window_judge(const struct il_window *w, struct il_judgement *j);
+
+/* The window's JSON (il_window_json()) with the cause's fields in its verdict. */
+struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j);
+
+#endif
