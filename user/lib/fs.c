@@ -210,6 +210,8 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
 
 	for (int i = 0; i < n; i++) {
+		if (types[i] < 0 || types[i] >= FS_TYPE__MAX)
+			continue;
 		/* the tracepoint method counts sync_file_range with the other syscalls, at
 		 * raw_syscalls; fentry and kprobes at its own syscall tracepoints */
 		if (il_plan_family(&plans[i]) == IL_FAM_TRACEPOINT)
@@ -223,17 +225,27 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "fs_send"), true);
 }
 
+int il_fs_plan_type(const struct il_plan *p)
+{
+	for (int t = 0; t < FS_TYPE__MAX; t++)
+		if (p->what == il_fs_table[t].what)
+			return t;
+	return -1;
+}
+
 int il_fs_loaded(struct bpf_object *obj)
 {
 	struct bpf_program *send = bpf_object__find_program_by_name(obj, "fs_send");
 	int fd = il_obj_map_fd(obj, "fs_send_prog"), pfd = send ? bpf_program__fd(send) : -1;
 	__u32 zero = 0;
+	int err;
 
 	if (pfd < 0) /* not loaded: no events asked for */
 		return 0;
-	if (fd < 0)
-		return -ENOENT;
-	return bpf_map_update_elem(fd, &zero, &pfd, BPF_ANY) ? -errno : 0;
+	err = fd < 0 ? -ENOENT : bpf_map_update_elem(fd, &zero, &pfd, BPF_ANY) ? -errno : 0;
+	if (err)
+		il_err("cannot connect the event sender: %s", il_errno_name(err));
+	return err;
 }
 
 void il_fs_unload(struct bpf_object *obj)

@@ -3,7 +3,9 @@
  * libiolayer: the shared user-space library of the iolayer tools (user/lib/, built into
  * build/libiolayer.a). Include this one header for all of it:
  *   tool.h      the tool scaffold: shared options, checks, load and output status
- *   layers.h    the kernel layers' user sides: settings, plans, readers, names
+ *   layers.h    the table of layers and their lifecycle hooks; layers/LAYER.h each layer's
+ *               settings, plans, readers, names
+ *   layerset.h  a tool's layers: plans on the heap, choose, hooks, attach, detach
  *   plan.h      attach plans: methods, choosing, attaching    (probes.h, kretprobe.h)
  *   btf.h       the kernel's BTF      tracefs.h   tracefs      bpfobj.h   handles by name
  *   run.h       event loop, signals   drops.h     lost events  log.h      messages
@@ -26,6 +28,7 @@
 #include "ksyms.h"
 #include "kretprobe.h"
 #include "layers.h"
+#include "layerset.h"
 #include "layers/block.h"
 #include "layers/fs.h"
 #include "layers/iowait.h"

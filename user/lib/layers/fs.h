@@ -55,8 +55,11 @@ int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
  * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
 void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
 
+/* The filesystem (enum fs_type) plan p was made for by il_fs_plan(), or -1. */
+int il_fs_plan_type(const struct il_plan *p);
+
 /* After load: hand the syscall tracepoints' slow events to fs_send (when it was loaded:
- * fs_cfg.min_ns not ~0). 0, or -errno. */
+ * fs_cfg.min_ns not ~0). 0, or -errno after printing one line. */
 int il_fs_loaded(struct bpf_object *obj);
 
 /* Before the object is destroyed: take fs_send out of fs_send_prog, so that it goes with the
