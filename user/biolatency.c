@@ -416,9 +416,10 @@ static int tick(void *ctx)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[INTERVAL [COUNT]]", doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[3] = { 0 };
+	struct il_layerset *ls = NULL;
 	struct biolatency_bpf *skel;
-	int done, rc = IL_EXIT_ERR, nplans = 0;
+	struct il_plan *plans;
+	int done, rc = IL_EXIT_ERR;
 
 	il_tool_start("biolatency", &argp, IL_OPT_JSON, argc, argv);
 	if (env.count && !env.interval)
@@ -452,14 +453,16 @@ int main(int argc, char **argv)
 	skel->rodata->targ_dev_part = env.dev_part;
 
 	il_autoload_none(skel->obj);
-	il_blk_plan(skel->obj, env.from <= BLK_MK_I || env.breakdown, &plans[0]);
-	il_blk_bio_plan(skel->obj, &plans[1]);
-	il_blk_submit_plan(skel->obj, &plans[2]);
-	nplans = bios ? (submit ? 3 : 2) : 1;
-	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)) ||
-	    il_blk_loaded(skel->obj))
+	if (!(ls = il_layerset_new(skel->obj, 3)) ||
+	    !(plans = il_layerset_add(ls, "block", bios ? (submit ? 3 : 2) : 1)))
 		goto out;
-	if (il_plans_attach(plans, nplans))
+	il_blk_plan(skel->obj, env.from <= BLK_MK_I || env.breakdown, &plans[0]);
+	if (bios)
+		il_blk_bio_plan(skel->obj, &plans[1]);
+	if (bios && submit)
+		il_blk_submit_plan(skel->obj, &plans[2]);
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biolatency_bpf__load(skel)) ||
+	    il_layerset_attach(ls))
 		goto out;
 
 	il_signals_init();
@@ -474,7 +477,7 @@ int main(int argc, char **argv)
 	il_drops_report(bpf_map__fd(skel->maps.il_drops), il_opts.format == IL_FMT_JSON);
 	rc = il_tool_output_status();
 out:
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_layerset_free(ls);
 	biolatency_bpf__destroy(skel);
 	free(snaps);
 	free(bd_snaps);

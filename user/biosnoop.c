@@ -242,8 +242,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[3] = { 0 };
+	struct il_layerset *ls = NULL;
 	struct biosnoop_bpf *skel;
+	struct il_plan *plans;
 	struct ring_buffer *rb = NULL;
 	int rc = IL_EXIT_ERR;
 
@@ -268,12 +269,13 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.bs_events, env.ringbuf_mb << 20);
 
 	il_autoload_none(skel->obj);
+	if (!(ls = il_layerset_new(skel->obj, 3)) || !(plans = il_layerset_add(ls, "block", 3)))
+		goto out;
 	il_blk_plan(skel->obj, true, &plans[0]);
 	il_blk_bio_plan(skel->obj, &plans[1]);
 	il_blk_submit_plan(skel->obj, &plans[2]);
-	if (il_plans_choose(plans, 3, il_opts.attach) || il_tool_loaded(biosnoop_bpf__load(skel)) ||
-	    il_blk_loaded(skel->obj) ||
-	    il_plans_attach(plans, 3))
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biosnoop_bpf__load(skel)) ||
+	    il_layerset_attach(ls))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.bs_events), handle_event, NULL, NULL);
@@ -299,7 +301,7 @@ int main(int argc, char **argv)
 	rc = il_tool_output_status();
 out:
 	ring_buffer__free(rb);
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_layerset_free(ls);
 	biosnoop_bpf__destroy(skel);
 	return rc;
 }

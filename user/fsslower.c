@@ -366,7 +366,8 @@ static void choose_filesystems(struct fs_cfg *cfg)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX] = { 0 };
+	struct il_layerset *ls = NULL;
+	struct il_plan *plans;
 	int types[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
@@ -390,25 +391,22 @@ int main(int argc, char **argv)
 
 	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
 	il_autoload_none(skel->obj);
+	for (int t = 0; t < FS_TYPE__MAX; t++)
+		nplans += env.fs_wanted[t];
+	if (!(ls = il_layerset_new(skel->obj, nplans)) || !(plans = il_layerset_add(ls, "fs", nplans)))
+		goto out;
 	nplans = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
 	for (int i = 0; i < nplans; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 names[0] ? ", " : "", il_fs_table[types[i]].name);
-	if (il_plans_choose(plans, nplans, il_opts.attach))
+	if (il_layerset_choose(ls, il_opts.attach))
 		goto out;
-	il_fs_chosen(skel->obj, plans, types, nplans);
 	env.sum_iface = FS_IF_SYSCALL;
 	for (int i = 0; i < nplans; i++)
 		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
 			env.sum_iface = FS_IF_ANY;
 	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);
-	if (il_tool_loaded(fsslower_bpf__load(skel)))
-		goto out;
-	if ((err = il_fs_loaded(skel->obj))) {
-		il_err("cannot connect the event sender: %s", il_errno_name(err));
-		goto out;
-	}
-	if (il_plans_attach(plans, nplans))
+	if (il_layerset_loaded(ls, fsslower_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
 	if (!rb) {
@@ -458,8 +456,7 @@ out:
 	il_children_free(&kids);
 	free(aio);
 	ring_buffer__free(rb);
-	il_plans_detach(plans, nplans);
-	il_fs_unload(skel ? skel->obj : NULL);
+	il_layerset_free(ls);
 	fsslower_bpf__destroy(skel);
 	return rc;
 }

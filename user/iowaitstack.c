@@ -397,7 +397,8 @@ static int tick(void *ctx)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, il_argp_children, NULL, NULL };
-	struct il_plan plan = { 0 };
+	struct il_layerset *ls = NULL;
+	struct il_plan *plan;
 	struct il_run run = { .interval_s = 1, .tick = tick };
 	int rc = IL_EXIT_ERR;
 	struct iw_cfg *cfg;
@@ -417,9 +418,11 @@ int main(int argc, char **argv)
 	cfg->max_ns = env.max_us * NSEC_PER_USEC;
 	cfg->user_stacks = env.user_stacks;
 
-	il_iw_plan(skel->obj, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach) ||
-	    il_tool_loaded(iowaitstack_bpf__load(skel)) || il_plans_attach(&plan, 1))
+	if (!(ls = il_layerset_new(skel->obj, 1)) || !(plan = il_layerset_add(ls, "iowait", 1)))
+		goto out;
+	il_iw_plan(skel->obj, plan);
+	if (il_layerset_choose(ls, il_opts.attach) ||
+	    il_layerset_loaded(ls, iowaitstack_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	/* After attaching, so the tracer's own BPF programs have symbols and are recognised. */
 	stacks = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), env.user_stacks);
@@ -451,7 +454,7 @@ int main(int argc, char **argv)
 		report(env.interval != 0, true);
 	rc = il_tool_output_status();
 out:
-	il_plans_detach(&plan, 1);
+	il_layerset_free(ls);
 	ring_buffer__free(run.rb);
 	iowaitstack_bpf__destroy(skel);
 	il_stacknames_free(stacks);
