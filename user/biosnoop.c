@@ -68,7 +68,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'C': env.cgroup = arg; break;
 	case 'm': env.min_ms = il_arg_uint(arg, "the minimum latency (-m, milliseconds)", 0, 1000000000); break;
 	case OPT_RINGBUF: env.ringbuf_mb = il_arg_ringbuf_mb(arg); break;
-	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -249,16 +248,11 @@ int main(int argc, char **argv)
 	int rc = IL_EXIT_ERR;
 
 	il_tool_start("biosnoop", &argp, IL_OPT_PID | IL_OPT_JSON, argc, argv);
-	if (env.disk && il_disk_dev(env.disk, &env.dev))
-		il_die("no block device named '%s' (see lsblk)", env.disk);
-	if (env.disk)
-		env.dev_part = il_disk_is_partition(env.disk);
+	il_tool_disk(env.disk, &env.dev, &env.dev_part);
 	if (env.cgroup && il_blk_cgroup_id(env.cgroup, &env.cgroup_id))
 		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
 	skel = IL_SKEL_OPEN(biosnoop_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_blk_cfg(skel->obj);
 	il_blk_track_bios(skel->obj, true);
 	skel->rodata->targ_dev = env.dev;
@@ -278,12 +272,8 @@ int main(int argc, char **argv)
 	    il_layerset_attach(ls))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.bs_events), handle_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot open the ring buffer: %s", strerror(errno));
+	if (!(rb = il_ringbuf_open(skel->maps.bs_events, handle_event, NULL)))
 		goto out;
-	}
-	il_signals_init();
 	t0_ns = il_now_ns();
 	if (il_opts.format == IL_FMT_TEXT)
 		printf("%-11s %-16s %-7s %-9s %-4s %-12s %-8s %9s %9s %9s %-16s %s\n", "TIME(s)", "COMM",

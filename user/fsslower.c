@@ -109,8 +109,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_RINGBUF:
 		env.ringbuf_mb = il_arg_ringbuf_mb(arg);
 		break;
-	case ARGP_KEY_ARG:
-		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -381,8 +379,6 @@ int main(int argc, char **argv)
 	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
 		      IL_OPT_CSV, argc, argv);
 	skel = IL_SKEL_OPEN(fsslower_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_fs_cfg(skel->obj);
 	choose_filesystems(cfg);
 	cfg->targ_tgid = il_opts.pid;
@@ -408,12 +404,8 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);
 	if (il_layerset_loaded(ls, fsslower_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot open the ring buffer: %s", strerror(errno));
+	if (!(rb = il_ringbuf_open(skel->maps.fs_events, handle_event, NULL)))
 		goto out;
-	}
-	il_signals_init();
 	print_header();
 	/* what -p, --tid and -f leave: " of process N on one file" */
 	char who[64] = "";

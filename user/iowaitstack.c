@@ -409,8 +409,6 @@ int main(int argc, char **argv)
 		env.top = 5;
 
 	skel = IL_SKEL_OPEN(iowaitstack_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_iw_cfg(skel->obj);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
@@ -428,15 +426,9 @@ int main(int argc, char **argv)
 	stacks = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), env.user_stacks);
 	if (!stacks)
 		goto out;
-	if (env.user_stacks) {
-		run.rb = ring_buffer__new(bpf_map__fd(skel->maps.iw_procs), on_new_proc, NULL, NULL);
-		if (!run.rb) {
-			il_err("cannot open the ring buffer: %s", strerror(errno));
-			goto out;
-		}
-	}
+	if (env.user_stacks && !(run.rb = il_ringbuf_open(skel->maps.iw_procs, on_new_proc, NULL)))
+		goto out;
 
-	il_signals_init();
 	if (env.interval)
 		fprintf(stderr, "Tracing I/O waits, report every %u s... Hit Ctrl-C to end.\n",
 			env.interval);

@@ -63,7 +63,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'f': env.func = arg; break;
 	case OPT_ERRORS: env.errors = true; break;
 	case OPT_STACK: env.stack = true; break;
-	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -348,8 +347,6 @@ int main(int argc, char **argv)
 		func_width = strlen(env.func);
 
 	skel = IL_SKEL_OPEN(writeback_ret_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_wb_cfg(skel->obj);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
@@ -376,12 +373,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (env.stack && !(stacks = il_stacknames_new(bpf_map__fd(skel->maps.wb_stacks), false)))
 		goto out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.wb_events), on_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot create the ring buffer: %s", strerror(errno));
+	if (!(rb = il_ringbuf_open(skel->maps.wb_events, on_event, NULL)))
 		goto out;
-	}
-	il_signals_init();
 	say_limits(il_plan_method(plan));
 	print_header();
 	fprintf(stderr, "Tracing %s returns%s... Hit Ctrl-C to end.\n", env.func,

@@ -12,6 +12,7 @@
  *   hist.h      log2 histograms       verdict.h   which layer is slow
  *   stacks.h    stacks and their names (ksyms.h: kernel symbols)
  *   mounts.h    the mount table       escape.h    hostile bytes in text, CSV, JSON
+ *   blkview.h   the block layer's phase breakdown, as text and JSON
  *   path.h      a file's path from the names an event carries
  *   children.h  what a -p process's children (not traced) read and wrote meanwhile
  *   util.h      errno names, numbers, disks, preconditions, JSON printing
@@ -19,6 +20,7 @@
 #ifndef IOLAYER_LIBIOLAYER_H
 #define IOLAYER_LIBIOLAYER_H
 
+#include "blkview.h"
 #include "bpfobj.h"
 #include "btf.h"
 #include "children.h"
