@@ -565,3 +565,46 @@ struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
 	}
 	return a;
 }
+
+/* Thread tables; interval reports have no MAX_USECS column. */
+#define THREAD_HDR "%-16s %7s %7s %9s %12s"
+#define THREAD_ROW "%s %7u %7u %9llu %12llu" /* COMM: il_text_column(), 16 wide */
+
+void il_iw_thread_header(FILE *f, const char *indent, bool interval)
+{
+	fprintf(f, "%s" THREAD_HDR, indent, "COMM", "PID", "TID", "WAITS", "USECS");
+	fprintf(f, interval ? "\n" : " %10s\n", "MAX_USECS");
+}
+
+void il_iw_thread_row(FILE *f, const char *indent, const struct iw_key *k, const struct iw_val *v,
+		      bool interval)
+{
+	char comm[4 * IL_TASK_COMM_LEN + 1];
+
+	fprintf(f, "%s" THREAD_ROW, indent,
+		il_text_column(k->comm, sizeof(k->comm), 16, comm, sizeof(comm)), k->tgid, k->tid,
+		(unsigned long long)v->count, (unsigned long long)(v->total_ns / 1000));
+	if (interval)
+		fprintf(f, "\n");
+	else
+		fprintf(f, " %10llu\n", (unsigned long long)(v->max_ns / 1000));
+}
+
+struct json_object *il_iw_val_json(struct json_object *o, const struct iw_val *v, bool interval)
+{
+	json_object_object_add(o, "waits", json_object_new_uint64(v->count));
+	json_object_object_add(o, "usecs", json_object_new_uint64(v->total_ns / 1000));
+	if (!interval)
+		json_object_object_add(o, "max_usecs", json_object_new_uint64(v->max_ns / 1000));
+	return o;
+}
+
+struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_val *v, bool interval)
+{
+	struct json_object *o = json_object_new_object();
+
+	il_json_add_name(o, "comm", k->comm, sizeof(k->comm));
+	json_object_object_add(o, "pid", json_object_new_uint64(k->tgid));
+	json_object_object_add(o, "tid", json_object_new_uint64(k->tid));
+	return il_iw_val_json(o, v, interval);
+}

@@ -464,11 +464,26 @@ char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_fr
 	return key;
 }
 
-void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
-		      const struct il_frames *kernel, unsigned long long value)
+static int cmp_folded(const void *a, const void *b)
 {
-	char *key = il_frames_folded_key(comm, comm_len, user, kernel);
+	return strcmp(((const struct il_folded *)a)->key, ((const struct il_folded *)b)->key);
+}
 
-	fprintf(f, "%s %llu\n", key, value);
-	free(key);
+void il_folded_print(FILE *f, struct il_folded *v, size_t n, unsigned long long div)
+{
+	size_t out = 0;
+
+	qsort(v, n, sizeof(*v), cmp_folded);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !strcmp(v[out - 1].key, v[i].key)) {
+			v[out - 1].value += v[i].value;
+			free(v[i].key);
+		} else {
+			v[out++] = v[i];
+		}
+	}
+	for (size_t i = 0; i < out; i++) {
+		fprintf(f, "%s %llu\n", v[i].key, v[i].value / div);
+		free(v[i].key);
+	}
 }

@@ -96,6 +96,17 @@ void il_iw_report_free(struct il_iw_report *r);
 /* The value of e a report uses. */
 const struct iw_val *il_iw_val(const struct il_iw_entry *e, bool interval);
 
+/* A thread table's header and rows as iowaitstack prints them: COMM PID TID WAITS USECS, and
+ * MAX_USECS unless interval (an interval's growth keeps no maximum), each after indent. */
+void il_iw_thread_header(FILE *f, const char *indent, bool interval);
+void il_iw_thread_row(FILE *f, const char *indent, const struct iw_key *k, const struct iw_val *v,
+		      bool interval);
+
+/* v as JSON members waits, usecs and (unless interval) max_usecs added to o; returns o. A
+ * thread's: {comm, pid, tid, waits, usecs[, max_usecs]}. */
+struct json_object *il_iw_val_json(struct json_object *o, const struct iw_val *v, bool interval);
+struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_val *v, bool interval);
+
 /* A sleep still under way (left in iw_sleeping): its thread, the stacks it began under and
  * how long it has lasted so far. */
 struct il_iw_sleeping {
