@@ -26,7 +26,7 @@ WLS      := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRC))
 MANS     := $(wildcard docs/man/*.8)
 
 PKGS     := libbpf libelf zlib json-c libdw libmicrohttpd
-WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wmissing-prototypes
 CFLAGS   ?= -g -O2
 override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD) \
                    -DIL_VERSION='"$(VERSION)"'

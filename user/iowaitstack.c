@@ -176,7 +176,8 @@ static void print_folded(const struct il_iw_report *r)
 			v[n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
 				env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
 				frames_get(0, 0, k->kstack, 0));
-			v[n++].value = il_iw_val(g->members[j], use_interval)->total_ns;
+			if (v[n].key) /* NULL: out of memory, said */
+				v[n++].value = il_iw_val(g->members[j], use_interval)->total_ns;
 		}
 	}
 	il_folded_print(stdout, v, n, NSEC_PER_USEC);
@@ -247,7 +248,8 @@ static void report(bool interval, bool final)
 	size_t shown;
 
 	use_interval = interval;
-	il_iw_report_make(&table, interval, &r);
+	if (il_iw_report_make(&table, interval, &r))
+		il_warn("out of memory for the report: it is empty");
 	/* stacks recorded apart that print alike (the tracer's frames differ) are one */
 	il_iw_report_merge(&r, stacks, env.user_stacks);
 	shown = env.top && env.top < r.ngroups ? env.top : r.ngroups;

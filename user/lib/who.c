@@ -139,15 +139,6 @@ void il_who_free(struct il_who *w)
 	memset(w, 0, sizeof(*w));
 }
 
-__u64 il_who_proc_fs_ns(const struct who_proc *p)
-{
-	__u64 t = 0;
-
-	for (int i = 0; i < FS_OP__MAX; i++)
-		t += p->op_ns[i];
-	return t;
-}
-
 /* Is path the file (ino, generation gen)? The inode number must match; for a regular file
  * whose filesystem gives its generation (FS_IOC_GETVERSION: ext4, xfs, btrfs), that too, as
  * a file made after another was deleted may have its number. */
@@ -269,7 +260,7 @@ void il_who_note_procs(struct bpf_object *obj)
 		void *n = realloc(cg_cache, (ncg + 1) * sizeof(*cg_cache));
 
 		if (!n || !(cg_cache = n, cg_cache[ncg].path = strdup(path)))
-			il_die("out of memory");
+			{ il_err("out of memory: the cgroups of processes are not noted"); return; }
 		cg_cache[ncg++].pid = k;
 	}
 }
@@ -299,7 +290,7 @@ static int cg_walk(const char *path, const struct stat *st, int type, struct FTW
 		return 0;
 	if (!(n = realloc(cg_dirs, (ncg_dirs + 1) * sizeof(*cg_dirs))) ||
 	    !(n[ncg_dirs].path = strdup(path[cg_root_len] ? path + cg_root_len : "/")))
-		il_die("out of memory");
+		return il_err("out of memory walking the cgroups"), cg_dirs = n ? n : cg_dirs, -1;
 	cg_dirs = n;
 	cg_dirs[ncg_dirs++].ino = st->st_ino;
 	return 0;

@@ -83,7 +83,7 @@ int il_who_view_make(struct bpf_object *obj, __u32 disk_dev, struct il_who_view 
 	v->procs = calloc(w.nprocs + 1, sizeof(*v->procs));
 	v->files = calloc(w.nfiles + 1, sizeof(*v->files));
 	if (!v->procs || !v->files)
-		il_die("out of memory");
+		return il_who_free(&w), il_who_view_free(v), il_err("out of memory"), -ENOMEM;
 	for (int i = 0; i < w.nfiles; i++) {
 		const struct who_file *f = &w.files[i].v;
 		struct il_who_file_sum *s;
@@ -203,7 +203,7 @@ int il_who_view_disks(struct bpf_object *obj, __u32 pid, __u32 *devs, int max)
 	int n = 0;
 
 	if (!weights)
-		il_die("out of memory");
+		return il_err("out of memory: the disks of process %u are not known", pid), 0;
 	if (il_who_read(obj, &w)) {
 		free(weights);
 		return 0;

@@ -23,7 +23,7 @@ struct iw_cfg *il_iw_cfg(struct bpf_object *obj);
 void il_iw_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* Call fn for every aggregate of iw_waits of a loaded obj (cumulative since start); stops
- * when fn returns non-zero. 0, or -errno when the map cannot be read. */
+ * when fn returns non-zero. 0, or -errno when the map cannot be read or fn returned it. */
 int il_iw_foreach(struct bpf_object *obj,
 		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx);
 
@@ -80,9 +80,8 @@ struct il_iw_report {
 	struct il_iw_entry *rows;     /* after il_iw_report_merge(): the groups' merged rows */
 	struct il_iw_entry **rowp;
 };
-
-
-void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
+/* 0, or -ENOMEM with r empty (free it all the same). */
+int il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
 
 /* Merge the groups of r that print alike once names has named their stacks (the kernel
  * stack; with user, also the user stack of the same process): the kernel records stacks
