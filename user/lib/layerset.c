@@ -27,7 +27,11 @@ static struct il_plan *add(struct il_layerset *ls, const char *layer, int n, con
 	const struct il_layer_desc *d = il_layer_find(layer);
 	struct il_layer_use *u;
 
-	if (!d || n < 0 || ls->nuses == IL_LAYERSET_MAX_USES || ls->nplans + n > ls->cap) {
+	if (!d) {
+		il_err("internal error: no layer named %s", layer);
+		return NULL;
+	}
+	if (n < 0 || ls->nuses == IL_LAYERSET_MAX_USES || ls->nplans + n > ls->cap) {
 		il_err("internal error: no room for %d plan%s of layer %s", n, n == 1 ? "" : "s", layer);
 		return NULL;
 	}

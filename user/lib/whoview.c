@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "escape.h"
+#include "layers/fs.h"
 #include "log.h"
 #include "util.h"
 #include "whoview.h"
