@@ -26,7 +26,7 @@ WLS      := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRC))
 MANS     := $(wildcard docs/man/*.8)
 
 PKGS     := libbpf libelf zlib json-c libdw libmicrohttpd
-WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wmissing-prototypes
 CFLAGS   ?= -g -O2
 override CFLAGS += $(WARN) -Werror -std=gnu11 -D_GNU_SOURCE -Iuser/lib -Ibpf -I$(BUILD) \
                    -DIL_VERSION='"$(VERSION)"'
@@ -45,7 +45,7 @@ help:
 	@echo "make deps               install what building and testing need (Debian packages)"
 	@echo "sudo make demo          deps + build + the tools on a bundled workload (loop ext4 in /dev/shm)"
 	@echo "sudo make check         deps + build + unit tests + integration tests (root)"
-	@echo "make check-unit         unit tests only (cmocka, no root)"
+	@echo "make check-unit         unit tests only (cmocka, no root), and the include rules (tools/include-graph)"
 	@echo "sudo make check-integration   integration tests only (TAP, prove, root)"
 	@echo "sudo make vmtest [KERNELS='5.10 6.1 6.12'|KERNELS=/path/bzImage]  integration suite in virtme-ng guests"
 	@echo "sudo make bench         benchmarks beside the peers (libbpf-tools, bpftrace): docs/benchmarks.md"
@@ -110,7 +110,8 @@ check: deps
 	@$(MAKE) --no-print-directory check-unit check-integration
 
 check-unit: $(UNITS) $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(TOOLS))
-	@fail=0; for t in $(abspath $(UNITS)); do CMOCKA_MESSAGE_OUTPUT=stdout $$t tests/unit || fail=1; done; exit $$fail
+	@fail=0; for t in $(abspath $(UNITS)); do CMOCKA_MESSAGE_OUTPUT=stdout $$t tests/unit || fail=1; done; \
+	tools/include-graph -q || fail=1; exit $$fail
 
 check-integration: all
 	IOLAYER_BUILD=$(abspath $(BUILD)) prove -v tests/integration/*.t

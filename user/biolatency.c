@@ -104,14 +104,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'd': env.disk = arg; break;
 	case ARGP_KEY_ARG:
-		if (pos == 0) {
+		if (pos > 1)
+			return ARGP_ERR_UNKNOWN; /* the shared parser refuses it */
+		if (pos++ == 0)
 			env.interval = il_arg_uint(arg, "interval (seconds)", 1, UINT_MAX);
-		} else if (pos == 1) {
+		else
 			env.count = il_arg_uint(arg, "count", 1, UINT_MAX);
-		} else {
-			il_argp_fail(state, "unexpected argument '%s'", arg);
-		}
-		pos++;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -119,43 +117,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static const char *op_names[IL_OP__MAX] = {
-	[IL_OP_READ] = "read", [IL_OP_WRITE] = "write", [IL_OP_FLUSH] = "flush",
-	[IL_OP_DISCARD] = "discard", [IL_OP_OTHER] = "other",
-};
-
 /* Counts already printed per key, so each interval prints only what is new without racing
  * the kernel by deleting map entries. */
 struct snap {
 	struct bio_hist_key key;
 	__u64 slots[IL_HIST_SLOTS];
 };
-static struct snap *snaps;
-static size_t nsnaps;
+static struct il_snaps snaps = { sizeof(struct snap), sizeof(struct bio_hist_key) };
 static __u64 errors_printed; /* blk_errors already printed */
-
-/* The entry of key k in a growing array (the pointer at arr, *n entries of sz bytes, each
- * starting with its key), appended zeroed when new. */
-static void *keyed(void *arr, size_t *n, size_t sz, const struct bio_hist_key *k)
-{
-	char *a, *na;
-
-	memcpy(&a, arr, sizeof(a)); /* the array's pointer, whatever its element type */
-	for (size_t i = 0; i < *n; i++)
-		if (!memcmp(a + i * sz, k, sizeof(*k)))
-			return a + i * sz;
-	if (!(na = realloc(a, (*n + 1) * sz)))
-		il_die("out of memory");
-	memcpy(arr, &na, sizeof(na));
-	memset(na + *n * sz, 0, sz);
-	memcpy(na + *n * sz, k, sizeof(*k));
-	return na + (*n)++ * sz;
-}
-
-static struct snap *snap_get(const struct bio_hist_key *k)
-{
-	return keyed(&snaps, &nsnaps, sizeof(*snaps), k);
-}
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -170,170 +139,146 @@ static int key_cmp(const void *a, const void *b)
 
 static const char *op_name(__u32 op)
 {
-	return op < IL_OP__MAX ? op_names[op] : "other";
+	return op < IL_OP__MAX ? il_blk_op_names[op] : "other";
 }
 
-/* Requests completed with an error so far: blk_errors summed over the CPUs. */
-static __u64 errors_read(struct biolatency_bpf *skel)
+/* The keys of map fd (hists or breakdown), sorted, with key {0} among them (the plain mode's
+ * histogram is in hist_cpu: hist_read()). Returns how many (max at most). */
+static size_t sorted_keys(int fd, struct bio_hist_key *keys, size_t max)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 vals[ncpu > 0 ? ncpu : 1], sum = 0;
-	__u32 key = 0;
+	size_t n = il_map_keys(fd, keys, sizeof(*keys), max - 1);
+	bool key0 = false;
 
-	if (ncpu <= 0 || bpf_map_lookup_elem(bpf_map__fd(skel->maps.blk_errors), &key, vals))
-		return errors_printed;
-	for (int c = 0; c < ncpu; c++)
-		sum += vals[c];
-	return sum;
+	for (size_t i = 0; i < n; i++)
+		key0 |= !keys[i].dev && !keys[i].op && !keys[i].cgroup;
+	if (!key0)
+		keys[n++] = (struct bio_hist_key){ 0 };
+	qsort(keys, n, sizeof(keys[0]), key_cmp);
+	return n;
+}
+
+/* What tells key k's rows apart (disk, op, with -C its cgroup cg): into JSON object o when
+ * not NULL, else as "disk = D  op = O  cgroup = C" (two blanks between, a newline after when
+ * any). */
+static void key_label(struct json_object *o, const struct bio_hist_key *k, const char *cg,
+		      bool disk, bool op)
+{
+	char name[64], ecg[4 * 512 + 1];
+	const char *sep = "";
+
+	if (disk)
+		il_disk_name(k->dev, name, sizeof(name));
+	if (o) {
+		if (disk)
+			json_object_object_add(o, "disk", json_object_new_string(name));
+		if (op)
+			json_object_object_add(o, "op", json_object_new_string(op_name(k->op)));
+		if (env.per_cgroup) {
+			il_json_add_name(o, "cgroup", cg, strlen(cg) + 1);
+			json_object_object_add(o, "cgroup_id", json_object_new_uint64(k->cgroup));
+		}
+		return;
+	}
+	if (disk)
+		printf("disk = %s", name), sep = "  ";
+	if (op)
+		printf("%sop = %s", sep, op_name(k->op)), sep = "  ";
+	if (env.per_cgroup)
+		printf("%scgroup = %s", sep, il_text_escape(cg, strlen(cg) + 1, ecg, sizeof(ecg)));
+	if (disk || op || env.per_cgroup)
+		putchar('\n');
 }
 
 /* ---- --breakdown ------------------------------------------------------------------------ */
-
-/* A disk's event counts (struct blk_disk_stats): merges, splits, requeues, wbt steps, iocost
- * activations. */
-#define NEV 5
 
 /* What was printed of each breakdown key: its phases and its disk's event counts. */
 struct bd_snap {
 	struct bio_hist_key key;
 	struct blk_phases p;
-	__u64 ev[NEV];
+	__u64 ev[IL_BLK_EV__MAX];
 };
-static struct bd_snap *bd_snaps;
-static size_t nbd_snaps;
-
-/* The disk's event counts (blk_disks) since s was printed last. */
-static void disk_events(struct biolatency_bpf *skel, struct bd_snap *s, __u64 out[NEV])
-{
-	struct blk_disk_stats st;
-
-	memset(out, 0, NEV * sizeof(out[0]));
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.blk_disks), &s->key.dev, &st))
-		return;
-	__u64 now[NEV] = { st.merges, st.splits, st.requeues, st.wbt_steps, st.iocost_activations };
-
-	for (int i = 0; i < NEV; i++) {
-		out[i] = now[i] - s->ev[i];
-		s->ev[i] = now[i];
-	}
-}
+static struct il_snaps bd_snaps = { sizeof(struct bd_snap), sizeof(struct bio_hist_key) };
 
 static void print_breakdown(struct biolatency_bpf *skel, struct json_object *jout)
 {
 	int fd = bpf_map__fd(skel->maps.breakdown);
-	struct bio_hist_key keys[1024], k, *prev = NULL;
+	struct bio_hist_key keys[1024];
 	struct json_object *jarr = jout ? json_object_new_array() : NULL;
-	static const char *const ev_keys[NEV] = { "merges", "splits", "requeues", "wbt_steps",
-						  "iocost_activations" };
-	char name[64], cg[512], ecg[4 * sizeof(cg) + 1];
-	size_t n = 0, shown = 0;
+	char cg[512] = "";
+	size_t n = sorted_keys(fd, keys, IL_ARRAY_SIZE(keys)), shown = 0;
 
-	bool key0 = false;
-
-	while (n < IL_ARRAY_SIZE(keys) - 1 && !bpf_map_get_next_key(fd, prev, &k)) {
-		keys[n] = k;
-		key0 |= !k.dev && !k.op && !k.cgroup;
-		prev = &keys[n++];
-	}
-	if (!key0) /* the plain mode's histogram is in hist_cpu (hist_read()) */
-		keys[n++] = (struct bio_hist_key){ 0 };
-	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	for (size_t i = 0; i < n; i++) {
+		__u64 ev[IL_BLK_EV__MAX], ev_now[IL_BLK_EV__MAX];
 		struct blk_phases now, d;
 		struct bd_snap *s;
-		__u64 ev[NEV];
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &now))
+		if (bpf_map_lookup_elem(fd, &keys[i], &now) || !(s = il_snaps_get(&bd_snaps, &keys[i])))
 			continue;
-		s = keyed(&bd_snaps, &nbd_snaps, sizeof(*bd_snaps), &keys[i]);
 		il_blk_phases_sub(&d, &now, &s->p);
 		s->p = now;
 		if (!d.ios)
 			continue;
-		disk_events(skel, s, ev);
-		il_disk_name(keys[i].dev, name, sizeof(name));
+		if (il_blk_events_read(skel->obj, keys[i].dev, ev_now)) /* since s was printed */
+			memset(ev, 0, sizeof(ev));
+		else
+			il_counts_delta(ev, s->ev, ev_now, IL_BLK_EV__MAX);
 		if (env.per_cgroup)
 			il_cgroup_path(keys[i].cgroup, 0, cg, sizeof(cg));
 		if (jarr) {
-			struct json_object *o = il_blk_phases_json(&d);
+			struct json_object *o = il_blk_breakdown_json(&d, ev);
 
-			json_object_object_add(o, "disk", json_object_new_string(name));
-			if (env.per_cgroup) {
-				il_json_add_name(o, "cgroup", cg, sizeof(cg));
-				json_object_object_add(o, "cgroup_id", json_object_new_uint64(keys[i].cgroup));
-			}
-			for (int e = 0; e < NEV; e++)
-				json_object_object_add(o, ev_keys[e], json_object_new_uint64(ev[e]));
+			key_label(o, &keys[i], cg, true, false);
 			json_object_array_add(jarr, o);
 			continue;
 		}
-		printf("\nbreakdown: disk = %s", name);
-		if (env.per_cgroup)
-			printf("  cgroup = %s", il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
-		printf("\n  %llu I/Os, %llu bios, %llu bytes, %llu errors; disk: %llu merges, %llu splits, "
-		       "%llu requeues\n", (unsigned long long)d.ios, (unsigned long long)d.bios,
-		       (unsigned long long)d.bytes, (unsigned long long)d.errors,
-		       (unsigned long long)ev[0], (unsigned long long)ev[1], (unsigned long long)ev[2]);
-		if (ev[3] || ev[4])
-			printf("  rq-qos (waits in Q2G): wbt changed its depth %llu times, iocost activated "
-			       "%llu cgroups\n", (unsigned long long)ev[3], (unsigned long long)ev[4]);
-		il_blk_phases_print(stdout, "  ", &d);
+		printf("\nbreakdown: ");
+		key_label(NULL, &keys[i], cg, true, false);
+		il_blk_breakdown_print(stdout, &d, ev);
 		shown++;
 	}
 	if (jarr)
 		json_object_object_add(jout, "breakdown", jarr);
 	else if (shown)
-		printf("  (before Q: submit -> Q, the cgroup throttle; Q2G: rq-qos and tags; G2I: plug; "
-		       "I2D: I/O scheduler; D2C: device; P99: bucket bound; SHARE: of the I/Os' lives, each\n   before Q + Q2C, or I2D + D2C for a request with no Q: the flushes the kernel makes)\n");
+		il_blk_breakdown_legend(stdout);
 }
 
 /* The histogram of key k into *h: hists' entry, and for key {0} the plain mode's per-CPU
  * histogram (hist_cpu) added to it. Returns 0, or -1 when neither has it. */
 static int hist_read(struct biolatency_bpf *skel, const struct bio_hist_key *k, struct bio_hist *h)
 {
-	int ncpu = libbpf_num_possible_cpus(), rc;
+	__u64 pc[IL_HIST_SLOTS];
 	__u32 zero = 0;
+	int rc;
 
 	rc = bpf_map_lookup_elem(bpf_map__fd(skel->maps.hists), k, h) ? -1 : 0;
 	if (rc)
 		memset(h, 0, sizeof(*h));
-	if (k->dev || k->op || k->cgroup || ncpu <= 0)
+	if (k->dev || k->op || k->cgroup ||
+	    il_percpu_sum(bpf_map__fd(skel->maps.hist_cpu), &zero, sizeof(*h), pc, IL_HIST_SLOTS))
 		return rc;
-
-	struct bio_hist *pc = calloc(ncpu, sizeof(*pc));
-
-	if (pc && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.hist_cpu), &zero, pc)) {
-		for (int c = 0; c < ncpu; c++)
-			for (int j = 0; j < IL_HIST_SLOTS; j++)
-				h->slots[j] += pc[c].slots[j];
-		rc = 0;
-	}
-	free(pc);
-	return rc;
+	for (int j = 0; j < IL_HIST_SLOTS; j++)
+		h->slots[j] += pc[j];
+	return 0;
 }
 
 /* Print what the histograms gained since the last call. */
-static int print_hists(struct biolatency_bpf *skel)
+static int print_hists(void *ctx)
 {
+	struct biolatency_bpf *skel = ctx;
 	int fd = bpf_map__fd(skel->maps.hists);
 	const char *unit = env.ms ? "msecs" : "usecs";
-	struct bio_hist_key keys[4096], k, *prev = NULL;
+	struct bio_hist_key keys[4096];
 	struct json_object *jarr = NULL, *jout = NULL;
-	size_t n = 0;
-	char ts[16], name[64], cg[512], ecg[4 * sizeof(cg) + 1];
-	__u64 errors = errors_read(skel), new_errors = errors - errors_printed;
-	size_t shown = 0;
+	size_t n = sorted_keys(fd, keys, IL_ARRAY_SIZE(keys)), shown = 0;
+	char ts[16], cg[512];
+	__u64 errors, new_errors;
+	__u32 zero = 0;
 
-	bool key0 = false;
+	/* requests completed with an error so far: blk_errors summed over the CPUs */
+	if (il_percpu_sum(bpf_map__fd(skel->maps.blk_errors), &zero, sizeof(errors), &errors, 1))
+		errors = errors_printed;
+	new_errors = errors - errors_printed;
 
-	while (n < IL_ARRAY_SIZE(keys) - 1 && !bpf_map_get_next_key(fd, prev, &k)) {
-		keys[n] = k;
-		key0 |= !k.dev && !k.op && !k.cgroup;
-		prev = &keys[n++];
-	}
-	if (!key0) /* the plain mode's histogram is in hist_cpu (hist_read()) */
-		keys[n++] = (struct bio_hist_key){ 0 };
-	qsort(keys, n, sizeof(keys[0]), key_cmp);
 	il_clock_str(ts, sizeof(ts));
 	if ((il_opts.format == IL_FMT_JSON)) {
 		jout = json_object_new_object();
@@ -347,13 +292,9 @@ static int print_hists(struct biolatency_bpf *skel)
 		struct snap *s;
 		__u64 delta[IL_HIST_SLOTS];
 
-		if (hist_read(skel, &keys[i], &h))
+		if (hist_read(skel, &keys[i], &h) || !(s = il_snaps_get(&snaps, &keys[i])))
 			continue;
-		s = snap_get(&keys[i]);
-		for (int j = 0; j < IL_HIST_SLOTS; j++) {
-			delta[j] = h.slots[j] - s->slots[j];
-			s->slots[j] = h.slots[j];
-		}
+		il_counts_delta(delta, s->slots, h.slots, IL_HIST_SLOTS);
 		if (!il_hist_total(delta, IL_HIST_SLOTS))
 			continue;
 		shown++;
@@ -362,29 +303,12 @@ static int print_hists(struct biolatency_bpf *skel)
 		if ((il_opts.format == IL_FMT_JSON)) {
 			struct json_object *o = il_hist_json(delta, IL_HIST_SLOTS, unit);
 
-			if (env.per_disk)
-				json_object_object_add(o, "disk", json_object_new_string(
-					il_disk_name(keys[i].dev, name, sizeof(name))));
-			if (env.per_op)
-				json_object_object_add(o, "op", json_object_new_string(op_name(keys[i].op)));
-			if (env.per_cgroup) {
-				il_json_add_name(o, "cgroup", cg, sizeof(cg));
-				json_object_object_add(o, "cgroup_id", json_object_new_uint64(keys[i].cgroup));
-			}
+			key_label(o, &keys[i], cg, env.per_disk, env.per_op);
 			json_object_array_add(jarr, o);
 			continue;
 		}
 		putchar('\n');
-		/* "disk = D  op = O  cgroup = C", two blanks between, none at the end */
-		if (env.per_disk)
-			printf("disk = %s", il_disk_name(keys[i].dev, name, sizeof(name)));
-		if (env.per_op)
-			printf("%sop = %s", env.per_disk ? "  " : "", op_name(keys[i].op));
-		if (env.per_cgroup)
-			printf("%scgroup = %s", env.per_disk || env.per_op ? "  " : "",
-			       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)));
-		if (env.per_disk || env.per_op || env.per_cgroup)
-			putchar('\n');
+		key_label(NULL, &keys[i], cg, env.per_disk, env.per_op);
 		il_hist_print(stdout, delta, IL_HIST_SLOTS, unit);
 		il_hist_print_percentiles(stdout, delta, IL_HIST_SLOTS, unit);
 	}
@@ -408,25 +332,18 @@ static int print_hists(struct biolatency_bpf *skel)
 	return 0;
 }
 
-static int tick(void *ctx)
-{
-	return print_hists(ctx);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, "[INTERVAL [COUNT]]", doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[3] = { 0 };
+	struct il_layerset *ls = NULL;
 	struct biolatency_bpf *skel;
-	int done, rc = IL_EXIT_ERR, nplans = 0;
+	struct il_plan *plans;
+	int done, rc = IL_EXIT_ERR;
 
 	il_tool_start("biolatency", &argp, IL_OPT_JSON, argc, argv);
 	if (env.count && !env.interval)
 		il_die("COUNT needs an INTERVAL");
-	if (env.disk && il_disk_dev(env.disk, &env.dev))
-		il_die("no block device named '%s' (see lsblk)", env.disk);
-	if (env.disk)
-		env.dev_part = il_disk_is_partition(env.disk);
+	il_tool_disk(env.disk, &env.dev, &env.dev_part);
 	/* Bios are followed when latency starts before the request, per cgroup, for the
 	 * breakdown (then every request is linked to its first bio), or for a bio-based disk (no
 	 * requests at all: then only such disks' bios); the time before Q when it is asked for. */
@@ -435,8 +352,6 @@ int main(int argc, char **argv)
 	bool submit = env.from == BLK_MK_SUBMIT || env.breakdown;
 
 	skel = IL_SKEL_OPEN(biolatency_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_blk_cfg(skel->obj);
 	if (rq_bios)
 		il_blk_track_bios(skel->obj, false);
@@ -452,20 +367,21 @@ int main(int argc, char **argv)
 	skel->rodata->targ_dev_part = env.dev_part;
 
 	il_autoload_none(skel->obj);
-	il_blk_plan(skel->obj, env.from <= BLK_MK_I || env.breakdown, &plans[0]);
-	il_blk_bio_plan(skel->obj, &plans[1]);
-	il_blk_submit_plan(skel->obj, &plans[2]);
-	nplans = bios ? (submit ? 3 : 2) : 1;
-	if (il_plans_choose(plans, nplans, il_opts.attach) || il_tool_loaded(biolatency_bpf__load(skel)) ||
-	    il_blk_loaded(skel->obj))
+	if (!(ls = il_layerset_new(skel->obj, 3)) ||
+	    !(plans = il_layerset_add(ls, "block", bios ? (submit ? 3 : 2) : 1)))
 		goto out;
-	if (il_plans_attach(plans, nplans))
+	il_blk_plan(skel->obj, env.from <= BLK_MK_I || env.breakdown, &plans[0]);
+	if (bios)
+		il_blk_bio_plan(skel->obj, &plans[1]);
+	if (bios && submit)
+		il_blk_submit_plan(skel->obj, &plans[2]);
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biolatency_bpf__load(skel)) ||
+	    il_layerset_attach(ls))
 		goto out;
 
-	il_signals_init();
 	fprintf(stderr, "Tracing block device I/O%s%s... Hit Ctrl-C to end.\n",
 		env.disk ? " on " : "", env.disk ? env.disk : "");
-	struct il_run run = { .interval_s = env.interval, .count = env.count, .tick = tick, .ctx = skel };
+	struct il_run run = { .interval_s = env.interval, .count = env.count, .tick = print_hists, .ctx = skel };
 	done = il_run(&run);
 	if (done < 0)
 		goto out;
@@ -474,9 +390,9 @@ int main(int argc, char **argv)
 	il_drops_report(bpf_map__fd(skel->maps.il_drops), il_opts.format == IL_FMT_JSON);
 	rc = il_tool_output_status();
 out:
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_layerset_free(ls);
 	biolatency_bpf__destroy(skel);
-	free(snaps);
-	free(bd_snaps);
+	il_snaps_free(&snaps);
+	il_snaps_free(&bd_snaps);
 	return rc;
 }

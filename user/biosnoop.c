@@ -68,7 +68,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'C': env.cgroup = arg; break;
 	case 'm': env.min_ms = il_arg_uint(arg, "the minimum latency (-m, milliseconds)", 0, 1000000000); break;
 	case OPT_RINGBUF: env.ringbuf_mb = il_arg_ringbuf_mb(arg); break;
-	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -242,22 +241,18 @@ static int handle_event(void *ctx, void *data, size_t size)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[3] = { 0 };
+	struct il_layerset *ls = NULL;
 	struct biosnoop_bpf *skel;
+	struct il_plan *plans;
 	struct ring_buffer *rb = NULL;
 	int rc = IL_EXIT_ERR;
 
 	il_tool_start("biosnoop", &argp, IL_OPT_PID | IL_OPT_JSON, argc, argv);
-	if (env.disk && il_disk_dev(env.disk, &env.dev))
-		il_die("no block device named '%s' (see lsblk)", env.disk);
-	if (env.disk)
-		env.dev_part = il_disk_is_partition(env.disk);
+	il_tool_disk(env.disk, &env.dev, &env.dev_part);
 	if (env.cgroup && il_cgroup_id(env.cgroup, &env.cgroup_id))
 		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
 	skel = IL_SKEL_OPEN(biosnoop_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_blk_cfg(skel->obj);
 	il_blk_track_bios(skel->obj, true);
 	skel->rodata->targ_dev = env.dev;
@@ -268,20 +263,17 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.bs_events, env.ringbuf_mb << 20);
 
 	il_autoload_none(skel->obj);
+	if (!(ls = il_layerset_new(skel->obj, 3)) || !(plans = il_layerset_add(ls, "block", 3)))
+		goto out;
 	il_blk_plan(skel->obj, true, &plans[0]);
 	il_blk_bio_plan(skel->obj, &plans[1]);
 	il_blk_submit_plan(skel->obj, &plans[2]);
-	if (il_plans_choose(plans, 3, il_opts.attach) || il_tool_loaded(biosnoop_bpf__load(skel)) ||
-	    il_blk_loaded(skel->obj) ||
-	    il_plans_attach(plans, 3))
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biosnoop_bpf__load(skel)) ||
+	    il_layerset_attach(ls))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.bs_events), handle_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot open the ring buffer: %s", strerror(errno));
+	if (!(rb = il_ringbuf_open(skel->maps.bs_events, handle_event, NULL)))
 		goto out;
-	}
-	il_signals_init();
 	t0_ns = il_now_ns();
 	if (il_opts.format == IL_FMT_TEXT)
 		printf("%-11s %-16s %-7s %-9s %-4s %-12s %-8s %9s %9s %9s %-16s %s\n", "TIME(s)", "COMM",
@@ -299,7 +291,7 @@ int main(int argc, char **argv)
 	rc = il_tool_output_status();
 out:
 	ring_buffer__free(rb);
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_layerset_free(ls);
 	biosnoop_bpf__destroy(skel);
 	return rc;
 }

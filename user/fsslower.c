@@ -13,9 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "libiolayer.h"
@@ -132,8 +129,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_SPLIT:
 		env.split = true;
 		break;
-	case ARGP_KEY_ARG:
-		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -323,37 +318,14 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 /* ---- summary ------------------------------------------------------------------------ */
 
-/* "lo-hi" in ms of the histogram bucket holding the pct-th percentile. */
-static const char *pct_ms(const struct fs_op_stats *s, double pct, char *buf, size_t len)
-{
-	int slot = il_hist_percentile_slot(s->slots, IL_HIST_SLOTS, pct);
-	__u64 lo, hi;
-
-	if (slot < 0)
-		return "-";
-	il_slot_bounds(slot, &lo, &hi);
-	snprintf(buf, len, "%.3f-%.3f", lo / 1e6, (hi + 1) / 1e6);
-	return buf;
-}
-
-/* The summary's totals of one operation (count, slow, time, percentiles, max) as JSON. */
-static struct json_object *stats_json(const struct fs_op_stats *st, struct json_object *x)
-{
-	json_object_object_add(x, "count", json_object_new_uint64(st->count));
-	json_object_object_add(x, "slow", json_object_new_uint64(st->slow));
-	json_object_object_add(x, "total_usecs", il_json_usecs(st->total_ns / 1e3));
-	json_object_object_add(x, "max_usecs", il_json_usecs(st->max_ns / 1e3));
-	json_object_object_add(x, "latency_ns", il_hist_json(st->slots, IL_HIST_SLOTS, "nsecs"));
-	return x;
-}
-
 static void print_sum_line(FILE *f, int op, const struct fs_op_stats *st, enum fs_iface iface)
 {
 	char p50[48], p99[48];
 
 	fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f %s\n", op_letter[op],
 		(unsigned long long)st->count, (unsigned long long)st->slow, st->total_ns / 1e6,
-		pct_ms(st, 50, p50, sizeof(p50)), pct_ms(st, 99, p99, sizeof(p99)), st->max_ns / 1e6,
+		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 50, 1e6, p50, sizeof(p50)),
+		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 99, 1e6, p99, sizeof(p99)), st->max_ns / 1e6,
 		il_fs_iface_name(iface));
 }
 
@@ -381,7 +353,7 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
 
 		for (int i = 0; i < FS_OP__MAX; i++) {
-			struct json_object *x = stats_json(&st[i], json_object_new_object());
+			struct json_object *x = il_fs_op_stats_json(&st[i], json_object_new_object());
 			struct json_object *l = json_object_new_array();
 
 			for (int k = 0; k < 2; k++) {
@@ -392,7 +364,7 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 				y = json_object_new_object();
 				json_object_object_add(y, "interface", ifs[k] == FS_IF_ANY ? NULL :
 						       json_object_new_string(il_fs_iface_name(ifs[k])));
-				json_object_array_add(l, stats_json(&by_if[k][i], y));
+				json_object_array_add(l, il_fs_op_stats_json(&by_if[k][i], y));
 			}
 			json_object_object_add(x, "interfaces", l);
 			json_object_object_add(ops, op_key[i], x);
@@ -426,54 +398,12 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 
 /* ---- filesystems and attach plans ----------------------------------------------------- */
 
-/* Decide which filesystems to trace from -t, -f and what is mounted; exit with one line
- * when there is nothing to trace. */
-static void choose_filesystems(struct fs_cfg *cfg)
-{
-	if (env.file) {
-		struct statfs sfs;
-		struct stat st;
-		int t = -1;
-
-		if (stat(env.file, &st) || statfs(env.file, &sfs))
-			il_die("cannot read %s: %s", env.file, strerror(errno));
-		if (!S_ISREG(st.st_mode))
-			il_die("%s is not a regular file (-f follows one file; a directory's files are "
-			       "not followed)", env.file);
-		for (int i = 0; i < FS_TYPE__MAX; i++)
-			if ((unsigned long long)(unsigned long)sfs.f_type == il_fs_table[i].magic)
-				t = i;
-		if (t < 0)
-			il_die("%s is not on an ext4, xfs or btrfs filesystem (filesystem magic 0x%lx)",
-			       env.file, (unsigned long)sfs.f_type);
-		if (env.fs_given && !env.fs_wanted[t])
-			il_die("%s is on %s, which -t leaves out", env.file, il_fs_table[t].name);
-		memset(env.fs_wanted, 0, sizeof(env.fs_wanted));
-		env.fs_wanted[t] = true;
-		if (il_mount_dev_of(env.file, &cfg->targ_dev))
-			cfg->targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
-		cfg->targ_ino = st.st_ino;
-		return;
-	}
-	if (env.fs_given) {
-		for (int i = 0; i < FS_TYPE__MAX; i++)
-			if (env.fs_wanted[i] && !il_fs_mounted(il_fs_table[i].name))
-				il_die("no %s filesystem is mounted: nothing to trace", il_fs_table[i].name);
-		return;
-	}
-	for (int i = 0; i < FS_TYPE__MAX; i++)
-		env.fs_wanted[i] = il_fs_mounted(il_fs_table[i].name);
-	for (int i = 0; i < FS_TYPE__MAX; i++)
-		if (env.fs_wanted[i])
-			return;
-	il_die("no ext4, xfs or btrfs filesystem is mounted: nothing to trace");
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 1] = { 0 }; /* the filesystems', then --split's */
-	int types[FS_TYPE__MAX], nplans = 0, nfs = 0, err, rc = IL_EXIT_ERR;
+	struct il_layerset *ls = NULL;
+	struct il_plan *plans, *splitp = NULL;
+	int types[FS_TYPE__MAX], nplans = 0, err, rc = IL_EXIT_ERR;
 	struct fsslower_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct fs_op_stats stats[FS_OP__MAX], by_if[2][FS_OP__MAX];
@@ -486,10 +416,8 @@ int main(int argc, char **argv)
 	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
 		      IL_OPT_CSV, argc, argv);
 	skel = IL_SKEL_OPEN(fsslower_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_fs_cfg(skel->obj);
-	choose_filesystems(cfg);
+	il_fs_choose(cfg, env.file, env.fs_given, env.fs_wanted);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
 	cfg->min_ns = env.min_ms * 1000000ULL;
@@ -497,36 +425,28 @@ int main(int argc, char **argv)
 
 	/* Only the chosen plans' programs load: those of filesystems left out stay off. */
 	il_autoload_none(skel->obj);
-	nplans = nfs = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
-	if (env.split)
-		il_split_plan(skel->obj, &plans[nplans++]);
-	for (int i = 0; i < nfs; i++)
+	for (int t = 0; t < FS_TYPE__MAX; t++)
+		nplans += env.fs_wanted[t];
+	if (!(ls = il_layerset_new(skel->obj, nplans + 1)) || !(plans = il_layerset_add(ls, "fs", nplans)) ||
+	    (env.split && !(splitp = il_layerset_add(ls, "split", 1))))
+		goto out;
+	nplans = il_fs_plans(skel->obj, env.fs_wanted, plans, types);
+	if (splitp)
+		il_split_plan(skel->obj, splitp);
+	for (int i = 0; i < nplans; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 names[0] ? ", " : "", il_fs_table[types[i]].name);
-	if (il_plans_choose(plans, nplans, il_opts.attach))
+	if (il_layerset_choose(ls, il_opts.attach))
 		goto out;
-	il_fs_chosen(skel->obj, plans, types, nfs);
-	if (env.split)
-		il_split_chosen(skel->obj, &plans[nfs]);
 	env.sum_iface = FS_IF_SYSCALL;
-	for (int i = 0; i < nfs; i++)
+	for (int i = 0; i < nplans; i++)
 		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
 			env.sum_iface = FS_IF_ANY;
 	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);
-	if (il_tool_loaded(fsslower_bpf__load(skel)))
+	if (il_layerset_loaded(ls, fsslower_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
-	if ((err = il_fs_loaded(skel->obj))) {
-		il_err("cannot connect the event sender: %s", il_errno_name(err));
+	if (!(rb = il_ringbuf_open(skel->maps.fs_events, handle_event, NULL)))
 		goto out;
-	}
-	if (il_plans_attach(plans, nplans))
-		goto out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.fs_events), handle_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot open the ring buffer: %s", strerror(errno));
-		goto out;
-	}
-	il_signals_init();
 	print_header();
 	/* what -p, --tid and -f leave: " of process N on one file" */
 	char who[64] = "";
@@ -569,8 +489,7 @@ out:
 	il_children_free(&kids);
 	free(aio);
 	ring_buffer__free(rb);
-	il_plans_detach(plans, nplans);
-	il_fs_unload(skel ? skel->obj : NULL);
+	il_layerset_free(ls);
 	fsslower_bpf__destroy(skel);
 	return rc;
 }

@@ -120,8 +120,6 @@ static void frames_prefetch(const struct il_iw_entry *e, void *ctx)
 
 static struct iowaitstack_bpf *skel;
 
-/* Fold the kernel's cumulative sums into ents: what grew since the last read is added to each
- * entry's interval share. 0, or -1 after printing one line. */
 static struct il_iw_table table;
 
 /* Fold the kernel's cumulative sums into the table (naming new stacks while their process
@@ -139,29 +137,6 @@ static int read_waits(void)
 
 static bool use_interval; /* which value of an entry the report being printed uses */
 
-/* Thread tables; interval reports have no MAX_USECS column (see read_waits()). */
-#define THREAD_HDR "%-16s %7s %7s %9s %12s"
-#define THREAD_ROW "%s %7u %7u %9llu %12llu" /* COMM: il_text_column(), 16 wide */
-
-static void print_thread_header(const char *indent)
-{
-	printf("%s" THREAD_HDR, indent, "COMM", "PID", "TID", "WAITS", "USECS");
-	printf(use_interval ? "\n" : " %10s\n", "MAX_USECS");
-}
-
-static void print_thread_row(const char *indent, const struct iw_key *k, const struct iw_val *v)
-{
-	char comm[4 * IL_TASK_COMM_LEN + 1];
-
-	printf("%s" THREAD_ROW, indent, il_text_column(k->comm, sizeof(k->comm), 16, comm, sizeof(comm)),
-	       k->tgid, k->tid, (unsigned long long)v->count,
-	       (unsigned long long)(v->total_ns / NSEC_PER_USEC));
-	if (use_interval)
-		printf("\n");
-	else
-		printf(" %10llu\n", (unsigned long long)(v->max_ns / NSEC_PER_USEC));
-}
-
 static void print_group_text(const struct il_iw_group *g, size_t rank)
 {
 	const struct iw_val *s = &g->sum;
@@ -174,31 +149,24 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 		printf(", max %llu", (unsigned long long)(s->max_ns / NSEC_PER_USEC));
 	printf(" usecs)\n");
 	il_iw_stacks_print(stdout, stacks, g->kstack, g->ustack, g->utgid, g->ucaller, env.user_stacks);
-	print_thread_header("    ");
+	il_iw_thread_header(stdout, "    ", use_interval);
 	for (size_t i = 0; i < g->nmembers; i++)
-		print_thread_row("    ", &g->members[i]->key, il_iw_val(g->members[i], use_interval));
+		il_iw_thread_row(stdout, "    ", &g->members[i]->key,
+				 il_iw_val(g->members[i], use_interval), use_interval);
 	printf("\n");
-}
-
-struct folded_line {
-	char *key;
-	unsigned long long ns;
-};
-
-static int cmp_folded(const void *a, const void *b)
-{
-	return strcmp(((const struct folded_line *)a)->key, ((const struct folded_line *)b)->key);
 }
 
 /* One line per distinct key: rows that fold alike (threads of one name, stacks that differ
  * only in offsets) are summed, as a flame graph would, so no key is printed twice. */
 static void print_folded(const struct il_iw_report *r)
 {
-	struct folded_line *v = calloc(r->nlist + 1, sizeof(*v));
-	size_t n = 0, out = 0;
+	struct il_folded *v = calloc(r->nlist + 1, sizeof(*v));
+	size_t n = 0;
 
-	if (!v)
-		il_die("out of memory");
+	if (!v) {
+		il_err("out of memory for the folded stacks");
+		return;
+	}
 	for (size_t i = 0; i < r->ngroups; i++) {
 		const struct il_iw_group *g = &r->groups[i];
 
@@ -208,42 +176,12 @@ static void print_folded(const struct il_iw_report *r)
 			v[n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
 				env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
 				frames_get(0, 0, k->kstack, 0));
-			v[n++].ns = il_iw_val(g->members[j], use_interval)->total_ns;
+			if (v[n].key) /* NULL: out of memory, said */
+				v[n++].value = il_iw_val(g->members[j], use_interval)->total_ns;
 		}
 	}
-	qsort(v, n, sizeof(*v), cmp_folded);
-	for (size_t i = 0; i < n; i++) {
-		if (out && !strcmp(v[out - 1].key, v[i].key)) {
-			v[out - 1].ns += v[i].ns;
-			free(v[i].key);
-		} else {
-			v[out++] = v[i];
-		}
-	}
-	for (size_t i = 0; i < out; i++) {
-		printf("%s %llu\n", v[i].key, v[i].ns / NSEC_PER_USEC);
-		free(v[i].key);
-	}
+	il_folded_print(stdout, v, n, NSEC_PER_USEC);
 	free(v);
-}
-
-static struct json_object *json_val(struct json_object *o, const struct iw_val *v)
-{
-	json_object_object_add(o, "waits", json_object_new_uint64(v->count));
-	json_object_object_add(o, "usecs", json_object_new_uint64(v->total_ns / NSEC_PER_USEC));
-	if (!use_interval)
-		json_object_object_add(o, "max_usecs", json_object_new_uint64(v->max_ns / NSEC_PER_USEC));
-	return o;
-}
-
-static struct json_object *json_thread(const struct iw_key *k, const struct iw_val *v)
-{
-	struct json_object *o = json_object_new_object();
-
-	il_json_add_name(o, "comm", k->comm, sizeof(k->comm));
-	json_object_object_add(o, "pid", json_object_new_uint64(k->tgid));
-	json_object_object_add(o, "tid", json_object_new_uint64(k->tid));
-	return json_val(o, v);
 }
 
 static void read_drops(__u64 d[IL_DROP__MAX])
@@ -272,25 +210,25 @@ static struct json_object *report_json(const struct il_iw_report *r, size_t show
 	json_object_object_add(o, "time", json_object_new_string(clock));
 	json_object_object_add(o, "report", json_object_new_string(r->interval ? "interval" : "total"));
 	/* the totals the text's first line gives: all waits, and every stack (--top shows some) */
-	a = json_val(json_object_new_object(), &r->all);
+	a = il_iw_val_json(json_object_new_object(), &r->all, use_interval);
 	json_object_object_add(a, "stacks", json_object_new_uint64(r->ngroups));
 	json_object_object_add(o, "all", a);
 	if (r->interval) {
 		a = json_object_new_array();
 		for (size_t i = 0; i < r->nthreads; i++)
-			json_object_array_add(a, json_thread(r->threads[i].key, &r->threads[i].sum));
+			json_object_array_add(a, il_iw_thread_json(r->threads[i].key, &r->threads[i].sum, use_interval));
 		json_object_object_add(o, "threads", a);
 	}
 	a = json_object_new_array();
 	for (size_t i = 0; i < shown; i++) {
 		const struct il_iw_group *g = &r->groups[i];
-		struct json_object *s = json_val(json_object_new_object(), &g->sum), *t;
+		struct json_object *s = il_iw_val_json(json_object_new_object(), &g->sum, use_interval), *t;
 
 		il_iw_stacks_json(s, stacks, g->kstack, g->ustack, g->utgid, g->ucaller, env.user_stacks);
 		t = json_object_new_array();
 		for (size_t j = 0; j < g->nmembers; j++)
-			json_object_array_add(t, json_thread(&g->members[j]->key,
-							     il_iw_val(g->members[j], r->interval)));
+			json_object_array_add(t, il_iw_thread_json(&g->members[j]->key,
+					il_iw_val(g->members[j], r->interval), use_interval));
 		json_object_object_add(s, "threads", t);
 		json_object_array_add(a, s);
 	}
@@ -310,7 +248,8 @@ static void report(bool interval, bool final)
 	size_t shown;
 
 	use_interval = interval;
-	il_iw_report_make(&table, interval, &r);
+	if (il_iw_report_make(&table, interval, &r))
+		il_warn("out of memory for the report: it is empty");
 	/* stacks recorded apart that print alike (the tracer's frames differ) are one */
 	il_iw_report_merge(&r, stacks, env.user_stacks);
 	shown = env.top && env.top < r.ngroups ? env.top : r.ngroups;
@@ -327,9 +266,9 @@ static void report(bool interval, bool final)
 		if (interval) {
 			printf("%s  I/O wait per thread%s\n", clock, r.nthreads ? "" : ": none");
 			if (r.nthreads)
-				print_thread_header("");
+				il_iw_thread_header(stdout, "", use_interval);
 			for (size_t i = 0; i < r.nthreads; i++)
-				print_thread_row("", r.threads[i].key, &r.threads[i].sum);
+				il_iw_thread_row(stdout, "", r.threads[i].key, &r.threads[i].sum, use_interval);
 			if (shown)
 				printf("\ntop %zu of %zu stack%s:\n", shown, r.ngroups,
 				       r.ngroups == 1 ? "" : "s");
@@ -397,7 +336,8 @@ static int tick(void *ctx)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, "[DURATION]", doc, il_argp_children, NULL, NULL };
-	struct il_plan plan = { 0 };
+	struct il_layerset *ls = NULL;
+	struct il_plan *plan;
 	struct il_run run = { .interval_s = 1, .tick = tick };
 	int rc = IL_EXIT_ERR;
 	struct iw_cfg *cfg;
@@ -408,8 +348,6 @@ int main(int argc, char **argv)
 		env.top = 5;
 
 	skel = IL_SKEL_OPEN(iowaitstack_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_iw_cfg(skel->obj);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
@@ -417,23 +355,19 @@ int main(int argc, char **argv)
 	cfg->max_ns = env.max_us * NSEC_PER_USEC;
 	cfg->user_stacks = env.user_stacks;
 
-	il_iw_plan(skel->obj, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach) ||
-	    il_tool_loaded(iowaitstack_bpf__load(skel)) || il_plans_attach(&plan, 1))
+	if (!(ls = il_layerset_new(skel->obj, 1)) || !(plan = il_layerset_add(ls, "iowait", 1)))
+		goto out;
+	il_iw_plan(skel->obj, plan);
+	if (il_layerset_choose(ls, il_opts.attach) ||
+	    il_layerset_loaded(ls, iowaitstack_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	/* After attaching, so the tracer's own BPF programs have symbols and are recognised. */
 	stacks = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), env.user_stacks);
 	if (!stacks)
 		goto out;
-	if (env.user_stacks) {
-		run.rb = ring_buffer__new(bpf_map__fd(skel->maps.iw_procs), on_new_proc, NULL, NULL);
-		if (!run.rb) {
-			il_err("cannot open the ring buffer: %s", strerror(errno));
-			goto out;
-		}
-	}
+	if (env.user_stacks && !(run.rb = il_ringbuf_open(skel->maps.iw_procs, on_new_proc, NULL)))
+		goto out;
 
-	il_signals_init();
 	if (env.interval)
 		fprintf(stderr, "Tracing I/O waits, report every %u s... Hit Ctrl-C to end.\n",
 			env.interval);
@@ -451,7 +385,7 @@ int main(int argc, char **argv)
 		report(env.interval != 0, true);
 	rc = il_tool_output_status();
 out:
-	il_plans_detach(&plan, 1);
+	il_layerset_free(ls);
 	ring_buffer__free(run.rb);
 	iowaitstack_bpf__destroy(skel);
 	il_stacknames_free(stacks);

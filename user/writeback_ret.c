@@ -63,7 +63,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'f': env.func = arg; break;
 	case OPT_ERRORS: env.errors = true; break;
 	case OPT_STACK: env.stack = true; break;
-	case ARGP_KEY_ARG: il_argp_fail(state, "unexpected argument '%s'", arg);
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -327,8 +326,9 @@ static void say_limits(int method)
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { options, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plan = { 0 };
+	struct il_layerset *ls = NULL;
 	struct ring_buffer *rb = NULL;
+	struct il_plan *plan;
 	int rc = IL_EXIT_ERR;
 	struct wb_cfg *cfg;
 
@@ -339,8 +339,6 @@ int main(int argc, char **argv)
 		func_width = strlen(env.func);
 
 	skel = IL_SKEL_OPEN(writeback_ret_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	cfg = il_wb_cfg(skel->obj);
 	cfg->targ_tgid = il_opts.pid;
 	cfg->targ_tid = il_opts.tid;
@@ -352,26 +350,24 @@ int main(int argc, char **argv)
 	/* Programs the plan does not list (another function's tracepoints) must not load: their
 	 * targets may not exist here (5.10's ext4 tracepoints have no BTF). */
 	il_autoload_none(skel->obj);
-	il_wb_plan(skel->obj, func_id, env.func, func_id != WB_FUNC_GENERIC || func_has_btf, &plan);
-	if (il_plans_choose(&plan, 1, il_opts.attach))
+	if (!(ls = il_layerset_new(skel->obj, 1)) || !(plan = il_layerset_add(ls, "writeback", 1)))
 		goto out;
-	if (env.errors && !il_wb_ret_visible(func_id, il_plan_method(&plan))) {
+	il_wb_plan(skel->obj, func_id, env.func, func_id != WB_FUNC_GENERIC || func_has_btf, plan);
+	if (il_layerset_choose(ls, il_opts.attach))
+		goto out;
+	if (env.errors && !il_wb_ret_visible(func_id, il_plan_method(plan))) {
 		il_err("--errors cannot show anything here: %s is traced with %s, which does not see "
 		       "its return value (fexit or kretprobe would)", env.func,
-		       il_method_name(il_plan_method(&plan)));
+		       il_method_name(il_plan_method(plan)));
 		goto out;
 	}
-	if (il_tool_loaded(writeback_ret_bpf__load(skel)) || il_plans_attach(&plan, 1))
+	if (il_layerset_loaded(ls, writeback_ret_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	if (env.stack && !(stacks = il_stacknames_new(bpf_map__fd(skel->maps.wb_stacks), false)))
 		goto out;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.wb_events), on_event, NULL, NULL);
-	if (!rb) {
-		il_err("cannot create the ring buffer: %s", strerror(errno));
+	if (!(rb = il_ringbuf_open(skel->maps.wb_events, on_event, NULL)))
 		goto out;
-	}
-	il_signals_init();
-	say_limits(il_plan_method(&plan));
+	say_limits(il_plan_method(plan));
 	print_header();
 	fprintf(stderr, "Tracing %s returns%s... Hit Ctrl-C to end.\n", env.func,
 		env.errors ? " (errors only)" : "");
@@ -383,7 +379,7 @@ int main(int argc, char **argv)
 	rc = il_tool_output_status();
 out:
 	ring_buffer__free(rb);
-	il_plans_detach(&plan, 1);
+	il_layerset_free(ls);
 	writeback_ret_bpf__destroy(skel);
 	il_stacknames_free(stacks);
 	return rc;

@@ -130,6 +130,35 @@ static void test_mistakes_caught(void **state)
 	bpf_object__close(obj);
 }
 
+/* A layer set: its plans on the heap, in a row, room checked; the fs layer's hooks; a plan of
+ * the fs layer tells its filesystem. */
+static void test_layerset(void **state)
+{
+	char path[PATH_MAX * 2];
+	struct il_layerset *ls;
+	struct bpf_object *obj;
+	struct il_plan *a, *b;
+
+	snprintf(path, sizeof(path), "%s/fsslower.bpf.o", bpf_dir);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	ls = il_layerset_new(obj, 3);
+	assert_non_null(ls);
+	a = il_layerset_add(ls, "fs", 2);
+	b = il_layerset_add_optional(ls, "fs", 1, "filesystem");
+	assert_ptr_equal(b, a + 2);
+	assert_int_equal(a[0].chosen, -1);
+	assert_null(il_layerset_add(ls, "fs", 1));          /* full */
+	assert_null(il_layerset_add(ls, "no_such_layer", 0));
+	assert_false(il_layerset_chosen(ls, a));
+	assert_non_null(il_layer_find("fs")->chosen);
+	assert_non_null(il_layer_find("block")->loaded);
+	il_fs_plan(obj, FS_XFS, &a[0]);
+	assert_int_equal(il_fs_plan_type(&a[0]), FS_XFS);
+	il_layerset_free(ls);
+	bpf_object__close(obj);
+}
+
 /* The layers' settings are found in .rodata by name, with their size checked. */
 static void test_rodata(void **state)
 {
@@ -153,6 +182,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_object),
 		cmocka_unit_test(test_mistakes_caught),
+		cmocka_unit_test(test_layerset),
 		cmocka_unit_test(test_rodata),
 	};
 	char self[PATH_MAX];

@@ -63,6 +63,7 @@ static void test_ksyms_marker_at_function(void **state)
 }
 
 /* Not inlined, not static: a symbol the test can name itself. */
+int il_test_marker_function(int x);
 __attribute__((noinline)) int il_test_marker_function(int x)
 {
 	return x * 3 + 1;

@@ -377,6 +377,8 @@ struct json_object *il_blk_phases_json(const struct blk_phases *p)
 	return o;
 }
 
+const char *const il_blk_op_names[IL_OP__MAX] = { "read", "write", "flush", "discard", "other" };
+
 const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len)
 {
 	static const char ops[IL_OP__MAX] = { [IL_OP_READ] = 'R', [IL_OP_WRITE] = 'W',

@@ -111,3 +111,40 @@ void il_autoload_none(struct bpf_object *obj)
 	bpf_object__for_each_program(prog, obj)
 		bpf_program__set_autoload(prog, false);
 }
+
+int il_map_keys(int fd, void *keys, size_t key_size, int max)
+{
+	char *k = keys;
+	int n = 0;
+
+	while (n < max && !bpf_map_get_next_key(fd, n ? k + (n - 1) * key_size : NULL,
+						 k + n * key_size))
+		n++;
+	return n;
+}
+
+int il_percpu_sum(int fd, const void *key, size_t value_size, __u64 *out, size_t n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	size_t stride = (value_size + 7) / 8; /* in __u64s: the kernel rounds values up to 8 */
+	__u64 *vals;
+
+	memset(out, 0, n * sizeof(*out));
+	if (ncpu < 0)
+		return ncpu;
+	if (n > stride)
+		return -EINVAL;
+	if (!(vals = calloc((size_t)ncpu * stride, sizeof(*vals))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, key, vals)) {
+		int err = -errno;
+
+		free(vals);
+		return err;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (size_t i = 0; i < n; i++)
+			out[i] += vals[c * stride + i];
+	free(vals);
+	return 0;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 
 /* Pointer to the .rodata variable `name` of obj (before load: writable, after: the frozen
@@ -28,5 +29,13 @@ bool il_obj_has_map(struct bpf_object *obj, const char *name);
 
 /* Turn autoload off for every program of obj: the plans then turn on what they chose. */
 void il_autoload_none(struct bpf_object *obj);
+
+/* The keys of hash map fd (key_size bytes each), up to max of them, into keys (room for max).
+ * Returns how many. */
+int il_map_keys(int fd, void *keys, size_t key_size, int max);
+
+/* Per-CPU map fd's value at key (value_size bytes on each CPU) summed over the CPUs: its
+ * first n __u64s into out[0 .. n - 1]. 0, or -errno (out zeroed). */
+int il_percpu_sum(int fd, const void *key, size_t value_size, __u64 *out, size_t n);
 
 #endif

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cause.h"
-#include "layers/iowait.h"
+#include "layers/split.h"
+#include "measure.h"
 #include "disk.h"
 #include "escape.h"
 #include "fmt.h"

@@ -32,8 +32,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
-#include "measure.h"
+#include "lib/split.h"
 #include "verdict.h"
+
+struct il_window;
 
 /* What a cause is (il_blame.kind). */
 enum il_ck {

@@ -13,7 +13,7 @@
 #include "escape.h"
 #include "log.h"
 
-/* Append pid to *v (of *n, room for *cap). */
+/* Append pid to *v (of *n, room for *cap); out of memory, it is left out. */
 static void push(struct il_child_io **v, size_t *n, size_t *cap, unsigned pid)
 {
 	if (*n == *cap) {
@@ -21,7 +21,7 @@ static void push(struct il_child_io **v, size_t *n, size_t *cap, unsigned pid)
 		struct il_child_io *p = realloc(*v, c * sizeof(**v));
 
 		if (!p)
-			il_die("out of memory");
+			return;
 		*v = p;
 		*cap = c;
 	}

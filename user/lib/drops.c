@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpfobj.h"
 #include "drops.h"
 #include "util.h"
 
@@ -25,26 +26,12 @@ const char *il_drop_name(enum il_drop d)
 
 int il_drops_read(int map_fd, __u64 out[IL_DROP__MAX])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
-
-	if (ncpu < 0)
-		return ncpu;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
 	for (__u32 k = 0; k < IL_DROP__MAX; k++) {
-		out[k] = 0;
-		if (bpf_map_lookup_elem(map_fd, &k, vals)) {
-			int err = -errno;
+		int err = il_percpu_sum(map_fd, &k, sizeof(__u64), &out[k], 1);
 
-			free(vals);
+		if (err)
 			return err;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[k] += vals[c];
 	}
-	free(vals);
 	return 0;
 }
 

@@ -5,12 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include "bpfobj.h"
 #include "btf.h"
 #include "escape.h"
+#include "hist.h"
 #include "layers/fs.h"
 #include "layers/split.h"
 #include "layers/who.h"
@@ -212,6 +216,8 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
 
 	for (int i = 0; i < n; i++) {
+		if (types[i] < 0 || types[i] >= FS_TYPE__MAX)
+			continue;
 		/* the tracepoint method counts sync_file_range with the other syscalls, at
 		 * raw_syscalls; fentry and kprobes at its own syscall tracepoints */
 		if (il_plan_family(&plans[i]) == IL_FAM_TRACEPOINT)
@@ -225,17 +231,27 @@ void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int
 		bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "fs_send"), true);
 }
 
+int il_fs_plan_type(const struct il_plan *p)
+{
+	for (int t = 0; t < FS_TYPE__MAX; t++)
+		if (p->what == il_fs_table[t].what)
+			return t;
+	return -1;
+}
+
 int il_fs_loaded(struct bpf_object *obj)
 {
 	struct bpf_program *send = bpf_object__find_program_by_name(obj, "fs_send");
 	int fd = il_obj_map_fd(obj, "fs_send_prog"), pfd = send ? bpf_program__fd(send) : -1;
 	__u32 zero = 0;
+	int err;
 
 	if (pfd < 0) /* not loaded: no events asked for */
 		return 0;
-	if (fd < 0)
-		return -ENOENT;
-	return bpf_map_update_elem(fd, &zero, &pfd, BPF_ANY) ? -errno : 0;
+	err = fd < 0 ? -ENOENT : bpf_map_update_elem(fd, &zero, &pfd, BPF_ANY) ? -errno : 0;
+	if (err)
+		il_err("cannot connect the event sender: %s", il_errno_name(err));
+	return err;
 }
 
 void il_fs_unload(struct bpf_object *obj)
@@ -245,6 +261,57 @@ void il_fs_unload(struct bpf_object *obj)
 
 	if (fd >= 0)
 		bpf_map_delete_elem(fd, &zero);
+}
+
+void il_fs_choose(struct fs_cfg *cfg, const char *file, bool given, bool wanted[FS_TYPE__MAX])
+{
+	if (file) {
+		struct statfs sfs;
+		struct stat st;
+		int t = -1;
+
+		if (stat(file, &st) || statfs(file, &sfs))
+			il_die("cannot read %s: %s", file, strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			il_die("%s is not a regular file (-f follows one file; a directory's files are "
+			       "not followed)", file);
+		for (int i = 0; i < FS_TYPE__MAX; i++)
+			if ((unsigned long long)(unsigned long)sfs.f_type == il_fs_table[i].magic)
+				t = i;
+		if (t < 0)
+			il_die("%s is not on an ext4, xfs or btrfs filesystem (filesystem magic 0x%lx)",
+			       file, (unsigned long)sfs.f_type);
+		if (given && !wanted[t])
+			il_die("%s is on %s, which -t leaves out", file, il_fs_table[t].name);
+		memset(wanted, 0, FS_TYPE__MAX * sizeof(wanted[0]));
+		wanted[t] = true;
+		if (il_mount_dev_of(file, &cfg->targ_dev))
+			cfg->targ_dev = IL_MKDEV(major(st.st_dev), minor(st.st_dev));
+		cfg->targ_ino = st.st_ino;
+		return;
+	}
+	if (given) {
+		for (int i = 0; i < FS_TYPE__MAX; i++)
+			if (wanted[i] && !il_fs_mounted(il_fs_table[i].name))
+				il_die("no %s filesystem is mounted: nothing to trace", il_fs_table[i].name);
+		return;
+	}
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		wanted[i] = il_fs_mounted(il_fs_table[i].name);
+	for (int i = 0; i < FS_TYPE__MAX; i++)
+		if (wanted[i])
+			return;
+	il_die("no ext4, xfs or btrfs filesystem is mounted: nothing to trace");
+}
+
+struct json_object *il_fs_op_stats_json(const struct fs_op_stats *st, struct json_object *o)
+{
+	json_object_object_add(o, "count", json_object_new_uint64(st->count));
+	json_object_object_add(o, "slow", json_object_new_uint64(st->slow));
+	json_object_object_add(o, "total_usecs", il_json_usecs(st->total_ns / 1e3));
+	json_object_object_add(o, "max_usecs", il_json_usecs(st->max_ns / 1e3));
+	json_object_object_add(o, "latency_ns", il_hist_json(st->slots, IL_HIST_SLOTS, "nsecs"));
+	return o;
 }
 
 /* Add the totals of v to *to. */

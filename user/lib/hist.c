@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "hist.h"
 
@@ -139,4 +141,48 @@ struct json_object *il_hist_json(const __u64 *slots, int nslots, const char *uni
 	}
 	json_object_object_add(o, "percentiles", p);
 	return o;
+}
+
+void *il_snaps_get(struct il_snaps *s, const void *key)
+{
+	char *a = s->v, *e;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!memcmp(a + i * s->size, key, s->key_len))
+			return a + i * s->size;
+	if (!(a = realloc(s->v, (s->n + 1) * s->size)))
+		return NULL;
+	s->v = a;
+	e = a + s->n++ * s->size;
+	memset(e, 0, s->size);
+	memcpy(e, key, s->key_len);
+	return e;
+}
+
+void il_snaps_free(struct il_snaps *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+const char *il_hist_pct_range(const __u64 *slots, int nslots, double pct, double div, char *buf,
+			      size_t len)
+{
+	int slot = il_hist_percentile_slot(slots, nslots, pct);
+	__u64 lo, hi;
+
+	if (slot < 0)
+		return "-";
+	il_slot_bounds(slot, &lo, &hi);
+	snprintf(buf, len, "%.3f-%.3f", lo / div, (hi + 1) / div);
+	return buf;
+}
+
+void il_counts_delta(__u64 *d, __u64 *seen, const __u64 *now, int n)
+{
+	for (int i = 0; i < n; i++) {
+		d[i] = now[i] - seen[i];
+		seen[i] = now[i];
+	}
 }

@@ -31,8 +31,29 @@ void il_hist_print(FILE *f, const __u64 *slots, int nslots, const char *unit);
  *   percentiles (bucket bounds, usecs): p50 4096-8191  p90 4096-8191  p99 8192-16383  p99.9 8192-16383 */
 void il_hist_print_percentiles(FILE *f, const __u64 *slots, int nslots, const char *unit);
 
+/* "LO-HI" (each divided by div, 3 decimals) of the bucket holding the pct-th percentile into
+ * buf, "-" for an empty histogram. Returns buf, or the "-". */
+const char *il_hist_pct_range(const __u64 *slots, int nslots, double pct, double div, char *buf,
+			      size_t len);
+
 /* {"unit":..., "total":N, "buckets":[{"low":..,"high":..,"count":..}...],
  *  "percentiles":{"p50":{"low":..,"high":..},...}} with non-empty buckets only. */
 struct json_object *il_hist_json(const __u64 *slots, int nslots, const char *unit);
+
+/* The growth of n cumulative counters since seen: d[i] = now[i] - seen[i], then seen = now. */
+void il_counts_delta(__u64 *d, __u64 *seen, const __u64 *now, int n);
+
+/* What an interval printed last of the kernel's cumulative counters, per key: the interval's
+ * growth is the counters now minus the entry's. Entries of `size` bytes, each starting with
+ * its key of key_len bytes, in a growing array (v, n). */
+struct il_snaps {
+	size_t size, key_len;
+	void *v;
+	size_t n;
+};
+
+/* The entry of key in s, appended zeroed (with its key) when new. NULL when out of memory. */
+void *il_snaps_get(struct il_snaps *s, const void *key);
+void il_snaps_free(struct il_snaps *s);
 
 #endif

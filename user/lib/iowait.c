@@ -38,6 +38,7 @@ int il_iw_foreach(struct bpf_object *obj,
 	struct iw_key k, next;
 	struct iw_val v;
 	void *prev = NULL;
+	int stop;
 
 	if (fd < 0)
 		return -ENOENT;
@@ -46,8 +47,8 @@ int il_iw_foreach(struct bpf_object *obj,
 		prev = &k;
 		if (bpf_map_lookup_elem(fd, &k, &v))
 			continue; /* the kernel side never deletes: cannot happen */
-		if (fn(&k, &v, ctx))
-			return 0;
+		if ((stop = fn(&k, &v, ctx)))
+			return stop < 0 ? stop : 0;
 	}
 	return errno == ENOENT ? 0 : -errno;
 }
@@ -86,17 +87,23 @@ static struct il_iw_entry *entry_get(struct il_iw_table *t, const struct iw_key 
 				return &t->v[t->index[s]];
 	}
 	if (t->n == t->cap) {
-		t->cap = t->cap ? t->cap * 2 : 256;
-		t->v = realloc(t->v, t->cap * sizeof(*t->v));
-		if (!t->v)
-			il_die("out of memory");
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct il_iw_entry *v = realloc(t->v, cap * sizeof(*t->v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
 	}
 	if ((t->n + 1) * 2 > t->index_size) {
-		t->index_size = t->index_size ? t->index_size * 2 : 1024;
+		size_t size = t->index_size ? t->index_size * 2 : 1024;
+		int *index = malloc(size * sizeof(*t->index));
+
+		if (!index)
+			return NULL;
 		free(t->index);
-		t->index = malloc(t->index_size * sizeof(*t->index));
-		if (!t->index)
-			il_die("out of memory");
+		t->index = index;
+		t->index_size = size;
 		memset(t->index, -1, t->index_size * sizeof(*t->index));
 		for (size_t i = 0; i < t->n; i++)
 			index_put(t, i);
@@ -120,6 +127,8 @@ static int fold_in(const struct iw_key *k, const struct iw_val *v, void *ctx)
 	bool is_new;
 	struct il_iw_entry *e = entry_get(f->t, k, &is_new);
 
+	if (!e)
+		return -ENOMEM;
 	e->iv.count += v->count - e->seen.count;
 	e->iv.total_ns += v->total_ns - e->seen.total_ns;
 	e->seen = *v;
@@ -215,8 +224,11 @@ static void make_threads(struct il_iw_report *r)
 	struct il_iw_thread *t = calloc(r->nlist + 1, sizeof(*t));
 	size_t nt = 0;
 
-	if (!sorted || !t)
-		il_die("out of memory");
+	if (!sorted || !t) { /* out of memory: no per-thread totals */
+		free(sorted);
+		free(t);
+		return;
+	}
 	memcpy(sorted, r->list, r->nlist * sizeof(*sorted));
 	qsort(sorted, r->nlist, sizeof(*sorted), cmp_tid);
 	for (size_t i = 0, best = 0; i < r->nlist; i++) {
@@ -236,7 +248,7 @@ static void make_threads(struct il_iw_report *r)
 	r->nthreads = nt;
 }
 
-void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r)
+int il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r)
 {
 	size_t n = 0, ng = 0;
 
@@ -244,8 +256,11 @@ void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_
 	r->interval = interval;
 	r->list = calloc(t->n + 1, sizeof(*r->list));
 	r->groups = calloc(t->n + 1, sizeof(*r->groups));
-	if (!r->list || !r->groups)
-		il_die("out of memory");
+	if (!r->list || !r->groups) {
+		il_iw_report_free(r);
+		r->interval = interval;
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < t->n; i++)
 		if (il_iw_val(&t->v[i], interval)->count)
 			r->list[n++] = &t->v[i];
@@ -273,6 +288,7 @@ void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_
 	r->nlist = n;
 	r->ngroups = ng;
 	make_threads(r);
+	return 0;
 }
 
 /* What a group prints as: its frames where they were named, else its stack ids. */
@@ -326,8 +342,15 @@ void il_iw_report_merge(struct il_iw_report *r, struct il_stacknames *names, boo
 	free(r->rows);
 	r->rows = calloc(r->nlist + 1, sizeof(*r->rows));
 	rowp = calloc(r->nlist + 1, sizeof(*rowp));
-	if (!look || !to || !groups || !r->rows || !rowp)
-		il_die("out of memory");
+	if (!look || !to || !groups || !r->rows || !rowp) { /* out of memory: left unmerged */
+		free(look);
+		free(to);
+		free(groups);
+		free(r->rows);
+		free(rowp);
+		r->rows = NULL;
+		return;
+	}
 	/* to[i]: the new group of old group i, the first that prints as it does */
 	for (size_t i = 0; i < r->ngroups; i++) {
 		size_t j;
@@ -470,10 +493,14 @@ int il_iw_sleeping_read(struct bpf_object *obj, __u64 min_ns, __u64 max_ns,
 		if (waited < min_ns || (max_ns && waited > max_ns))
 			continue;
 		if (n == cap) {
+			struct il_iw_sleeping *nv = realloc(v, (cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
 			cap = cap ? cap * 2 : 16;
-			v = realloc(v, cap * sizeof(*v));
-			if (!v)
-				il_die("out of memory");
 		}
 		memset(&v[n], 0, sizeof(v[n]));
 		if (!still_asleep(sl.tgid, key, sl.nswitches, v[n].comm))
@@ -564,4 +591,47 @@ struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
 		json_object_array_add(a, o);
 	}
 	return a;
+}
+
+/* Thread tables; interval reports have no MAX_USECS column. */
+#define THREAD_HDR "%-16s %7s %7s %9s %12s"
+#define THREAD_ROW "%s %7u %7u %9llu %12llu" /* COMM: il_text_column(), 16 wide */
+
+void il_iw_thread_header(FILE *f, const char *indent, bool interval)
+{
+	fprintf(f, "%s" THREAD_HDR, indent, "COMM", "PID", "TID", "WAITS", "USECS");
+	fprintf(f, interval ? "\n" : " %10s\n", "MAX_USECS");
+}
+
+void il_iw_thread_row(FILE *f, const char *indent, const struct iw_key *k, const struct iw_val *v,
+		      bool interval)
+{
+	char comm[4 * IL_TASK_COMM_LEN + 1];
+
+	fprintf(f, "%s" THREAD_ROW, indent,
+		il_text_column(k->comm, sizeof(k->comm), 16, comm, sizeof(comm)), k->tgid, k->tid,
+		(unsigned long long)v->count, (unsigned long long)(v->total_ns / 1000));
+	if (interval)
+		fprintf(f, "\n");
+	else
+		fprintf(f, " %10llu\n", (unsigned long long)(v->max_ns / 1000));
+}
+
+struct json_object *il_iw_val_json(struct json_object *o, const struct iw_val *v, bool interval)
+{
+	json_object_object_add(o, "waits", json_object_new_uint64(v->count));
+	json_object_object_add(o, "usecs", json_object_new_uint64(v->total_ns / 1000));
+	if (!interval)
+		json_object_object_add(o, "max_usecs", json_object_new_uint64(v->max_ns / 1000));
+	return o;
+}
+
+struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_val *v, bool interval)
+{
+	struct json_object *o = json_object_new_object();
+
+	il_json_add_name(o, "comm", k->comm, sizeof(k->comm));
+	json_object_object_add(o, "pid", json_object_new_uint64(k->tgid));
+	json_object_object_add(o, "tid", json_object_new_uint64(k->tid));
+	return il_iw_val_json(o, v, interval);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The table of layers (layers.h): how code that treats every layer alike finds each one. */
+#include <string.h>
 #include "layers.h"
 #include "layers/block.h"
 #include "layers/fs.h"
@@ -68,12 +69,37 @@ static int split_all(struct bpf_object *obj, struct il_plan *plans, int max)
 	return 1;
 }
 
+/* The filesystems whose plans chose the syscall tracepoints (il_fs_chosen), told by plan. */
+static void fs_chosen(struct bpf_object *obj, const struct il_plan *plans, int n)
+{
+	int types[FS_TYPE__MAX];
+
+	for (int i = 0; i < n && i < FS_TYPE__MAX; i++)
+		types[i] = il_fs_plan_type(&plans[i]);
+	il_fs_chosen(obj, plans, types, n < FS_TYPE__MAX ? n : FS_TYPE__MAX);
+}
+
+/* Where the split keeps its per-task state, by the method its plan chose (il_split_chosen). */
+static void split_chosen(struct bpf_object *obj, const struct il_plan *plans, int n)
+{
+	if (n > 0)
+		il_split_chosen(obj, &plans[0]);
+}
+
 const struct il_layer_desc il_layer_table[] = {
-	{ "block", "blk_rq_start", NULL, block_all },
-	{ "fs", "fs_stats", NULL, fs_all },
-	{ "writeback", "wb_stats", NULL, wb_all },
-	{ "iowait", "iw_waits", NULL, iowait_all },
-	{ "who", "who_inserts", "who_bio_btf", who_all },
-	{ "split", "split_ops", NULL, split_all },
+	{ "block", "blk_rq_start", NULL, block_all, NULL, il_blk_loaded, NULL },
+	{ "fs", "fs_stats", NULL, fs_all, fs_chosen, il_fs_loaded, il_fs_unload },
+	{ "writeback", "wb_stats", NULL, wb_all, NULL, NULL, NULL },
+	{ "iowait", "iw_waits", NULL, iowait_all, NULL, NULL, NULL },
+	{ "who", "who_inserts", "who_bio_btf", who_all, NULL, NULL, NULL },
+	{ "split", "split_ops", NULL, split_all, split_chosen, NULL, NULL },
 };
 const int il_nlayers = sizeof(il_layer_table) / sizeof(il_layer_table[0]);
+
+const struct il_layer_desc *il_layer_find(const char *name)
+{
+	for (int l = 0; l < il_nlayers; l++)
+		if (!strcmp(il_layer_table[l].name, name))
+			return &il_layer_table[l];
+	return NULL;
+}

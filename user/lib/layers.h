@@ -17,7 +17,8 @@
 #include <bpf/libbpf.h>
 #include "plan.h"
 
-/* Every layer, for code that treats them alike (the plan test, -V). */
+/* Every layer, for code that treats them alike (the plan test, -V, the layer sets of
+ * layerset.h, which run its hooks in a tool's lifecycle). */
 struct il_layer_desc {
 	const char *name;                               /* "fs" */
 	const char *marker_map;                         /* a map only this layer defines */
@@ -26,8 +27,19 @@ struct il_layer_desc {
 	/* Build every plan the layer can make from obj into plans (room for max); returns how
 	 * many. Plans carry their own building errors (plan.error). */
 	int (*all_plans)(struct bpf_object *obj, struct il_plan *plans, int max);
+	/* The lifecycle hooks, each optional (NULL: nothing to do), run by layerset.c:
+	 * chosen: after il_plans_choose() chose n plans of this layer, before load (settings
+	 *         that depend on the methods chosen);
+	 * loaded: after load, before attach; 0, or -errno after printing one line;
+	 * unload: after detach, before the object is destroyed. */
+	void (*chosen)(struct bpf_object *obj, const struct il_plan *plans, int n);
+	int (*loaded)(struct bpf_object *obj);
+	void (*unload)(struct bpf_object *obj);
 };
 extern const struct il_layer_desc il_layer_table[];
 extern const int il_nlayers;
+
+/* The layer named name ("block", "fs", "writeback", "iowait", "who"), or NULL. */
+const struct il_layer_desc *il_layer_find(const char *name);
 
 #endif

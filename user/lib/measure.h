@@ -23,7 +23,7 @@
 #include <bpf/libbpf.h>
 #include "drops.h"
 #include "layers/block.h"
-#include "layers/iowait.h"
+#include "lib/iowait.h"
 #include "layers/split.h"
 #include "layers/writeback.h"
 #include "procstat.h"

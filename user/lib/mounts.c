@@ -33,15 +33,6 @@ void il_mount_unescape(char *s)
 	*o = 0;
 }
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d)
-		il_die("out of memory");
-	return d;
-}
-
 static void load(void)
 {
 	char line[8192], root[PATH_MAX], point[PATH_MAX], type[64], opts[1024];
@@ -66,14 +57,24 @@ static void load(void)
 			continue;
 		if (sscanf(dash, " - %*s %*s %1023s", opts) != 1)
 			opts[0] = 0;
-		n = realloc(mnts, (nmnts + 1) * sizeof(*mnts));
-		if (!n)
-			il_die("out of memory");
+		if (!(n = realloc(mnts, (nmnts + 1) * sizeof(*mnts)))) {
+			il_err("out of memory reading the mount table: some paths are not known");
+			break;
+		}
 		mnts = n;
 		il_mount_unescape(root);
 		il_mount_unescape(point);
-		mnts[nmnts++] = (struct mnt){ id, IL_MKDEV(ma, mi), xstrdup(root), xstrdup(point), xstrdup(type),
-					     xstrdup(opts) };
+		n = &mnts[nmnts];
+		*n = (struct mnt){ id, IL_MKDEV(ma, mi), strdup(root), strdup(point), strdup(type), strdup(opts) };
+		if (!n->root || !n->point || !n->type || !n->opts) {
+			free(n->root);
+			free(n->point);
+			free(n->type);
+			free(n->opts);
+			il_err("out of memory reading the mount table: some paths are not known");
+			break;
+		}
+		nmnts++;
 	}
 	fclose(f);
 }

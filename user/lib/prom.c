@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include "escape.h"
+#include "layers/fs.h"
 #include "lib/shared.h"
 #include "prom.h"
 #include "util.h"

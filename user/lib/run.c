@@ -190,3 +190,12 @@ int il_run(const struct il_run *r)
 		ring_buffer__consume(r->rb); /* what is still queued belongs to the summary */
 	return done;
 }
+
+struct ring_buffer *il_ringbuf_open(struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
+
+	if (!rb)
+		il_err("cannot open the ring buffer: %s", strerror(errno));
+	return rb;
+}

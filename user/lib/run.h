@@ -49,6 +49,10 @@ struct il_run {
  * when polling fails. */
 int il_run(const struct il_run *r);
 
+/* A ring buffer on map (a BPF_MAP_TYPE_RINGBUF of a loaded object) calling fn(ctx, ...) for
+ * each record, as ring_buffer__new(); NULL after one line. */
+struct ring_buffer *il_ringbuf_open(struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx);
+
 /* Monotonic clock in ns (CLOCK_MONOTONIC, the clock bpf_ktime_get_ns() reads). */
 unsigned long long il_now_ns(void);
 

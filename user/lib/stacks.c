@@ -181,25 +181,22 @@ struct il_stacknames {
 	size_t nu, capu;
 };
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d)
-		il_die("out of memory");
-	return d;
-}
-
+/* Add frame name to f; out of memory, the frame is left out. */
 static void frames_add(struct il_frames *f, const char *name)
 {
-	char *plus;
+	char **names = realloc(f->names, (f->n + 1) * sizeof(char *)), **funcs, *plus;
 
-	f->names = realloc(f->names, (f->n + 1) * sizeof(char *));
-	f->funcs = realloc(f->funcs, (f->n + 1) * sizeof(char *));
-	if (!f->names || !f->funcs)
-		il_die("out of memory");
-	f->names[f->n] = xstrdup(name);
-	f->funcs[f->n] = xstrdup(name);
+	if (names)
+		f->names = names;
+	funcs = names ? realloc(f->funcs, (f->n + 1) * sizeof(char *)) : NULL;
+	if (funcs)
+		f->funcs = funcs;
+	if (!funcs || !(f->names[f->n] = strdup(name)))
+		return;
+	if (!(f->funcs[f->n] = strdup(name))) {
+		free(f->names[f->n]);
+		return;
+	}
 	if ((plus = strstr(f->funcs[f->n], "+0x")))
 		*plus = 0;
 	f->n++;
@@ -252,10 +249,15 @@ static struct il_frames *frames_intern(struct il_stacknames *s, struct il_frames
 			return s->u[i].f;
 		}
 	if (s->nu == s->capu) {
-		s->capu = s->capu ? s->capu * 2 : 128;
-		s->u = realloc(s->u, s->capu * sizeof(*s->u));
-		if (!s->u)
-			il_die("out of memory");
+		size_t cap = s->capu ? s->capu * 2 : 128;
+		struct uniq *u = realloc(s->u, cap * sizeof(*s->u));
+
+		if (!u) { /* out of memory: not named */
+			frames_free(f);
+			return NULL;
+		}
+		s->u = u;
+		s->capu = cap;
 	}
 	s->u[s->nu++] = (struct uniq){ h, f };
 	return f;
@@ -265,11 +267,15 @@ static struct il_stacknames *stacknames_alloc(int map_fd, bool user)
 {
 	struct il_stacknames *s = calloc(1, sizeof(*s));
 
-	if (!s)
-		il_die("out of memory");
+	if (s && user && !(s->usyms = il_usyms_new())) {
+		free(s);
+		s = NULL;
+	}
+	if (!s) {
+		il_err("out of memory for the stacks' names");
+		return NULL;
+	}
 	s->map_fd = map_fd;
-	if (user && !(s->usyms = il_usyms_new()))
-		il_die("out of memory");
 	return s;
 }
 
@@ -288,8 +294,10 @@ struct il_stacknames *il_stacknames_new_ksyms(int map_fd, bool user, struct il_k
 {
 	struct il_stacknames *s = stacknames_alloc(map_fd, user);
 
-	s->ksyms = ksyms;
-	s->ksyms_tried = true;
+	if (s) {
+		s->ksyms = ksyms;
+		s->ksyms_tried = true;
+	}
 	return s;
 }
 
@@ -359,9 +367,8 @@ const struct il_frames *il_stacknames_add(struct il_stacknames *s, __u32 pid, __
 		n = IL_STACK_MAX_DEPTH;
 	if (n > 0)
 		memcpy(ips, addrs, n * sizeof(ips[0]));
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		il_die("out of memory");
+	if (!(f = calloc(1, sizeof(*f))))
+		return NULL; /* out of memory: not named */
 	if (n < 0)
 		frames_add(f, "[stack not readable]");
 	/* The caller goes back after the first frame unless the walk has it already, and only
@@ -389,12 +396,16 @@ const struct il_frames *il_stacknames_add(struct il_stacknames *s, __u32 pid, __
 		}
 		frames_add(f, buf);
 	}
-	f = frames_intern(s, f);
+	if (!(f = frames_intern(s, f)))
+		return NULL;
 	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 128;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		if (!s->v)
-			il_die("out of memory");
+		size_t cap = s->cap ? s->cap * 2 : 128;
+		struct named *v = realloc(s->v, cap * sizeof(*s->v));
+
+		if (!v) /* out of memory: named again when asked again */
+			return f;
+		s->v = v;
+		s->cap = cap;
 	}
 	s->v[s->n++] = (struct named){ .pid = pid, .id = id, .caller = caller, .f = f };
 	return f;
@@ -440,8 +451,10 @@ char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_fr
 	size_t len = 0;
 	FILE *f = open_memstream(&key, &len);
 
-	if (!f)
-		il_die("out of memory");
+	if (!f) {
+		il_err("out of memory for a folded stack");
+		return NULL;
+	}
 	/* flamegraph.pl splits on ';' and the last space: those are replaced too */
 	il_text_escape(comm, comm_len, c, sizeof(c));
 	for (char *p = c; *p; p++)
@@ -459,16 +472,34 @@ char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_fr
 	} else {
 		fputs(";[stack lost]", f);
 	}
-	if (fclose(f) || !key)
-		il_die("out of memory");
+	if (fclose(f) || !key) {
+		il_err("out of memory for a folded stack");
+		free(key);
+		return NULL;
+	}
 	return key;
 }
 
-void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
-		      const struct il_frames *kernel, unsigned long long value)
+static int cmp_folded(const void *a, const void *b)
 {
-	char *key = il_frames_folded_key(comm, comm_len, user, kernel);
+	return strcmp(((const struct il_folded *)a)->key, ((const struct il_folded *)b)->key);
+}
 
-	fprintf(f, "%s %llu\n", key, value);
-	free(key);
+void il_folded_print(FILE *f, struct il_folded *v, size_t n, unsigned long long div)
+{
+	size_t out = 0;
+
+	qsort(v, n, sizeof(*v), cmp_folded);
+	for (size_t i = 0; i < n; i++) {
+		if (out && !strcmp(v[out - 1].key, v[i].key)) {
+			v[out - 1].value += v[i].value;
+			free(v[i].key);
+		} else {
+			v[out++] = v[i];
+		}
+	}
+	for (size_t i = 0; i < out; i++) {
+		fprintf(f, "%s %llu\n", v[i].key, v[i].value / div);
+		free(v[i].key);
+	}
 }

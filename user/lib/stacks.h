@@ -73,8 +73,8 @@ void il_stacknames_free(struct il_stacknames *s);
 
 /* The frames of stack id (a kernel stack when pid is 0, else a user stack of process pid),
  * read and named at the first call and kept until il_stacknames_free(); NULL when id < 0
- * (not collected or lost). A stack that cannot be read has the one frame "[stack not
- * readable]". Stacks that print alike once the tracer's frames are left out (the kernel keeps
+ * (not collected or lost), or out of memory. A stack that cannot be read has the one frame
+ * "[stack not readable]". Stacks that print alike once the tracer's frames are left out (the kernel keeps
  * them apart when those frames differ: another BPF program, the tp_btf or raw_tp glue) get
  * the same struct il_frames: equal pointers mean equal frames, and sums kept per stack id are
  * merged by comparing them. */
@@ -105,11 +105,20 @@ int il_stacknames_load_proc(struct il_stacknames *s, __u32 pid);
  * '_', control bytes are escaped). */
 void il_frames_print(FILE *f, const struct il_frames *fr, const char *indent, const char *missing);
 struct json_object *il_frames_json(const struct il_frames *fr);
-void il_frames_folded(FILE *f, const char *comm, size_t comm_len, const struct il_frames *user,
-		      const struct il_frames *kernel, unsigned long long value);
 /* The folded line's key (without " VALUE\n"), malloc'ed: lines of equal keys are one stack to
- * a flame graph, and are summed into one line by who prints them. */
+ * a flame graph, and are summed into one line by who prints them. NULL after one line when out
+ * of memory. */
 char *il_frames_folded_key(const char *comm, size_t comm_len, const struct il_frames *user,
 			   const struct il_frames *kernel);
+
+/* Folded lines: a key (il_frames_folded_key(), malloc'ed) and its value. */
+struct il_folded {
+	char *key;
+	unsigned long long value;
+};
+
+/* Print n folded lines to f, "KEY VALUE/div", sorted by key, lines of equal keys summed into
+ * one (a flame graph would add them: no key is printed twice); frees the keys. */
+void il_folded_print(FILE *f, struct il_folded *v, size_t n, unsigned long long div);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "btf.h"
 #include "loadpool.h"
+#include "disk.h"
 #include "log.h"
 #include "probes.h"
 #include "run.h"
@@ -124,6 +125,8 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 	case OPT_USAGE:
 		argp_state_help(state, stdout, ARGP_HELP_USAGE);
 		exit(IL_EXIT_OK);
+	case ARGP_KEY_ARG: /* one the tool's own parser did not take */
+		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -226,6 +229,22 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	 * taken before the handlers were in place killed the tool, or was lost where the shell
 	 * had started it with SIGINT ignored (a background job) */
 	il_signals_init();
+}
+
+void il_tool_disk(const char *name, __u32 *dev, bool *part)
+{
+	if (!name)
+		return;
+	if (il_disk_dev(name, dev))
+		il_die("no block device named '%s' (see lsblk)", name);
+	*part = il_disk_is_partition(name);
+}
+
+void *il_tool_opened(void *skel)
+{
+	if (!skel)
+		il_die("cannot open the BPF object: %s", strerror(errno));
+	return skel;
 }
 
 int il_tool_loaded(int err)

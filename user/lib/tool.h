@@ -62,13 +62,16 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
  * where its meaning there is narrower (a default duration, one JSON object). */
 void il_tool_option_doc(int key, const char *doc);
 
+/* An argument (ARGP_KEY_ARG) the tool's own parser leaves (ARGP_ERR_UNKNOWN) is refused by
+ * the shared one: "unexpected argument 'ARG'". */
+
 /* For a tool's own parser: report a bad value of an option or argument, exit 1. */
 void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
 /* Open skeleton NAME (biolatency_bpf, ...) with its CO-RE relocations made against the small
  * BTF cached for it and this kernel when there is one (il_core_btf), else against vmlinux's.
- * The skeleton, or NULL with errno set (SKEL__open_opts). */
+ * The skeleton; at start-up, so it exits 1 after one line when it cannot be opened. */
 #define IL_SKEL_OPEN(name)                                                                  \
 	({                                                                                   \
 		size_t elf_size_;                                                            \
@@ -76,8 +79,16 @@ void il_argp_fail(struct argp_state *state, const char *fmt, ...)
 		LIBBPF_OPTS(bpf_object_open_opts, open_opts_,                                \
 			    .btf_custom_path = il_core_btf(elf_, elf_size_));                \
 		il_load_handlers();                                                          \
-		name##__open_opts(&open_opts_);                                              \
+		il_tool_opened(name##__open_opts(&open_opts_));                              \
 	})
+
+/* skel, or exit 1 after "cannot open the BPF object: ERROR" when it is NULL (IL_SKEL_OPEN). */
+void *il_tool_opened(void *skel);
+
+/* -d DISK of a tool, at start-up: when name is not NULL, its device number (major << 20 |
+ * minor) into *dev and whether it is a partition into *part; exit 1 after "no block device
+ * named 'NAME' (see lsblk)" when there is none. */
+void il_tool_disk(const char *name, __u32 *dev, bool *part);
 
 /* The result of SKEL__load(): 0, or -1 after the one line every tool prints. */
 int il_tool_loaded(int err);

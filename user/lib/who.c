@@ -139,15 +139,6 @@ void il_who_free(struct il_who *w)
 	memset(w, 0, sizeof(*w));
 }
 
-__u64 il_who_proc_fs_ns(const struct who_proc *p)
-{
-	__u64 t = 0;
-
-	for (int i = 0; i < FS_OP__MAX; i++)
-		t += p->op_ns[i];
-	return t;
-}
-
 /* Is path the file (ino, generation gen)? The inode number must match; for a regular file
  * whose filesystem gives its generation (FS_IOC_GETVERSION: ext4, xfs, btrfs), that too, as
  * a file made after another was deleted may have its number. */

@@ -5,6 +5,7 @@
 #include "disk.h"
 #include "escape.h"
 #include "fmt.h"
+#include "layers/fs.h"
 #include "log.h"
 #include "whoview.h"
 

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <json-c/json.h>
 #include "layers.h"
-#include "layers/fs.h"
 #include "layers/who.h"
 #include "verdict.h"
 

@@ -69,6 +69,9 @@ void il_blk_phases_print(FILE *f, const char *indent, const struct blk_phases *p
  * "p99_lt_ns", "max_ns", "share"}, "q2g", ...}} of p. */
 struct json_object *il_blk_phases_json(const struct blk_phases *p);
 
+/* Names of the operations (enum il_req_op_kind): "read", "write", "flush", "discard", "other". */
+extern const char *const il_blk_op_names[IL_OP__MAX];
+
 /* blktrace's RWBS letters of an operation (enum il_req_op_kind) and its flags (enum
  * il_rq_flag): "W", "WS", "FWFS", "RA", ... into buf (>= 8 bytes); returns buf. */
 const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);

@@ -34,6 +34,13 @@ extern const char il_fs_op_letters[FS_OP__MAX];
 /* enum fs_type of "ext4"/"xfs"/"btrfs", or -1. */
 int il_fs_by_name(const char *name);
 
+/* At start-up: which filesystems to trace into wanted[] (given: -t named those set there),
+ * from file (-f PATH, or NULL) and what is mounted; with a file, its filesystem alone and
+ * cfg->targ_dev/targ_ino set to it. Exits 1 after one line when there is nothing to trace (a
+ * file that cannot be read, is not a regular file or not on ext4, xfs or btrfs, or on one -t
+ * leaves out; a filesystem of -t that is not mounted; none mounted). */
+void il_fs_choose(struct fs_cfg *cfg, const char *file, bool given, bool wanted[FS_TYPE__MAX]);
+
 /* Settings, with fs_cfg.self_tgid set to this process, and where in-flight calls are kept
  * (fs_cfg.task_storage: task-local storage where the kernel allows it, else a hash). */
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj);
@@ -55,8 +62,11 @@ int il_fs_plans(struct bpf_object *obj, const bool wanted[FS_TYPE__MAX],
  * tracepoints go into fs_cfg.sys_magic, so those tracepoints report only their files. */
 void il_fs_chosen(struct bpf_object *obj, const struct il_plan *plans, const int *types, int n);
 
+/* The filesystem (enum fs_type) plan p was made for by il_fs_plan(), or -1. */
+int il_fs_plan_type(const struct il_plan *p);
+
 /* After load: hand the syscall tracepoints' slow events to fs_send (when it was loaded:
- * fs_cfg.min_ns not ~0). 0, or -errno. */
+ * fs_cfg.min_ns not ~0). 0, or -errno after printing one line. */
 int il_fs_loaded(struct bpf_object *obj);
 
 /* Before the object is destroyed: take fs_send out of fs_send_prog, so that it goes with the
@@ -67,6 +77,10 @@ void il_fs_unload(struct bpf_object *obj);
 /* The syncs run inside O_SYNC/O_DSYNC writes, summed over the CPUs into *out, when the object
  * was loaded with fs_cfg.nested_apart (else all zero: they are in the fsync totals). 0, or -errno. */
 int il_fs_nested_read(struct bpf_object *obj, struct fs_op_stats *out);
+
+/* The totals of one operation added to o as JSON: count, slow, total_usecs, max_usecs and the
+ * histogram latency_ns (il_hist_json). Returns o. */
+struct json_object *il_fs_op_stats_json(const struct fs_op_stats *st, struct json_object *o);
 
 /* Sum the per-CPU totals of a loaded obj into out[FS_OP__MAX]: every traced call, whatever
  * its interface (fs_stats, and fs_uring_stats when the object has it). 0, or -errno. */

@@ -23,7 +23,7 @@ struct iw_cfg *il_iw_cfg(struct bpf_object *obj);
 void il_iw_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* Call fn for every aggregate of iw_waits of a loaded obj (cumulative since start); stops
- * when fn returns non-zero. 0, or -errno when the map cannot be read. */
+ * when fn returns non-zero. 0, or -errno when the map cannot be read or fn returned it. */
 int il_iw_foreach(struct bpf_object *obj,
 		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx);
 
@@ -80,9 +80,8 @@ struct il_iw_report {
 	struct il_iw_entry *rows;     /* after il_iw_report_merge(): the groups' merged rows */
 	struct il_iw_entry **rowp;
 };
-
-
-void il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
+/* 0, or -ENOMEM with r empty (free it all the same). */
+int il_iw_report_make(const struct il_iw_table *t, bool interval, struct il_iw_report *r);
 
 /* Merge the groups of r that print alike once names has named their stacks (the kernel
  * stack; with user, also the user stack of the same process): the kernel records stacks
@@ -95,6 +94,17 @@ void il_iw_report_free(struct il_iw_report *r);
 
 /* The value of e a report uses. */
 const struct iw_val *il_iw_val(const struct il_iw_entry *e, bool interval);
+
+/* A thread table's header and rows as iowaitstack prints them: COMM PID TID WAITS USECS, and
+ * MAX_USECS unless interval (an interval's growth keeps no maximum), each after indent. */
+void il_iw_thread_header(FILE *f, const char *indent, bool interval);
+void il_iw_thread_row(FILE *f, const char *indent, const struct iw_key *k, const struct iw_val *v,
+		      bool interval);
+
+/* v as JSON members waits, usecs and (unless interval) max_usecs added to o; returns o. A
+ * thread's: {comm, pid, tid, waits, usecs[, max_usecs]}. */
+struct json_object *il_iw_val_json(struct json_object *o, const struct iw_val *v, bool interval);
+struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_val *v, bool interval);
 
 /* A sleep still under way (left in iw_sleeping): its thread, the stacks it began under and
  * how long it has lasted so far. */

@@ -44,9 +44,6 @@ struct il_who {
 int il_who_read(struct bpf_object *obj, struct il_who *w);
 void il_who_free(struct il_who *w);
 
-/* Sum of a process's file-operation time, ns. */
-__u64 il_who_proc_fs_ns(const struct who_proc *p);
-
 /* The path of a file entry into buf: mount point of its filesystem + names from the root
  * down; "..." first when the path is deeper than kept or the mount is unknown;
  * "[inode N on MAJ:MIN]" when no name was seen; "/dev/NAME" for a block device's own pages
