@@ -341,6 +341,89 @@ static int sample_kids(void *ctx)
 	return 0;
 }
 
+/* --split at exit: the sums per (process, operation) and the wakers, from the kernel's
+ * aggregates (every traced call, slow or not). */
+static struct il_split split_sums;
+
+static struct json_object *split_sums_json(const struct il_split *sp)
+{
+	struct json_object *o = json_object_new_object(), *ops = json_object_new_array();
+	struct json_object *wk = json_object_new_array();
+	char key[32], name[IL_TASK_COMM_LEN + 8], disk[32];
+
+	for (int i = 0; i < sp->nops; i++) {
+		struct json_object *x = json_object_new_object();
+
+		json_object_object_add(x, "pid", json_object_new_int(sp->ops[i].k.tgid));
+		json_object_object_add(x, "op", json_object_new_string(op_key[sp->ops[i].k.op % FS_OP__MAX]));
+		json_object_object_add(x, "calls", json_object_new_uint64(sp->ops[i].v.calls));
+		for (int p = 0; p < SPLIT_PARTS; p++) {
+			snprintf(key, sizeof(key), "%s_us", il_split_part_keys[p]);
+			json_object_object_add(x, key, il_json_usecs(sp->ops[i].v.part_ns[p] / 1e3));
+		}
+		json_object_array_add(ops, x);
+	}
+	for (int i = 0; i < sp->nwakers; i++) {
+		const struct il_split_wk_row *r = &sp->wakers[i];
+		struct json_object *x = json_object_new_object();
+		struct split_waker w = { .tgid = r->k.wk_tgid, .tid = r->k.wk_tid, .disk = r->k.wk_disk,
+					 .kind = r->k.wk_kind, .kthread = r->v.kthread };
+
+		memcpy(w.comm, r->v.comm, sizeof(w.comm));
+		json_object_object_add(x, "pid", json_object_new_int(r->k.tgid));
+		json_object_object_add(x, "op", json_object_new_string(op_key[r->k.op % FS_OP__MAX]));
+		json_object_object_add(x, "kind", json_object_new_string(il_split_kind_names[w.kind & 3]));
+		json_object_object_add(x, "waker", json_object_new_string(il_split_waker_name(&w, name, sizeof(name))));
+		if (w.kind == SPLIT_WK_TASK) {
+			json_object_object_add(x, "waker_pid", json_object_new_int(w.tgid));
+			json_object_object_add(x, "waker_tid", json_object_new_int(w.tid));
+			json_object_object_add(x, "io_usecs", il_json_usecs(r->v.io_ns / 1e3));
+			json_object_object_add(x, "io_disk", r->v.io_disk ? json_object_new_string(
+				disk_or(r->v.io_disk, "", disk, sizeof(disk))) : NULL);
+		}
+		if (w.kind == SPLIT_WK_BLOCK)
+			json_object_object_add(x, "disk", json_object_new_string(disk_or(w.disk, "", disk, sizeof(disk))));
+		json_object_object_add(x, "usecs", il_json_usecs(r->v.ns / 1e3));
+		json_object_object_add(x, "wakes", json_object_new_uint64(r->v.count));
+		json_object_array_add(wk, x);
+	}
+	json_object_object_add(o, "processes", ops);
+	json_object_object_add(o, "wakers", wk);
+	return o;
+}
+
+static void split_sums_print(FILE *f, const struct il_split *sp)
+{
+	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], disk[32];
+
+	fprintf(f, "\nWhere the time went (every traced call, ms):\n%-7s %-2s %9s %10s %10s %10s %10s %10s\n",
+		"PID", "T", "CALLS", "ONCPU", "RUNQ", "IOW_BLK", "IOW_TSK", "OTHER");
+	for (int i = 0; i < sp->nops; i++) {
+		fprintf(f, "%-7u %-2c %9llu", sp->ops[i].k.tgid, op_letter[sp->ops[i].k.op % FS_OP__MAX],
+			(unsigned long long)sp->ops[i].v.calls);
+		for (int p = 0; p < SPLIT_PARTS; p++)
+			fprintf(f, " %10.2f", sp->ops[i].v.part_ns[p] / 1e6);
+		fputc('\n', f);
+	}
+	fprintf(f, "Top wakers (the sleep they ended, ms):\n%-7s %-2s %-16s %-7s %9s %10s %10s %s\n",
+		"PID", "T", "WAKER", "WPID", "WAKES", "W_MS", "W_IO", "W_DISK");
+	for (int i = 0; i < sp->nwakers && i < 10; i++) {
+		const struct il_split_wk_row *r = &sp->wakers[i];
+		struct split_waker w = { .tgid = r->k.wk_tgid, .disk = r->k.wk_disk, .kind = r->k.wk_kind,
+					 .kthread = r->v.kthread };
+		char pid[16] = "-";
+
+		memcpy(w.comm, r->v.comm, sizeof(w.comm));
+		if (w.kind == SPLIT_WK_TASK)
+			snprintf(pid, sizeof(pid), "%u", w.tgid);
+		il_split_waker_name(&w, name, sizeof(name));
+		fprintf(f, "%-7u %-2c %s %-7s %9llu %10.2f %10.2f %s\n", r->k.tgid, op_letter[r->k.op % FS_OP__MAX],
+			il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
+			(unsigned long long)r->v.count, r->v.ns / 1e6, r->v.io_ns / 1e6,
+			disk_or(r->v.io_disk, "-", disk, sizeof(disk)));
+	}
+}
+
 static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			  const struct fs_op_stats by_if[2][FS_OP__MAX], const __u64 drops[IL_DROP__MAX],
 			  const struct il_fs_aio_row *aio, int naio)
@@ -374,6 +457,8 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
 		json_object_object_add(o, "untraced_children", il_children_json(&kids));
 		json_object_object_add(o, "lost", il_drops_json(drops));
+		if (env.split)
+			json_object_object_add(o, "split", split_sums_json(&split_sums));
 		il_json_print(stdout, o);
 		return;
 	}
@@ -393,6 +478,8 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		fprintf(f, "%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
 	if (*il_children_note(&kids, line, sizeof(line)))
 		fprintf(f, "%s\n", line);
+	if (env.split)
+		split_sums_print(f, &split_sums);
 	il_drops_print(f, drops);
 }
 
@@ -479,6 +566,8 @@ int main(int argc, char **argv)
 	if (!err && (naio = il_fs_aio_read(skel->obj, &aio)) < 0)
 		err = naio;
 	drops[IL_DROP_MISSED_RETURN] += il_fs_orphan_starts(skel->obj);
+	if (!err && env.split)
+		err = il_split_read(skel->obj, &split_sums);
 	if (err) {
 		il_err("cannot read the summary maps: %s", il_errno_name(err));
 		goto out;
@@ -487,6 +576,7 @@ int main(int argc, char **argv)
 	rc = il_tool_output_status();
 out:
 	il_children_free(&kids);
+	il_split_free(&split_sums);
 	free(aio);
 	ring_buffer__free(rb);
 	il_layerset_free(ls);
