@@ -235,40 +235,16 @@ static int note_procs(void *obj)
 	return 0;
 }
 
-/* Choose a plan for one layer; a layer this kernel cannot trace is left out, not fatal. But
- * under --attach=FAMILY, a layer that has that family and cannot use it here is a refusal:
- * il_plans_choose() has said why in one line; exit 1, as every tool does. */
-static bool choose(struct il_plan *plans, int n, const char *layer)
-{
-	if (!il_plans_choose(plans, n, il_opts.attach))
-		return true;
-	for (int i = 0; il_opts.attach != IL_FAM_ANY && i < n; i++)
-		if (il_plan_has_family(&plans[i], il_opts.attach))
-			exit(IL_EXIT_ERR);
-	il_warn("the %s layer is left out", layer);
-	return false;
-}
-
-/* Undo the choice of a plan: its programs are not loaded. */
-static void unchoose(struct il_plan *p)
-{
-	if (p->chosen >= 0)
-		for (int k = 0; k < p->opts[p->chosen].nprogs; k++)
-			bpf_program__set_autoload(p->opts[p->chosen].progs[k].prog, false);
-	p->chosen = -1;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { opts, parse_arg, NULL, doc, il_argp_children, NULL, NULL };
-	struct il_plan plans[FS_TYPE__MAX + 7] = { 0 }, *block, *fs, *wb, *iw, *who, *split;
+	struct il_plan *block, *submit, *fs, *wb, *iw, *who, *split;
 	struct il_measure_src src = { .stacks_fd = -1 };
 	struct il_snap snap = { 0 }, base = { 0 };
 	struct il_window win = { 0 };
 	struct il_fs_aio_row *aio = NULL;
-	int naio;
-	bool who_seen;
-	int fs_type[FS_TYPE__MAX], nfs, err, rc = IL_EXIT_ERR;
+	struct il_layerset *ls = NULL;
+	int fs_type[FS_TYPE__MAX], nfs = 0, err, naio, rc = IL_EXIT_ERR;
 	bool fs_wanted[FS_TYPE__MAX];
 	struct iolayer_bpf *skel;
 	struct fs_cfg *fsc;
@@ -287,8 +263,6 @@ int main(int argc, char **argv)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
 	skel = IL_SKEL_OPEN(iolayer_bpf);
-	if (!skel)
-		il_die("cannot open the BPF object: %s", strerror(errno));
 	il_autoload_none(skel->obj);
 	il_who_enable(skel->obj);
 	/* Aggregate mode: the layers' event streams stay off, their ring buffers minimal. */
@@ -307,62 +281,53 @@ int main(int argc, char **argv)
 	wbc->want_rows = 0;
 	il_iw_cfg(skel->obj)->targ_tgid = il_opts.pid;
 
-	block = &plans[0]; /* requests, bios, and the bios' submission (the time before Q) */
-	il_blk_plan(skel->obj, true, block);
-	il_blk_bio_plan(skel->obj, block + 1);
-	il_blk_submit_plan(skel->obj, block + 2);
-	fs = &plans[3];
 	for (int t = 0; t < FS_TYPE__MAX; t++)
-		fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
-	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
-	wb = &fs[nfs];
-	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
+		nfs += fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
+	if (!nfs)
+		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
 	/* The layers that have fentry and kprobe methods first: under --attach, one that cannot
 	 * use the forced method refuses before the tracepoint-only layers say anything. */
-	if (nfs && choose(fs, nfs, "filesystem")) {
-		src.fs = true;
-		il_fs_chosen(skel->obj, fs, fs_type, nfs);
-	} else if (!nfs) {
-		il_info("no ext4, xfs or btrfs filesystem is mounted: the filesystem layer is left out");
-	}
-	src.wb = choose(wb, 1, "writeback");
-	bool submit_seen = choose(block + 2, 1, "bio submission (time before Q)");
-
-	src.blk = choose(block, 2, "block");
-	if (!src.blk || !submit_seen)
-		unchoose(&block[2]);
-	iw = wb + 1;
+	if (!(ls = il_layerset_new(skel->obj, nfs + 7)) ||
+	    !(fs = il_layerset_add_optional(ls, "fs", nfs, "filesystem")) ||
+	    !(wb = il_layerset_add_optional(ls, "writeback", 1, "writeback")) ||
+	    !(submit = il_layerset_add_optional(ls, "block", 1, "bio submission (time before Q)")) ||
+	    !(block = il_layerset_add_optional(ls, "block", 2, "block")) ||
+	    !(iw = il_layerset_add_optional(ls, "iowait", 1, "I/O wait")) ||
+	    !(who = il_layerset_add_optional(ls, "who", 1, "block submission (who)")) ||
+	    !(split = il_layerset_add_optional(ls, "split", 1, "time split")))
+		goto out;
+	nfs = il_fs_plans(skel->obj, fs_wanted, fs, fs_type);
+	il_wb_plan(skel->obj, WB_FUNC_EXT4_WRITEPAGES, "ext4_writepages", true, wb);
+	il_blk_submit_plan(skel->obj, submit); /* the bios' submission: the time before Q */
+	il_blk_plan(skel->obj, true, block);   /* requests */
+	il_blk_bio_plan(skel->obj, block + 1); /* bios */
 	il_iw_plan(skel->obj, iw);
-	src.iw = choose(iw, 1, "I/O wait");
-	who = iw + 1;
 	il_who_plan(skel->obj, who);
-	who_seen = choose(who, 1, "block submission (who)");
-	split = who + 1;
 	il_split_plan(skel->obj, split);
-	src.split = src.fs && choose(split, 1, "time split");
-	if (src.split)
-		il_split_chosen(skel->obj, split);
-	else
-		unchoose(split);
-
-	if (il_tool_loaded(iolayer_bpf__load(skel)) || il_fs_loaded(skel->obj) ||
-	    il_blk_loaded(skel->obj))
+	if (il_layerset_choose(ls, il_opts.attach))
+		goto out;
+	src.fs = nfs && il_layerset_chosen(ls, fs);
+	src.wb = il_layerset_chosen(ls, wb);
+	src.blk = il_layerset_chosen(ls, block);
+	src.iw = il_layerset_chosen(ls, iw);
+	src.split = src.fs && il_layerset_chosen(ls, split);
+	if (!src.blk)
+		il_layerset_drop(ls, submit);
+	if (!src.split)
+		il_layerset_drop(ls, split);
+	if (il_layerset_loaded(ls, iolayer_bpf__load(skel)))
 		goto out;
 	/* The window every table counts: from the first attach to the detach below, which
 	 * comes before any map is read, so the layers, processes and files count the same
 	 * events (and nothing that happens while they are read). */
 	t0 = il_now_ns();
-	if ((src.blk && il_plans_attach(block, 3)) || (src.fs && il_plans_attach(fs, nfs)) ||
-	    (src.wb && il_plans_attach(wb, 1)) || (src.iw && il_plans_attach(iw, 1)) ||
-	    (who_seen && il_plans_attach(who, 1)) || (src.split && il_plans_attach(split, 1)))
+	if (il_layerset_attach(ls))
 		goto out;
 	if (src.wb && il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)))
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
-
 	src.obj = skel->obj;
 	src.drops_fd = bpf_map__fd(skel->maps.il_drops);
 	src.stacks_fd = bpf_map__fd(skel->maps.iw_stacks);
-	il_signals_init();
 	if (serve) {
 		struct il_serve_src ss = { &src, src.blk ? block : NULL, fs, fs_type, src.fs ? nfs : 0,
 					   src.wb ? wb : NULL, src.iw ? iw : NULL, top_n };
@@ -384,10 +349,10 @@ int main(int argc, char **argv)
 		goto out;
 	il_children_sample(&kids);
 	t1 = il_now_ns();
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
+	il_layerset_detach(ls);
 
-	/* The cgroups of the processes seen, while they may still run; then one snapshot, the
-	 * window from zero to it. */
+	/* The cgroups of the processes seen, while they may still run; then the window from
+	 * the start to now. */
 	il_who_note_procs(skel->obj);
 	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU,
 				&snap)) ||
@@ -406,8 +371,7 @@ out:
 	il_snap_free(&snap);
 	il_snap_free(&base);
 	il_measure_src_free(&src);
-	il_plans_detach(plans, IL_ARRAY_SIZE(plans));
-	il_fs_unload(skel ? skel->obj : NULL);
+	il_layerset_free(ls);
 	iolayer_bpf__destroy(skel);
 	return rc;
 }
