@@ -107,61 +107,89 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 	return b;
 }
 
-/* A submitter of a disk's busy time, after the kernel threads' share went to the processes
- * whose pages they wrote. */
+/* The load a group of submitters put on a disk: the bytes of its requests (what an SRE reads
+ * in iostat's kB/s; per-request device times are no measure of it, as each request's includes
+ * its wait behind the others'). A kernel thread's bytes are the processes' whose pages it
+ * wrote back. The victim (and the thread its wait went through) stay apart, by pid; everyone
+ * else is grouped by command. */
 struct sub {
-	__u32 pid;
-	char comm[16];
-	bool kthread;
-	double ns;
+	__u32 pid;                  /* the group's largest member */
+	double top;                 /* that member's load */
+	char comm[16];              /* the group's key */
+	bool kthread, self;
+	int npids;
+	double load;                /* bytes */
 };
 
 #define SUBS 64
 
-/* Add ns of pid to subs (n of them, room for SUBS). */
-static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthread, double ns)
+/* Add load of pid (command comm) to subs (n of them, room for SUBS). */
+static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthread, bool self,
+		   double load)
 {
-	for (int i = 0; i < n; i++)
-		if (s[i].pid == pid) {
-			s[i].ns += ns;
-			return n;
-		}
-	if (n == SUBS || ns <= 0)
+	char key[16];
+	int i;
+
+	if (load <= 0)
 		return n;
-	s[n] = (struct sub){ .pid = pid, .kthread = kthread, .ns = ns };
-	snprintf(s[n].comm, sizeof(s[n].comm), "%.15s", comm);
-	return n + 1;
+	group_key(comm, kthread, key);
+	for (i = 0; i < n; i++)
+		if (s[i].self == self && (self ? s[i].pid == pid : !strcmp(s[i].comm, key)))
+			break;
+	if (i == n) {
+		if (n == SUBS)
+			return n;
+		s[n++] = (struct sub){ .pid = pid, .kthread = kthread, .self = self };
+		snprintf(s[i].comm, sizeof(s[i].comm), "%s", key);
+	} else if (s[i].pid != pid && !self) {
+		s[i].npids++;
+	}
+	if (!s[i].npids)
+		s[i].npids = 1;
+	s[i].load += load;
+	if (load > s[i].top) {
+		s[i].top = load;
+		s[i].pid = pid;
+	}
+	return n;
 }
 
-/* The submitters of disk dev's busy time over the window: a kernel thread's device time goes
- * to the processes whose pages kernel threads wrote back there, by their bytes (what is
- * left, its own: the journal's blocks, metadata). Returns how many, total busy into *busy. */
-static int disk_subs(const struct il_window *w, __u32 dev, struct sub *s, double *busy)
+/* The submitters of disk dev over the window, the victim's pids (victim, self2) apart: a
+ * kernel thread's bytes go to the processes whose pages kernel threads wrote back there, by
+ * their bytes (what is left, its own: the journal's blocks, metadata). Returns how many,
+ * every submitter's load into *total. */
+static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 self2,
+		     struct sub *s, double *total)
 {
 	__u64 wb = 0;
 	int n = 0;
 
-	*busy = 0;
+	*total = 0;
 	for (int i = 0; i < w->ndirtiers; i++)
 		if (w->dirtiers[i].dev == dev)
 			wb += w->dirtiers[i].wb_bytes;
 	for (int i = 0; i < w->nbp; i++) {
 		const struct il_blk_proc_row *r = &w->bp[i].row;
+		__u64 mapped = 0;
 		bool kt;
 
-		if (r->k.dev != dev || !r->v.device_ns)
+		if (r->k.dev != dev || !r->v.bytes)
 			continue;
-		*busy += r->v.device_ns;
+		*total += r->v.bytes;
 		kt = is_kthread(w, r->k.tgid, r->v.comm);
-		if (!kt || !wb) {
-			n = sub_add(s, n, r->k.tgid, r->v.comm, kt, r->v.device_ns);
-			continue;
-		}
 		/* the flusher's or the journal's writes: the processes whose pages they were */
-		for (int j = 0; j < w->ndirtiers; j++)
-			if (w->dirtiers[j].dev == dev)
-				n = sub_add(s, n, w->dirtiers[j].pid, w->dirtiers[j].comm, false,
-					    (double)r->v.device_ns * w->dirtiers[j].wb_bytes / wb);
+		for (int j = 0; kt && wb && j < w->ndirtiers; j++) {
+			const struct il_win_dirtier *d = &w->dirtiers[j];
+			double part = (double)r->v.write_bytes * d->wb_bytes / wb;
+
+			if (d->dev != dev)
+				continue;
+			mapped += part;
+			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part);
+		}
+		n = sub_add(s, n, r->k.tgid, r->v.comm, kt,
+			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
+			    (double)r->v.bytes - (double)mapped);
 	}
 	return n;
 }
@@ -170,64 +198,56 @@ static int cmp_sub(const void *a, const void *b)
 {
 	const struct sub *x = a, *y = b;
 
-	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
+	return x->load < y->load ? 1 : x->load > y->load ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* The evidence of disk dev: its busy time by submitter group, once per disk. */
-static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, int n, double busy)
+/* The evidence of disk dev: its load by submitter group, once per disk. */
+static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, int n, double total)
 {
 	struct il_cause_disk *d = NULL;
 
 	for (int i = 0; i < c->ndisks; i++)
 		if (c->disks[i].dev == dev)
 			return;
-	if (c->ndisks == IL_CAUSE_DISKS || busy <= 0)
+	if (c->ndisks == IL_CAUSE_DISKS || total <= 0)
 		return;
 	d = &c->disks[c->ndisks++];
 	memset(d, 0, sizeof(*d));
 	d->dev = dev;
-	d->busy_ns = busy;
+	d->busy_ns = total;
 	il_disk_name(dev, d->disk, sizeof(d->disk));
-	for (int i = 0; i < n; i++) {
-		char key[16];
-		int k;
-
-		group_key(s[i].comm, s[i].kthread, key);
-		for (k = 0; k < d->n && strcmp(d->top[k].comm, key); k++)
-			;
-		if (k == d->n) {
-			if (d->n == (int)IL_ARRAY_SIZE(d->top))
-				continue;
-			d->n++;
-			snprintf(d->top[k].comm, sizeof(d->top[k].comm), "%s", key);
-			d->top[k].kthread = s[i].kthread;
-		}
-		d->top[k].npids++;
-		d->top[k].share += s[i].ns / busy;
+	for (int i = 0; i < n && d->n < (int)IL_ARRAY_SIZE(d->top); i++) {
+		snprintf(d->top[d->n].comm, sizeof(d->top[0].comm), "%s", s[i].comm);
+		d->top[d->n].kthread = s[i].kthread;
+		d->top[d->n].npids = s[i].npids;
+		d->top[d->n++].share = s[i].load / total;
 	}
 }
 
 /* ns of the victim's wait on its I/O on disk dev, to its causes: the throttle that held its
- * bios before Q; of the rest, the other submitters' share of the disk's busy time (each
- * group its part), and the disk itself. self2: a second submitter counted as the victim's
- * own (the journal thread whose commit it waited for), via its name. */
+ * bios before Q; of the rest, the other submitters' share of the disk's load, as far as the
+ * disk was busy (each group its part), and the disk itself. self2: a second submitter counted
+ * as the victim's own (the kernel thread whose work it waited for, named via). */
 static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 self2, const char *via)
 {
 	const struct il_window *w = x->w;
 	struct sub s[SUBS];
-	double busy, own = 0, others = 0, b = 0, q = 0, d = 0, contention, rest;
+	double total, own = 0, others = 0, b = 0, q = 0, d = 0, busy = 0, rest;
 	const struct il_snap_bp *held = NULL;
 	int n;
 
 	if (!ns || !dev)
 		return;
-	n = disk_subs(w, dev, s, &busy);
+	n = disk_subs(w, dev, victim, self2, s, &total);
 	qsort(s, n, sizeof(*s), cmp_sub);
-	disk_evidence(x->c, dev, s, n, busy);
+	disk_evidence(x->c, dev, s, n, total);
 	for (int i = 0; i < w->nbp; i++) {
 		const struct blk_proc *v = &w->bp[i].row.v;
 
-		if (w->bp[i].row.k.dev != dev || w->bp[i].row.k.tgid != victim)
+		if (w->bp[i].row.k.dev != dev)
+			continue;
+		busy += v->device_ns;
+		if (w->bp[i].row.k.tgid != victim)
 			continue;
 		b += v->before_q_ns;
 		q += v->queue_ns;
@@ -236,10 +256,10 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 			held = &w->bp[i];
 	}
 	for (int i = 0; i < n; i++) {
-		if (s[i].pid == victim || (self2 && s[i].pid == self2))
-			own += s[i].ns;
+		if (s[i].self)
+			own += s[i].load;
 		else
-			others += s[i].ns;
+			others += s[i].load;
 	}
 	x->a->queue |= q > d;
 	/* the throttle: its own bios' time before Q, of their time in the block layer */
@@ -253,22 +273,20 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		}
 		ns -= t;
 	}
-	/* the others' share of the disk's time, as far as they kept it busy */
-	contention = others + own > 0 ? others / (others + own) : 0;
-	if (w->m.elapsed_s > 0 && (others + own) / (w->m.elapsed_s * 1e9) < 1)
-		contention *= (others + own) / (w->m.elapsed_s * 1e9);
-	rest = ns * contention;
+	/* the others' share of the disk's load, as far as requests kept it busy */
+	rest = others + own > 0 ? ns * others / (others + own) : 0;
+	if (w->m.elapsed_s > 0 && busy / (w->m.elapsed_s * 1e9) < 1)
+		rest *= busy / (w->m.elapsed_s * 1e9);
 	for (int i = 0; i < n && others > 0; i++) {
 		struct il_blame *bl;
 
-		if (s[i].pid == victim || (self2 && s[i].pid == self2))
+		if (s[i].self)
 			continue;
 		bl = blame(x->a, IL_CK_NEIGHBOUR, s[i].pid, s[i].comm, s[i].kthread, dev, via,
-			   rest * s[i].ns / others);
+			   rest * s[i].load / others);
 		if (bl) {
-			bl->disk_share += busy > 0 ? s[i].ns / busy : 0;
-			if (bl->pid != s[i].pid)
-				bl->npids++;
+			bl->disk_share = s[i].load / total;
+			bl->npids = s[i].npids;
 		}
 	}
 	blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
