@@ -90,6 +90,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h | $(BUILD)/worklo
 $(BUILD)/workloads/raw_floor: tests/workloads/raw_floor.c | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lbpf
 
+# The slow-disk fixture is a FUSE daemon (libfuse3-dev: tests/integration/slowdisk-lib.sh).
+$(BUILD)/workloads/slowdisk: tests/workloads/slowdisk.c | $(BUILD)/workloads
+	$(CC) $(CFLAGS) $$(pkg-config --cflags fuse3) $< -o $@ $$(pkg-config --libs fuse3)
+
 # A known user stack for iowaitstack -U: frame pointers, and no inlining or tail calls.
 $(BUILD)/workloads/fsync_levels: tests/workloads/fsync_levels.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) -O0 -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
