@@ -82,8 +82,7 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 	if (comm)
 		group_key(comm, kthread, key);
 	for (int i = 0; i < a->n && !b; i++)
-		if (a->b[i].kind == kind && a->b[i].dev == dev && !strcmp(a->b[i].comm, key) &&
-		    !strcmp(a->b[i].via, via ? via : ""))
+		if (a->b[i].kind == kind && a->b[i].dev == dev && !strcmp(a->b[i].comm, key))
 			b = &a->b[i];
 	if (!b) {
 		if (a->n == ACC_MAX)
@@ -95,11 +94,15 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 		b->kthread = kthread;
 		b->npids = 0;
 		snprintf(b->comm, sizeof(b->comm), "%s", key);
-		snprintf(b->via, sizeof(b->via), "%s", via ? via : "");
 		if (dev)
 			il_disk_name(dev, b->disk, sizeof(b->disk));
 	}
 	b->ns += ns;
+	/* the kernel thread most of it went through */
+	if (via && via[0]) {
+		b->via_ns += ns;
+		snprintf(b->via, sizeof(b->via), "%s", via);
+	}
 	if (pid && (!b->pid || b->npids == 0))
 		b->pid = pid;
 	if (!b->npids)
@@ -217,6 +220,8 @@ static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, in
 	d->busy_ns = total;
 	il_disk_name(dev, d->disk, sizeof(d->disk));
 	for (int i = 0; i < n && d->n < (int)IL_ARRAY_SIZE(d->top); i++) {
+		if (s[i].load < total / 200) /* under 0.5 %: not worth a name */
+			break;
 		snprintf(d->top[d->n].comm, sizeof(d->top[0].comm), "%s", s[i].comm);
 		d->top[d->n].kthread = s[i].kthread;
 		d->top[d->n].npids = s[i].npids;
@@ -407,7 +412,9 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 			if (!r->v.kthread) {
 				struct il_blame *bl = blame(x->a, IL_CK_LOCK, r->k.wk_tgid, comm, false, 0,
 							    NULL, ns);
-				(void)bl;
+
+				if (bl && bl->pid != r->k.wk_tgid)
+					bl->npids++;
 				break;
 			}
 			/* a kernel thread: its own I/O wait meanwhile, then the rest its own */
@@ -540,6 +547,8 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 
 		*b = a->b[i];
 		b->share = c->victim.call_ns ? (double)b->ns / c->victim.call_ns : 0;
+		if (b->via_ns * 2 < b->ns)
+			b->via[0] = 0;
 		if (b->kind == IL_CK_SELF || (b->kind == IL_CK_DIRTY && !b->comm[0]))
 			snprintf(b->comm, sizeof(b->comm), "%s", c->victim.comm);
 	}
@@ -580,7 +589,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	who_str(b, who, sizeof(who));
 	switch (b->kind) {
 	case IL_CK_NEIGHBOUR:
-		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its busy time",
+		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
 		return snprintf(buf, len, "%d%% of its time waits%s for %s itself: nobody else keeps it busy",
@@ -674,7 +683,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		 p[SPLIT_IOWAIT_TASK] / t, p[SPLIT_OTHER] / t);
 	for (int i = 0; i < c->ndisks && n < 3; i++) {
 		const struct il_cause_disk *d = &c->disks[i];
-		int o = snprintf(lines[n], 200, "%s busy time by submitter:", d->disk);
+		int o = snprintf(lines[n], 200, "%s bytes by submitter:", d->disk);
 
 		for (int k = 0; k < d->n && o < 200; k++) {
 			struct il_blame g = { .npids = d->top[k].npids, .kthread = d->top[k].kthread };
@@ -693,9 +702,11 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		for (int i = 0; i < c->nblames && i < 4 && o < 200; i++) {
 			const struct il_blame *b = &c->blames[i];
 
-			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%s %.0f%%", i ? "," : "", il_ck_name(b->kind),
-				      b->comm[0] && b->kind != IL_CK_SELF ? " " : "",
-				      b->kind == IL_CK_SELF ? "" : who_str(b, who, sizeof(who)), b->share * 100);
+			const char *name = b->kind == IL_CK_SELF ? "" : b->kind == IL_CK_THROTTLE ? b->cgroup :
+					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
+
+			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s %.0f%%", i ? "," : "",
+				      il_ck_name(b->kind), name[0] ? " " : "", name, b->share * 100);
 		}
 		n++;
 	}

@@ -67,20 +67,21 @@ struct il_blame {
 	__u32 dev;                  /* the disk, 0 none */
 	char disk[32];
 	char rule[192];             /* the throttle rules */
-	char via[16];               /* the kernel thread its wait went through (jbd2/loop0-8) */
+	char via[16];               /* the kernel thread most of it went through (jbd2/loop0-8) */
+	__u64 via_ns;               /* of ns, what went through a kernel thread */
 	__u64 ns;                   /* the victim's call time it accounts for */
 	double share;               /* ns / the victim's call time */
-	double disk_share;          /* a neighbour's share of the disk's busy time */
+	double disk_share;          /* a neighbour's share of the disk's bytes */
 };
 
 #define IL_CAUSE_MAX 8
 #define IL_CAUSE_DISKS 4
 
-/* A disk's busy time by submitter, as the evidence shows it. */
+/* A disk's load by submitter (bytes), as the evidence shows it. */
 struct il_cause_disk {
 	__u32 dev;
 	char disk[32];
-	__u64 busy_ns;                      /* device time of every submitter */
+	__u64 busy_ns;                      /* bytes of every submitter */
 	int n;
 	struct { char comm[16]; int npids; bool kthread; double share; } top[4];
 };

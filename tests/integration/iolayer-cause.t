@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# iolayer's verdict follows the wait to who makes it slow (user/lib/cause.c), on the issue's
+# known answers:
+#  1. noisy neighbour on the slow disk (FUSE fixture: every request 300 us, 64 MiB/s): a
+#     loop of 10-byte write+fsync beside two loops of short-lived `dd bs=1M oflag=direct`;
+#     with -p VICTIM and without: the victim's fsync and file, dd (a group of pids) the
+#     culprit with most of the disk's bytes;
+#  2. the same on a plain loop device, traced five times: the same layer and culprit each
+#     time (stable);
+#  3. a direct 4 KiB dd in a blkio cgroup limited to 50 write IOPS beside an unthrottled
+#     fio: with -p DD and without, the block layer, the throttle, its cgroup and rule, never
+#     fio;
+#  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there: the
+#     run-queue part dominates and the verdict names the busy loops (CPU), not a disk;
+#  5. lock wait: a small appender and a 64 MiB appender on one ext4 file (ext4 serialises
+#     them on the inode lock; the big one shares its CPU with a hog, so the small one sleeps
+#     rather than spins): the small one's time is mostly other waits, and the verdict names
+#     the big writer (lock).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/slowdisk-lib.sh"
+require_root
+require_cmd jq jq
+require_cmd fio fio
+require_cmd python3 python3
+slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
+plan 32
+
+IL=$(tool iolayer)
+HOG=$TMPD/hog
+cp "$(command -v yes)" "$HOG" # a CPU hog named hog
+
+# victim FILE: a 10-byte write+fsync loop (python3), pid in VICTIM
+victim() {
+	python3 -c "
+import os
+fd = os.open('$1', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+while True:
+    os.write(fd, b'0123456789'); os.fsync(fd)" &
+	VICTIM=$!
+	at_exit "kill $VICTIM"
+}
+# neighbours DIR: two loops of short-lived direct dd's, pids in DDS
+neighbours() {
+	local i pids=
+	for i in 1 2; do
+		sh -c "while :; do dd if=/dev/zero of=$1/big$i bs=1M count=4 oflag=direct conv=notrunc status=none; done" &
+		pids="$pids $!"
+	done
+	DDS=$pids
+	at_exit "kill $pids; pkill -f 'of=$1/big'"
+}
+stop_neighbours() { kill $DDS 2>/dev/null; pkill -f "of=$1/big"; wait $DDS 2>/dev/null; }
+v() { jq -r ".verdict.$2" "$TMPD/$1.json"; }
+trace() { # trace NAME ARGS...: iolayer ARGS --json into $TMPD/NAME.json
+	local name=$1; shift
+	$IL "$@" --json >"$TMPD/$name.json" 2>"$TMPD/$name.err" || diag_file "$TMPD/$name.err"
+	diag "$name: $(v "$name" layer) -- $(v "$name" summary)"
+	jq -r '.verdict.evidence[]? | "    " + .' "$TMPD/$name.json" | sed 's/^/# /'
+}
+
+# ---- 1. noisy neighbour on the slow disk --------------------------------------------------
+slowdisk_start 300 $((64 << 20)) 256
+slowdisk_mkfs_ext4
+victim "$SLOWDISK_MNT/small"
+neighbours "$SLOWDISK_MNT"
+sleep 1
+trace slow-p -p "$VICTIM" -d 4
+trace slow-all -d 4
+stop_neighbours "$SLOWDISK_MNT"
+kill "$VICTIM"; wait "$VICTIM" 2>/dev/null
+is "$(v slow-p victim.pid)/$(v slow-p victim.op)/$(v slow-p victim.file)" "$VICTIM/fsync/$SLOWDISK_MNT/small" \
+	"slow disk, -p: the victim's fsync and file"
+is "$(v slow-p culprit.kind)/$(v slow-p culprit.comm)" "neighbour/dd" "slow disk, -p: dd is the culprit"
+check "slow disk, -p: dd is a group of pids ($(v slow-p culprit.npids))" test "$(v slow-p culprit.npids)" -gt 1
+check "slow disk, -p: dd has most of the disk's bytes ($(v slow-p culprit.disk_share))" \
+	jq -e '.verdict.culprit.disk_share > 0.5' "$TMPD/slow-p.json"
+is "$(v slow-all victim.pid)" "$VICTIM" "slow disk, every process: the fsync loop is the one that suffers"
+is "$(v slow-all culprit.kind)/$(v slow-all culprit.comm)" "neighbour/dd" "slow disk, every process: the same culprit"
+check "the parts of the victim's time add up to it" \
+	jq -e '([.verdict.breakdown[].ns] | add) == .verdict.victim.time_ns' "$TMPD/slow-p.json"
+check "the summary is one line of at most 200 bytes" \
+	jq -e '(.verdict.summary | length) <= 200 and (.verdict.summary | test("\n") | not)' "$TMPD/slow-p.json"
+check "at most five lines of evidence" jq -e '(.verdict.evidence | length) <= 5' "$TMPD/slow-p.json"
+slowdisk_stop
+
+# ---- 2. noisy neighbour on a plain loop device, five times ---------------------------------
+loop_ext4_setup 512
+victim "$MNT/small"
+neighbours "$MNT"
+sleep 1
+answers=
+for i in 1 2 3 4 5; do
+	trace loop$i -p "$VICTIM" -d 2
+	answers="$answers $(v loop$i layer)/$(v loop$i culprit.kind)/$(v loop$i culprit.comm)"
+done
+trace loop-all -d 3
+stop_neighbours "$MNT"
+kill "$VICTIM"; wait "$VICTIM" 2>/dev/null
+diag "five runs:$answers"
+is "$(tr ' ' '\n' <<<"$answers" | sed '/^$/d' | sort -u | wc -l)" 1 "plain loop: the same verdict five times"
+is "$(v loop1 culprit.kind)/$(v loop1 culprit.comm)" "neighbour/dd" "plain loop, -p: dd is the culprit"
+is "$(v loop-all victim.pid)/$(v loop-all culprit.comm)" "$VICTIM/dd" "plain loop, every process: the fsync loop suffers, dd is the culprit"
+
+# ---- 3. a throttled cgroup beside an unthrottled neighbour ---------------------------------
+V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
+V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+DEV=$(cat "/sys/class/block/$LOOPNAME/dev")
+CGNAME=iolayer-test-cause-$$
+if [ -n "$V1" ] && [ -e "$V1/blkio.throttle.write_iops_device" ]; then
+	CG=$V1/$CGNAME; mkdir "$CG" && echo "$DEV 50" >"$CG/blkio.throttle.write_iops_device"
+else
+	grep -qw io "$V2/cgroup.subtree_control" || echo +io >"$V2/cgroup.subtree_control"
+	CG=$V2/$CGNAME; mkdir "$CG" && echo "$DEV wiops=50" >"$CG/io.max"
+fi || { echo "Bail out! cannot set the throttle"; exit 1; }
+at_exit "for i in \$(seq 50); do rmdir $CG 2>/dev/null && break; sleep 0.1; done"
+dd if=/dev/zero of="$MNT/held" bs=4k count=2000 status=none && sync
+sh -c "echo \$\$ >$CG/cgroup.procs && exec dd if=/dev/zero of=$MNT/held bs=4k count=2000 oflag=direct conv=notrunc status=none" &
+DD=$!
+at_exit "kill $DD"
+fio --name=neighbour --filename="$MNT/fio" --size=64M --rw=write --bs=64k --direct=1 \
+	--time_based --runtime=30 --output=/dev/null &
+FIO=$!
+at_exit "kill $FIO"
+sleep 1
+trace thr-p -p "$DD" -d 3
+trace thr-all -d 3
+kill "$FIO" "$DD" 2>/dev/null; wait "$FIO" "$DD" 2>/dev/null
+is "$(v thr-p layer)" "block layer" "throttle, -p dd: the block layer"
+is "$(v thr-p culprit.kind)/$(v thr-p culprit.cgroup)" "throttle//$CGNAME" "throttle, -p dd: the throttle of its cgroup"
+check "throttle, -p dd: its rule ($(v thr-p culprit.rule))" grep -q "$DEV" <<<"$(v thr-p culprit.rule)"
+is "$(v thr-all culprit.kind)/$(v thr-all culprit.cgroup)" "throttle//$CGNAME" "throttle, every process: the same culprit"
+is "$(v thr-all victim.comm)" dd "throttle, every process: dd suffers"
+check "throttle: fio is never the culprit" test "$(v thr-all culprit.comm)" != fio -a "$(v thr-p culprit.comm)" != fio
+
+# ---- 4. CPU starvation -------------------------------------------------------------------------
+CPU=$(($(nproc) - 1))
+for i in 1 2 3 4; do taskset -c $CPU "$HOG" >/dev/null & at_exit "kill $!"; done
+taskset -c $CPU python3 -c "
+import os
+fd = os.open('$MNT/cpu', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+while True:
+    os.write(fd, b'x' * 4096); os.fsync(fd)" &
+STARVED=$!
+at_exit "kill $STARVED"
+sleep 1
+trace cpu -p "$STARVED" -d 3
+pkill -f "^$HOG" ; kill "$STARVED"; wait "$STARVED" 2>/dev/null
+is "$(v cpu layer)" CPU "CPU starvation: the verdict is the CPU (run queue)"
+is "$(v cpu culprit.kind)/$(v cpu culprit.comm)" "cpu/hog" "CPU starvation: the busy loops are the culprit"
+check "CPU starvation: the run-queue part is the largest" \
+	jq -e '(.verdict.breakdown | max_by(.ns) | .part) == "runq"' "$TMPD/cpu.json"
+check "CPU starvation: no disk named as the culprit ($(v cpu culprit.disk))" test "$(v cpu culprit.disk)" = null
+
+# ---- 5. lock wait ----------------------------------------------------------------------------
+G=$MNT/shared
+taskset -c 0 "$HOG" >/dev/null & at_exit "kill $!"
+cp "$(command -v dd)" "$TMPD/bigwriter"
+taskset -c 0 sh -c "while :; do $TMPD/bigwriter if=/dev/zero of=$G bs=64M count=2 oflag=append conv=notrunc status=none; truncate -s 0 $G; done" &
+BIG=$!
+at_exit "kill $BIG; pkill -f bigwriter"
+taskset -c $CPU python3 -c "
+import os
+fd = os.open('$G', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+while True:
+    os.write(fd, b'x' * 4096)" &
+SMALL=$!
+at_exit "kill $SMALL"
+sleep 1
+trace lock -p "$SMALL" -d 3
+kill "$SMALL" "$BIG"; pkill -f bigwriter; pkill -f "^$HOG"; wait "$SMALL" "$BIG" 2>/dev/null
+is "$(v lock victim.op)" write "lock wait: the small appender's writes"
+is "$(v lock culprit.kind)/$(v lock culprit.comm)" "lock/bigwriter" "lock wait: the big writer holds what it waits for"
+check "lock wait: other waits are the largest part" \
+	jq -e '(.verdict.breakdown | max_by(.ns) | .part) == "other"' "$TMPD/lock.json"
+
+# ---- every run ----------------------------------------------------------------------------------
+for r in slow-p slow-all loop1 thr-p cpu lock; do
+	check "$r: valid JSON with a victim and a culprit" jq -e '.verdict.victim.pid > 0 and .verdict.culprit.kind != null' "$TMPD/$r.json"
+done
+is "$(bpf_progs_named blk_rq_ fs_sys_ split_ iw_switch)" "" "no iolayer BPF program left after exit"
