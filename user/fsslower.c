@@ -19,7 +19,6 @@
 #include "fsslower.skel.h"
 
 #define op_letter il_fs_op_letters
-#define op_key il_fs_op_names
 
 static struct env {
 	unsigned long long min_ms;
@@ -34,11 +33,6 @@ static struct env {
 } env = { .min_ms = 10, .ringbuf_mb = 1 };
 
 enum { OPT_RINGBUF = 0x2000, OPT_SPLIT };
-
-/* --split's CSV columns, before the file's */
-#define SPLIT_CSV_HEAD "on_cpu_us,runq_us,iowait_block_us,iowait_task_us,other_us,waker,waker_kind," \
-	"waker_pid,waker_tid,waker_kthread,waker_disk,waker_us,waker_wakes,waker_io_us,waker_io_disk"
-
 
 static const char doc[] =
 "Show read, write, open, fsync/fdatasync and sync_file_range calls on ext4,\n"
@@ -141,101 +135,17 @@ static void print_header(void)
 {
 	if (il_opts.format == IL_FMT_CSV) {
 		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,%sfile\n",
-		       env.split ? SPLIT_CSV_HEAD "," : "");
+		       env.split ? IL_SPLIT_CSV_HEAD "," : "");
 	} else if (il_opts.format == IL_FMT_TEXT) {
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
 		if (env.show_tid)
 			printf("%-7s ", "TID");
 		printf("%1s %-10s %-8s %8s %-8s ", "T", "BYTES", "OFF_KB", "LAT(ms)", "IF");
 		if (env.split)
-			printf("%7s %7s %7s %7s %7s %-16s %-7s %7s %7s %-8s ", "ONCPU", "RUNQ", "IOW_BLK",
-			       "IOW_TSK", "OTHER", "WAKER", "WPID", "W_MS", "W_IO", "W_DISK");
+			il_split_text_head(stdout);
 		printf("FILENAME\n");
 	}
 	fflush(stdout);
-}
-
-static const char *sync_kind(const struct fs_event *e)
-{
-	if (e->op != FS_OP_FSYNC)
-		return "";
-	if (e->flags & FS_EV_NESTED)
-		return e->flags & FS_EV_DATASYNC ? "o_dsync" : "o_sync";
-	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";
-}
-
-
-
-/* ---- --split: the columns of a row's split (struct split_result) ---------------------- */
-
-static const char *disk_or(__u32 dev, const char *none, char *buf, size_t len)
-{
-	if (!dev) {
-		snprintf(buf, len, "%s", none);
-		return buf;
-	}
-	return il_disk_name(dev, buf, len);
-}
-
-static void split_text(const struct split_result *r)
-{
-	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], pid[16], disk[32];
-
-	for (int p = 0; p < SPLIT_PARTS; p++)
-		printf("%7.2f ", r->part_ns[p] / 1e6);
-	il_split_waker_name(&r->waker, name, sizeof(name));
-	if (r->waker.kind == SPLIT_WK_TASK)
-		snprintf(pid, sizeof(pid), "%u", r->waker.tgid);
-	else
-		snprintf(pid, sizeof(pid), "-");
-	printf("%s %-7s %7.2f ", il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
-	       r->waker_ns / 1e6);
-	if (r->waker.kind == SPLIT_WK_TASK)
-		printf("%7.2f %-8s ", r->waker_io_ns / 1e6, disk_or(r->waker_io_disk, "-", disk, sizeof(disk)));
-	else
-		printf("%7s %-8s ", "-", "-");
-}
-
-static void split_csv(const struct split_result *r)
-{
-	char name[IL_TASK_COMM_LEN + 8], disk[32], iodisk[32];
-
-	for (int p = 0; p < SPLIT_PARTS; p++)
-		printf("%.3f,", r->part_ns[p] / 1e3);
-	il_csv_field(stdout, il_split_waker_name(&r->waker, name, sizeof(name)));
-	printf(",%s,%u,%u,%u,%s,%.3f,%u,%.3f,%s,", il_split_kind_names[r->waker.kind & 3],
-	       r->waker.tgid, r->waker.tid, r->waker.kthread,
-	       disk_or(r->waker.disk, "", disk, sizeof(disk)), r->waker_ns / 1e3, r->wakes,
-	       r->waker_io_ns / 1e3, disk_or(r->waker_io_disk, "", iodisk, sizeof(iodisk)));
-}
-
-/* {"on_cpu_us", "runq_us", "iowait_block_us", "iowait_task_us", "other_us", "waker": {...}} */
-static struct json_object *split_json(const struct split_result *r)
-{
-	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
-	char key[32], disk[32];
-
-	for (int p = 0; p < SPLIT_PARTS; p++) {
-		snprintf(key, sizeof(key), "%s_us", il_split_part_keys[p]);
-		json_object_object_add(o, key, il_json_usecs(r->part_ns[p] / 1e3));
-	}
-	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind & 3]));
-	if (r->waker.kind == SPLIT_WK_TASK) {
-		json_object_object_add(w, "pid", json_object_new_int(r->waker.tgid));
-		json_object_object_add(w, "tid", json_object_new_int(r->waker.tid));
-		il_json_add_name(w, "comm", r->waker.comm, sizeof(r->waker.comm));
-		json_object_object_add(w, "kthread", json_object_new_boolean(r->waker.kthread));
-		json_object_object_add(w, "io_usecs", il_json_usecs(r->waker_io_ns / 1e3));
-		json_object_object_add(w, "io_disk", r->waker_io_disk ? json_object_new_string(
-			disk_or(r->waker_io_disk, "", disk, sizeof(disk))) : NULL);
-	}
-	if (r->waker.kind == SPLIT_WK_BLOCK)
-		json_object_object_add(w, "disk", json_object_new_string(
-			disk_or(r->waker.disk, "", disk, sizeof(disk))));
-	json_object_object_add(w, "usecs", il_json_usecs(r->waker_ns / 1e3));
-	json_object_object_add(w, "wakes", json_object_new_uint64(r->wakes));
-	json_object_object_add(o, "waker", w);
-	return o;
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -269,7 +179,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		printf("%c %-10s %-8lld %8.2f %-8s ", op_letter[e->op % FS_OP__MAX], bytes,
 		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface);
 		if (env.split)
-			split_text(&e->split);
+			il_split_text(stdout, &e->split);
 		printf("%s\n", il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
 		break;
 	case IL_FMT_CSV:
@@ -277,9 +187,9 @@ static int handle_event(void *ctx, void *data, size_t size)
 		il_csv_field(stdout, comm);
 		printf(",%u,%u,%c,%lld,%lld,%.3f,%s,%s,%s,", e->tgid, e->tid, op_letter[e->op % FS_OP__MAX],
 		       e->ret < 0 ? 0LL : (long long)e->ret, (long long)e->offset, e->delta_ns / 1e3,
-		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", sync_kind(e), iface);
+		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", il_fs_sync_kind(e), iface);
 		if (env.split)
-			split_csv(&e->split);
+			il_split_csv(stdout, &e->split);
 		il_csv_field(stdout, path);
 		putchar('\n');
 		break;
@@ -298,7 +208,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "errno", e->ret < 0 ?
 				       json_object_new_string(il_errno_name((int)-e->ret)) : NULL);
 		if (e->op == FS_OP_FSYNC)
-			json_object_object_add(o, "sync", json_object_new_string(sync_kind(e)));
+			json_object_object_add(o, "sync", json_object_new_string(il_fs_sync_kind(e)));
 		snprintf(bytes, sizeof(bytes), "%u:%u", IL_DEV_MAJOR(e->dev), IL_DEV_MINOR(e->dev));
 		json_object_object_add(o, "dev", json_object_new_string(bytes));
 		json_object_object_add(o, "ino", json_object_new_uint64(e->ino));
@@ -308,7 +218,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 				       json_object_new_boolean(!!(e->path.flags & IL_PATH_DELETED)));
 		il_json_add_name(o, "file", path, sizeof(path));
 		if (env.split)
-			json_object_object_add(o, "split", split_json(&e->split));
+			json_object_object_add(o, "split", il_split_json(&e->split));
 		il_json_print(stdout, o);
 		break;
 	}
@@ -318,18 +228,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 /* ---- summary ------------------------------------------------------------------------ */
 
-static void print_sum_line(FILE *f, int op, const struct fs_op_stats *st, enum fs_iface iface)
-{
-	char p50[48], p99[48];
-
-	fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f %s\n", op_letter[op],
-		(unsigned long long)st->count, (unsigned long long)st->slow, st->total_ns / 1e6,
-		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 50, 1e6, p50, sizeof(p50)),
-		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 99, 1e6, p99, sizeof(p99)), st->max_ns / 1e6,
-		il_fs_iface_name(iface));
-}
-
-/* st: every interface; by_if: fs_stats's calls (env.sum_iface) and io_uring's requests. */
 /* -p's children, which are not traced (children.h), sampled every second: the last sample
  * stands when the parent has gone */
 static struct il_children kids;
@@ -345,85 +243,6 @@ static int sample_kids(void *ctx)
  * aggregates (every traced call, slow or not). */
 static struct il_split split_sums;
 
-static struct json_object *split_sums_json(const struct il_split *sp)
-{
-	struct json_object *o = json_object_new_object(), *ops = json_object_new_array();
-	struct json_object *wk = json_object_new_array();
-	char key[32], name[IL_TASK_COMM_LEN + 8], disk[32];
-
-	for (int i = 0; i < sp->nops; i++) {
-		struct json_object *x = json_object_new_object();
-
-		json_object_object_add(x, "pid", json_object_new_int(sp->ops[i].k.tgid));
-		json_object_object_add(x, "op", json_object_new_string(op_key[sp->ops[i].k.op % FS_OP__MAX]));
-		json_object_object_add(x, "calls", json_object_new_uint64(sp->ops[i].v.calls));
-		for (int p = 0; p < SPLIT_PARTS; p++) {
-			snprintf(key, sizeof(key), "%s_us", il_split_part_keys[p]);
-			json_object_object_add(x, key, il_json_usecs(sp->ops[i].v.part_ns[p] / 1e3));
-		}
-		json_object_array_add(ops, x);
-	}
-	for (int i = 0; i < sp->nwakers; i++) {
-		const struct il_split_wk_row *r = &sp->wakers[i];
-		struct json_object *x = json_object_new_object();
-		struct split_waker w = { .tgid = r->k.wk_tgid, .tid = r->k.wk_tid, .disk = r->k.wk_disk,
-					 .kind = r->k.wk_kind, .kthread = r->v.kthread };
-
-		memcpy(w.comm, r->v.comm, sizeof(w.comm));
-		json_object_object_add(x, "pid", json_object_new_int(r->k.tgid));
-		json_object_object_add(x, "op", json_object_new_string(op_key[r->k.op % FS_OP__MAX]));
-		json_object_object_add(x, "kind", json_object_new_string(il_split_kind_names[w.kind & 3]));
-		json_object_object_add(x, "waker", json_object_new_string(il_split_waker_name(&w, name, sizeof(name))));
-		if (w.kind == SPLIT_WK_TASK) {
-			json_object_object_add(x, "waker_pid", json_object_new_int(w.tgid));
-			json_object_object_add(x, "waker_tid", json_object_new_int(w.tid));
-			json_object_object_add(x, "io_usecs", il_json_usecs(r->v.io_ns / 1e3));
-			json_object_object_add(x, "io_disk", r->v.io_disk ? json_object_new_string(
-				disk_or(r->v.io_disk, "", disk, sizeof(disk))) : NULL);
-		}
-		if (w.kind == SPLIT_WK_BLOCK)
-			json_object_object_add(x, "disk", json_object_new_string(disk_or(w.disk, "", disk, sizeof(disk))));
-		json_object_object_add(x, "usecs", il_json_usecs(r->v.ns / 1e3));
-		json_object_object_add(x, "wakes", json_object_new_uint64(r->v.count));
-		json_object_array_add(wk, x);
-	}
-	json_object_object_add(o, "processes", ops);
-	json_object_object_add(o, "wakers", wk);
-	return o;
-}
-
-static void split_sums_print(FILE *f, const struct il_split *sp)
-{
-	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], disk[32];
-
-	fprintf(f, "\nWhere the time went (every traced call, ms):\n%-7s %-2s %9s %10s %10s %10s %10s %10s\n",
-		"PID", "T", "CALLS", "ONCPU", "RUNQ", "IOW_BLK", "IOW_TSK", "OTHER");
-	for (int i = 0; i < sp->nops; i++) {
-		fprintf(f, "%-7u %-2c %9llu", sp->ops[i].k.tgid, op_letter[sp->ops[i].k.op % FS_OP__MAX],
-			(unsigned long long)sp->ops[i].v.calls);
-		for (int p = 0; p < SPLIT_PARTS; p++)
-			fprintf(f, " %10.2f", sp->ops[i].v.part_ns[p] / 1e6);
-		fputc('\n', f);
-	}
-	fprintf(f, "Top wakers (the sleep they ended, ms):\n%-7s %-2s %-16s %-7s %9s %10s %10s %s\n",
-		"PID", "T", "WAKER", "WPID", "WAKES", "W_MS", "W_IO", "W_DISK");
-	for (int i = 0; i < sp->nwakers && i < 10; i++) {
-		const struct il_split_wk_row *r = &sp->wakers[i];
-		struct split_waker w = { .tgid = r->k.wk_tgid, .disk = r->k.wk_disk, .kind = r->k.wk_kind,
-					 .kthread = r->v.kthread };
-		char pid[16] = "-";
-
-		memcpy(w.comm, r->v.comm, sizeof(w.comm));
-		if (w.kind == SPLIT_WK_TASK)
-			snprintf(pid, sizeof(pid), "%u", w.tgid);
-		il_split_waker_name(&w, name, sizeof(name));
-		fprintf(f, "%-7u %-2c %s %-7s %9llu %10.2f %10.2f %s\n", r->k.tgid, op_letter[r->k.op % FS_OP__MAX],
-			il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
-			(unsigned long long)r->v.count, r->v.ns / 1e6, r->v.io_ns / 1e6,
-			disk_or(r->v.io_disk, "-", disk, sizeof(disk)));
-	}
-}
-
 static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 			  const struct fs_op_stats by_if[2][FS_OP__MAX], const __u64 drops[IL_DROP__MAX],
 			  const struct il_fs_aio_row *aio, int naio)
@@ -433,32 +252,15 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 	char line[512];
 
 	if (il_opts.format == IL_FMT_JSON) {
-		struct json_object *o = json_object_new_object(), *ops = json_object_new_object();
+		struct json_object *o = json_object_new_object();
 
-		for (int i = 0; i < FS_OP__MAX; i++) {
-			struct json_object *x = il_fs_op_stats_json(&st[i], json_object_new_object());
-			struct json_object *l = json_object_new_array();
-
-			for (int k = 0; k < 2; k++) {
-				struct json_object *y;
-
-				if (k && !by_if[k][i].count)
-					continue;
-				y = json_object_new_object();
-				json_object_object_add(y, "interface", ifs[k] == FS_IF_ANY ? NULL :
-						       json_object_new_string(il_fs_iface_name(ifs[k])));
-				json_object_array_add(l, il_fs_op_stats_json(&by_if[k][i], y));
-			}
-			json_object_object_add(x, "interfaces", l);
-			json_object_object_add(ops, op_key[i], x);
-		}
-		json_object_object_add(o, "summary", ops);
+		json_object_object_add(o, "summary", il_fs_summary_json(st, by_if, ifs));
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		json_object_object_add(o, "threshold_ms", json_object_new_uint64(env.min_ms));
 		json_object_object_add(o, "untraced_children", il_children_json(&kids));
 		json_object_object_add(o, "lost", il_drops_json(drops));
 		if (env.split)
-			json_object_object_add(o, "split", split_sums_json(&split_sums));
+			json_object_object_add(o, "split", il_split_sums_json(&split_sums));
 		il_json_print(stdout, o);
 		return;
 	}
@@ -466,24 +268,15 @@ static void print_summary(const struct fs_op_stats st[FS_OP__MAX],
 		fprintf(f, "\nSummary of every traced call (rows above: %llu ms or slower):\n", env.min_ms);
 	else
 		fprintf(f, "\nSummary of every traced call (rows above: every call):\n");
-	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s %s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
-		"P50(ms)", "P99(ms)", "MAX(ms)", "IF");
-	for (int i = 0; i < FS_OP__MAX; i++) {
-		print_sum_line(f, i, &by_if[0][i], ifs[0]);
-		if (by_if[1][i].count)
-			print_sum_line(f, i, &by_if[1][i], ifs[1]);
-	}
-	fprintf(f, "(percentiles are the log2 bucket that holds them)\n");
+	il_fs_summary_print(f, by_if, ifs);
 	for (int i = 0; i < naio; i++)
 		fprintf(f, "%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
 	if (*il_children_note(&kids, line, sizeof(line)))
 		fprintf(f, "%s\n", line);
 	if (env.split)
-		split_sums_print(f, &split_sums);
+		il_split_sums_print(f, &split_sums);
 	il_drops_print(f, drops);
 }
-
-/* ---- filesystems and attach plans ----------------------------------------------------- */
 
 int main(int argc, char **argv)
 {

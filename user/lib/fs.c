@@ -503,3 +503,63 @@ const char *il_fs_event_path(const struct fs_event *e, char *buf, size_t len)
 {
 	return il_path_str(&e->path, e->names, sizeof(e->names), e->dev, e->ino, buf, len);
 }
+
+const char *il_fs_sync_kind(const struct fs_event *e)
+{
+	if (e->op != FS_OP_FSYNC)
+		return "";
+	if (e->flags & FS_EV_NESTED)
+		return e->flags & FS_EV_DATASYNC ? "o_dsync" : "o_sync";
+	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";
+}
+
+/* One line of il_fs_summary_print(): operation op's totals st, of interface iface. */
+static void summary_line(FILE *f, int op, const struct fs_op_stats *st, enum fs_iface iface)
+{
+	char p50[48], p99[48];
+
+	fprintf(f, "%-2c %9llu %9llu %12.2f %17s %17s %10.2f %s\n", il_fs_op_letters[op],
+		(unsigned long long)st->count, (unsigned long long)st->slow, st->total_ns / 1e6,
+		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 50, 1e6, p50, sizeof(p50)),
+		il_hist_pct_range(st->slots, IL_HIST_SLOTS, 99, 1e6, p99, sizeof(p99)), st->max_ns / 1e6,
+		il_fs_iface_name(iface));
+}
+
+void il_fs_summary_print(FILE *f, const struct fs_op_stats by_if[2][FS_OP__MAX],
+			 const enum fs_iface ifs[2])
+{
+	fprintf(f, "%-2s %9s %9s %12s %17s %17s %10s %s\n", "T", "COUNT", "SLOW", "TOTAL(ms)",
+		"P50(ms)", "P99(ms)", "MAX(ms)", "IF");
+	for (int i = 0; i < FS_OP__MAX; i++) {
+		summary_line(f, i, &by_if[0][i], ifs[0]);
+		if (by_if[1][i].count)
+			summary_line(f, i, &by_if[1][i], ifs[1]);
+	}
+	fprintf(f, "(percentiles are the log2 bucket that holds them)\n");
+}
+
+struct json_object *il_fs_summary_json(const struct fs_op_stats st[FS_OP__MAX],
+				       const struct fs_op_stats by_if[2][FS_OP__MAX],
+				       const enum fs_iface ifs[2])
+{
+	struct json_object *ops = json_object_new_object();
+
+	for (int i = 0; i < FS_OP__MAX; i++) {
+		struct json_object *x = il_fs_op_stats_json(&st[i], json_object_new_object());
+		struct json_object *l = json_object_new_array();
+
+		for (int k = 0; k < 2; k++) {
+			struct json_object *y;
+
+			if (k && !by_if[k][i].count)
+				continue;
+			y = json_object_new_object();
+			json_object_object_add(y, "interface", ifs[k] == FS_IF_ANY ? NULL :
+					       json_object_new_string(il_fs_iface_name(ifs[k])));
+			json_object_array_add(l, il_fs_op_stats_json(&by_if[k][i], y));
+		}
+		json_object_object_add(x, "interfaces", l);
+		json_object_object_add(ops, il_fs_op_names[i], x);
+	}
+	return ops;
+}

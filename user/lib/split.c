@@ -8,6 +8,8 @@
 #include "bpfobj.h"
 #include "disk.h"
 #include "btf.h"
+#include "escape.h"
+#include "layers/fs.h"
 #include "layers/split.h"
 #include "log.h"
 #include "probes.h"
@@ -110,6 +112,174 @@ const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t l
 		snprintf(buf, len, "-");
 	}
 	return buf;
+}
+
+/* ---- rendering: a row's split, the sums at exit -------------------------------------- */
+
+/* The name of disk dev into buf (il_disk_name()), or none when dev is 0. Returns buf. */
+static const char *disk_or(__u32 dev, const char *none, char *buf, size_t len)
+{
+	if (!dev) {
+		snprintf(buf, len, "%s", none);
+		return buf;
+	}
+	return il_disk_name(dev, buf, len);
+}
+
+/* The waker of an aggregate row r as a struct split_waker. */
+static struct split_waker row_waker(const struct il_split_wk_row *r)
+{
+	struct split_waker w = { .tgid = r->k.wk_tgid, .tid = r->k.wk_tid, .disk = r->k.wk_disk,
+				 .kind = r->k.wk_kind, .kthread = r->v.kthread };
+
+	memcpy(w.comm, r->v.comm, sizeof(w.comm));
+	return w;
+}
+
+/* Add the five parts (ns) to o as "<part>_us" (µs). */
+static void parts_json(struct json_object *o, const __u64 part_ns[SPLIT_PARTS])
+{
+	char key[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++) {
+		snprintf(key, sizeof(key), "%s_us", il_split_part_keys[p]);
+		json_object_object_add(o, key, il_json_usecs(part_ns[p] / 1e3));
+	}
+}
+
+void il_split_text_head(FILE *f)
+{
+	fprintf(f, "%7s %7s %7s %7s %7s %-16s %-7s %7s %7s %-8s ", "ONCPU", "RUNQ", "IOW_BLK",
+		"IOW_TSK", "OTHER", "WAKER", "WPID", "W_MS", "W_IO", "W_DISK");
+}
+
+void il_split_text(FILE *f, const struct split_result *r)
+{
+	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], pid[16] = "-", disk[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		fprintf(f, "%7.2f ", r->part_ns[p] / 1e6);
+	il_split_waker_name(&r->waker, name, sizeof(name));
+	if (r->waker.kind == SPLIT_WK_TASK)
+		snprintf(pid, sizeof(pid), "%u", r->waker.tgid);
+	fprintf(f, "%s %-7s %7.2f ", il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
+		r->waker_ns / 1e6);
+	if (r->waker.kind == SPLIT_WK_TASK)
+		fprintf(f, "%7.2f %-8s ", r->waker_io_ns / 1e6,
+			disk_or(r->waker_io_disk, "-", disk, sizeof(disk)));
+	else
+		fprintf(f, "%7s %-8s ", "-", "-");
+}
+
+void il_split_csv(FILE *f, const struct split_result *r)
+{
+	char name[IL_TASK_COMM_LEN + 8], disk[32], iodisk[32];
+
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		fprintf(f, "%.3f,", r->part_ns[p] / 1e3);
+	il_csv_field(f, il_split_waker_name(&r->waker, name, sizeof(name)));
+	fprintf(f, ",%s,%u,%u,%u,%s,%.3f,%u,%.3f,%s,", il_split_kind_names[r->waker.kind & 3],
+		r->waker.tgid, r->waker.tid, r->waker.kthread,
+		disk_or(r->waker.disk, "", disk, sizeof(disk)), r->waker_ns / 1e3, r->wakes,
+		r->waker_io_ns / 1e3, disk_or(r->waker_io_disk, "", iodisk, sizeof(iodisk)));
+}
+
+struct json_object *il_split_json(const struct split_result *r)
+{
+	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
+	char disk[32];
+
+	parts_json(o, r->part_ns);
+	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind & 3]));
+	if (r->waker.kind == SPLIT_WK_TASK) {
+		json_object_object_add(w, "pid", json_object_new_int(r->waker.tgid));
+		json_object_object_add(w, "tid", json_object_new_int(r->waker.tid));
+		il_json_add_name(w, "comm", r->waker.comm, sizeof(r->waker.comm));
+		json_object_object_add(w, "kthread", json_object_new_boolean(r->waker.kthread));
+		json_object_object_add(w, "io_usecs", il_json_usecs(r->waker_io_ns / 1e3));
+		json_object_object_add(w, "io_disk", r->waker_io_disk ? json_object_new_string(
+			disk_or(r->waker_io_disk, "", disk, sizeof(disk))) : NULL);
+	}
+	if (r->waker.kind == SPLIT_WK_BLOCK)
+		json_object_object_add(w, "disk", json_object_new_string(
+			disk_or(r->waker.disk, "", disk, sizeof(disk))));
+	json_object_object_add(w, "usecs", il_json_usecs(r->waker_ns / 1e3));
+	json_object_object_add(w, "wakes", json_object_new_uint64(r->wakes));
+	json_object_object_add(o, "waker", w);
+	return o;
+}
+
+void il_split_sums_print(FILE *f, const struct il_split *s)
+{
+	char name[IL_TASK_COMM_LEN + 8], col[4 * 16 + 1], disk[32];
+
+	fprintf(f, "\nWhere the time went (every traced call, ms):\n%-7s %-2s %9s %10s %10s %10s %10s %10s\n",
+		"PID", "T", "CALLS", "ONCPU", "RUNQ", "IOW_BLK", "IOW_TSK", "OTHER");
+	for (int i = 0; i < s->nops; i++) {
+		fprintf(f, "%-7u %-2c %9llu", s->ops[i].k.tgid, il_fs_op_letters[s->ops[i].k.op % FS_OP__MAX],
+			(unsigned long long)s->ops[i].v.calls);
+		for (int p = 0; p < SPLIT_PARTS; p++)
+			fprintf(f, " %10.2f", s->ops[i].v.part_ns[p] / 1e6);
+		fputc('\n', f);
+	}
+	fprintf(f, "Top wakers (the sleep they ended, ms):\n%-7s %-2s %-16s %-7s %9s %10s %10s %s\n",
+		"PID", "T", "WAKER", "WPID", "WAKES", "W_MS", "W_IO", "W_DISK");
+	for (int i = 0; i < s->nwakers && i < IL_SPLIT_TOP_WAKERS; i++) {
+		const struct il_split_wk_row *r = &s->wakers[i];
+		struct split_waker w = row_waker(r);
+		char pid[16] = "-";
+
+		if (w.kind == SPLIT_WK_TASK)
+			snprintf(pid, sizeof(pid), "%u", w.tgid);
+		il_split_waker_name(&w, name, sizeof(name));
+		fprintf(f, "%-7u %-2c %s %-7s %9llu %10.2f %10.2f %s\n", r->k.tgid,
+			il_fs_op_letters[r->k.op % FS_OP__MAX],
+			il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
+			(unsigned long long)r->v.count, r->v.ns / 1e6, r->v.io_ns / 1e6,
+			disk_or(r->v.io_disk, "-", disk, sizeof(disk)));
+	}
+}
+
+struct json_object *il_split_sums_json(const struct il_split *s)
+{
+	struct json_object *o = json_object_new_object(), *ops = json_object_new_array();
+	struct json_object *wk = json_object_new_array();
+	char name[IL_TASK_COMM_LEN + 8], disk[32];
+
+	for (int i = 0; i < s->nops; i++) {
+		struct json_object *x = json_object_new_object();
+
+		json_object_object_add(x, "pid", json_object_new_int(s->ops[i].k.tgid));
+		json_object_object_add(x, "op", json_object_new_string(il_fs_op_names[s->ops[i].k.op % FS_OP__MAX]));
+		json_object_object_add(x, "calls", json_object_new_uint64(s->ops[i].v.calls));
+		parts_json(x, s->ops[i].v.part_ns);
+		json_object_array_add(ops, x);
+	}
+	for (int i = 0; i < s->nwakers; i++) {
+		const struct il_split_wk_row *r = &s->wakers[i];
+		struct json_object *x = json_object_new_object();
+		struct split_waker w = row_waker(r);
+
+		json_object_object_add(x, "pid", json_object_new_int(r->k.tgid));
+		json_object_object_add(x, "op", json_object_new_string(il_fs_op_names[r->k.op % FS_OP__MAX]));
+		json_object_object_add(x, "kind", json_object_new_string(il_split_kind_names[w.kind & 3]));
+		json_object_object_add(x, "waker", json_object_new_string(il_split_waker_name(&w, name, sizeof(name))));
+		if (w.kind == SPLIT_WK_TASK) {
+			json_object_object_add(x, "waker_pid", json_object_new_int(w.tgid));
+			json_object_object_add(x, "waker_tid", json_object_new_int(w.tid));
+			json_object_object_add(x, "io_usecs", il_json_usecs(r->v.io_ns / 1e3));
+			json_object_object_add(x, "io_disk", r->v.io_disk ? json_object_new_string(
+				disk_or(r->v.io_disk, "", disk, sizeof(disk))) : NULL);
+		}
+		if (w.kind == SPLIT_WK_BLOCK)
+			json_object_object_add(x, "disk", json_object_new_string(disk_or(w.disk, "", disk, sizeof(disk))));
+		json_object_object_add(x, "usecs", il_json_usecs(r->v.ns / 1e3));
+		json_object_object_add(x, "wakes", json_object_new_uint64(r->v.count));
+		json_object_array_add(wk, x);
+	}
+	json_object_object_add(o, "processes", ops);
+	json_object_object_add(o, "wakers", wk);
+	return o;
 }
 
 /* Every entry of hash map `name` of obj (keys of ksize, values of vsize bytes) into a

@@ -99,6 +99,26 @@ const char *il_fs_iface_name(enum fs_iface iface);
 /* The interface an event's call came through (its FS_EV_SYSCALL/FS_EV_URING flag). */
 enum fs_iface il_fs_event_iface(const struct fs_event *e);
 
+/* The sync an event of FS_OP_FSYNC was: "fsync", "fdatasync", or the sync run inside an
+ * O_SYNC/O_DSYNC write (FS_EV_NESTED): "o_sync", "o_dsync"; "" for any other operation. */
+const char *il_fs_sync_kind(const struct fs_event *e);
+
+/* The per-operation summary (fsslower's at exit), text, to f: a header line (T COUNT SLOW
+ * TOTAL(ms) P50(ms) P99(ms) MAX(ms) IF), a line per operation (enum fs_op order, letter
+ * il_fs_op_letters) of by_if[0], whose interface is ifs[0], then its line of by_if[1]
+ * (interface ifs[1]) when that has calls, and "(percentiles are the log2 bucket that holds
+ * them)". Times in ms; P50/P99 the log2 bucket holding them (il_hist_pct_range()). */
+void il_fs_summary_print(FILE *f, const struct fs_op_stats by_if[2][FS_OP__MAX],
+			 const enum fs_iface ifs[2]);
+
+/* The same as JSON: a new object keyed by il_fs_op_names, each il_fs_op_stats_json() of st[op]
+ * (every interface) with "interfaces": [by_if[0][op] as il_fs_op_stats_json() plus
+ * "interface" (ifs[0]'s name, null for FS_IF_ANY), then by_if[1][op] likewise when it has
+ * calls]. Times in µs. The caller owns it. */
+struct json_object *il_fs_summary_json(const struct fs_op_stats st[FS_OP__MAX],
+				       const struct fs_op_stats by_if[2][FS_OP__MAX],
+				       const enum fs_iface ifs[2]);
+
 /* One process's Linux AIO calls (map fs_aio). */
 struct il_fs_aio_row {
 	__u32 tgid;

@@ -19,13 +19,17 @@
  *
  * Call order, as for the other layers: il_split_cfg() after il_fs_cfg() (which turns the
  * layer off by default) -> il_split_plan() -> il_plans_choose() -> il_split_chosen() ->
- * load -> attach ... il_split_read().
+ * load -> attach ... il_split_read(). Output, the same in every tool: a row's split with
+ * il_split_text() / il_split_csv() / il_split_json(), the sums at exit with
+ * il_split_sums_print() / il_split_sums_json().
  */
 #ifndef IOLAYER_LAYERS_SPLIT_H
 #define IOLAYER_LAYERS_SPLIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <json-c/json.h>
 #include <bpf/libbpf.h>
 #include "plan.h"
 #include "lib/split.h"
@@ -84,5 +88,54 @@ struct il_split {
  * (il_split_free()). 0, or -errno (-ENOENT: obj has no split layer); *s is empty then. */
 int il_split_read(struct bpf_object *obj, struct il_split *s);
 void il_split_free(struct il_split *s);
+
+/* One row's split (struct split_result, as in struct fs_event.split), in the three formats
+ * of the tools' rows; the same columns in fsslower --split and any tool that prints it.
+ * Parts and waker times are ns in r; text shows ms (2 decimals), CSV and JSON µs (3). A
+ * disk is named by il_disk_name(); no error is reported (a stream error shows in
+ * ferror(f)). */
+
+/* Text: the 10 column titles, each left- or right-aligned to its width and followed by a
+ * space ("  ONCPU    RUNQ IOW_BLK IOW_TSK   OTHER WAKER            WPID    ...W_DISK   "). */
+void il_split_text_head(FILE *f);
+
+/* Text: the 10 columns of r under il_split_text_head(), each followed by a space: the five
+ * parts (ms), WAKER (il_split_waker_name(), escaped, cut to 16 columns), WPID (a task's
+ * tgid, else "-"), W_MS, then for a task waker W_IO (ms) and W_DISK (its I/O wait's disk,
+ * "-" for none), else "-" "-". */
+void il_split_text(FILE *f, const struct split_result *r);
+
+/* CSV: the header names of il_split_csv()'s 15 fields, comma-separated (no comma at
+ * either end). */
+#define IL_SPLIT_CSV_HEAD "on_cpu_us,runq_us,iowait_block_us,iowait_task_us,other_us,waker," \
+	"waker_kind,waker_pid,waker_tid,waker_kthread,waker_disk,waker_us,waker_wakes," \
+	"waker_io_us,waker_io_disk"
+
+/* CSV: the 15 fields of r, each followed by a comma: the five parts (µs), waker (quoted as
+ * CSV needs), waker_kind (il_split_kind_names), waker_pid, waker_tid, waker_kthread (0/1;
+ * 0 when no task), waker_disk (a block waker's disk, else empty), waker_us, waker_wakes,
+ * waker_io_us, waker_io_disk (empty for none). */
+void il_split_csv(FILE *f, const struct split_result *r);
+
+/* JSON: a new object {"on_cpu_us", "runq_us", "iowait_block_us", "iowait_task_us",
+ * "other_us", "waker": {"kind", for a task "pid", "tid", "comm", "kthread", "io_usecs",
+ * "io_disk" (null for none), for a block completion "disk", then "usecs", "wakes"}} (µs).
+ * The caller owns it. */
+struct json_object *il_split_json(const struct split_result *r);
+
+/* How many wakers il_split_sums_print() lists. */
+#define IL_SPLIT_TOP_WAKERS 10
+
+/* The split's exit summary, text, to f: a blank line, "Where the time went" (a row per
+ * process and operation: PID, T (il_fs_op_letters), CALLS, the five parts in ms), then "Top
+ * wakers": the IL_SPLIT_TOP_WAKERS largest rows of s->wakers (PID, T, WAKER, WPID, WAKES,
+ * W_MS, W_IO in ms, W_DISK, "-" for none). s as il_split_read() fills it. */
+void il_split_sums_print(FILE *f, const struct il_split *s);
+
+/* The same as JSON, every waker: a new object {"processes": [{"pid", "op" (il_fs_op_names),
+ * "calls", the five "<part>_us"}], "wakers": [{"pid", "op", "kind", "waker", for a task
+ * "waker_pid", "waker_tid", "io_usecs", "io_disk" (null for none), for a block completion
+ * "disk", then "usecs", "wakes"}]} (µs), in s's order. The caller owns it. */
+struct json_object *il_split_sums_json(const struct il_split *s);
 
 #endif
