@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Who makes it slow (user/lib/cause.h), on made-up windows: each rule of following a wait to
+ * its cause, the victim's choice, and the line's bounds. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "libiolayer.h"
+
+#define MS 1000000ULL
+#define S (1000 * MS)
+#define DISK ((7u << 20) | 3)
+
+static struct il_split_op_row ops[8];
+static struct il_split_wk_row wks[8];
+static struct il_snap_bp bps[8];
+static struct il_proc_cpu cpus[8];
+static struct il_who_sum procs[8];
+
+/* A 1 s window, nothing in it yet. */
+static void window(struct il_window *w)
+{
+	memset(w, 0, sizeof(*w));
+	memset(ops, 0, sizeof(ops));
+	memset(wks, 0, sizeof(wks));
+	memset(bps, 0, sizeof(bps));
+	memset(cpus, 0, sizeof(cpus));
+	memset(procs, 0, sizeof(procs));
+	w->m.elapsed_s = 1;
+	w->split.ops = ops;
+	w->split.wakers = wks;
+	w->bp = bps;
+	w->cpu = cpus;
+	w->view.procs = procs;
+}
+
+/* Process pid's calls of op: parts in ms (on CPU, run queue, I/O wait by block, by task, other). */
+static void calls(struct il_window *w, __u32 pid, const char *comm, int op, __u64 on, __u64 rq,
+		  __u64 blk, __u64 task, __u64 other)
+{
+	struct il_split_op_row *r = &ops[w->split.nops++];
+	struct il_who_sum *p = &procs[w->view.nprocs++];
+
+	r->k.tgid = pid;
+	r->k.op = op;
+	r->v.calls = 100;
+	r->v.part_ns[SPLIT_ONCPU] = on * MS;
+	r->v.part_ns[SPLIT_RUNQ] = rq * MS;
+	r->v.part_ns[SPLIT_IOWAIT_BLOCK] = blk * MS;
+	r->v.part_ns[SPLIT_IOWAIT_TASK] = task * MS;
+	r->v.part_ns[SPLIT_OTHER] = other * MS;
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	snprintf(p->top_file, sizeof(p->top_file), "/data/%s.log", comm);
+}
+
+/* A waker of pid's op calls: kind, the waker (tgid, comm, kthread) or disk, ns ended, and the
+ * waker's own I/O wait meanwhile on io_disk. */
+static void woken(struct il_window *w, __u32 pid, int op, int kind, __u32 wk, const char *comm,
+		  bool kthread, __u64 ms, __u64 io_ms)
+{
+	struct il_split_wk_row *r = &wks[w->split.nwakers++];
+
+	r->k.tgid = pid;
+	r->k.op = op;
+	r->k.wk_kind = kind;
+	r->k.wk_tgid = wk;
+	r->k.wk_disk = kind == SPLIT_WK_BLOCK ? DISK : 0;
+	r->v.ns = ms * MS;
+	r->v.count = 10;
+	r->v.io_ns = io_ms * MS;
+	r->v.io_disk = DISK;
+	r->v.kthread = kthread;
+	snprintf(r->v.comm, sizeof(r->v.comm), "%s", comm ? comm : "");
+}
+
+/* What a submitter put on the disk: bytes, device time in ms, time held before Q in ms. */
+static struct il_snap_bp *sent(struct il_window *w, __u32 pid, const char *comm, __u64 bytes,
+			       __u64 dev_ms, __u64 held_ms)
+{
+	struct il_snap_bp *b = &bps[w->nbp++];
+
+	b->row.k.dev = DISK;
+	b->row.k.tgid = pid;
+	b->row.v.ios = 10;
+	b->row.v.bytes = b->row.v.write_bytes = bytes;
+	b->row.v.device_ns = dev_ms * MS;
+	b->row.v.before_q_ns = held_ms * MS;
+	b->row.v.held = held_ms ? 10 : 0;
+	snprintf(b->row.v.comm, sizeof(b->row.v.comm), "%s", comm);
+	return b;
+}
+
+static void cpu(struct il_window *w, __u32 pid, const char *comm, __u64 ms)
+{
+	struct il_proc_cpu *c = &cpus[w->ncpu++];
+
+	c->pid = pid;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+	c->cpu_ns = ms * MS;
+	c->cpus = 3;
+}
+
+static struct il_cause c;
+
+/* Its own I/O behind short-lived dd's that fill the disk: the neighbour, a group. */
+static void test_neighbour(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, 20, "dd", 50 << 20, 500, 0);
+	sent(&w, 21, "dd", 49 << 20, 500, 0);
+	il_cause(&w, &c);
+	assert_true(c.found);
+	assert_int_equal(c.victim.pid, 10);
+	assert_int_equal(c.victim.op, FS_OP_FSYNC);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_int_equal(c.blames[0].npids, 2);
+	assert_true(c.blames[0].disk_share > 0.98);
+	assert_int_equal(c.where, IL_WHERE_DEVICE);
+}
+
+/* Alone on a busy disk: the device. */
+static void test_device(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	sent(&w, 10, "fsyncer", 10 << 20, 900, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_DEVICE);
+	assert_int_equal(c.where, IL_WHERE_DEVICE);
+}
+
+/* Its bios held before Q by its cgroup's throttle: the block layer, the rule. */
+static void test_throttle(void **state)
+{
+	struct il_window w;
+	struct il_snap_bp *b;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "dd", FS_OP_WRITE, 5, 0, 900, 0, 0);
+	woken(&w, 10, FS_OP_WRITE, SPLIT_WK_BLOCK, 0, NULL, false, 900, 0);
+	b = sent(&w, 10, "dd", 1 << 20, 10, 880);
+	snprintf(b->cgroup, sizeof(b->cgroup), "/slow");
+	snprintf(b->rule, sizeof(b->rule), "blkio.throttle.write_iops_device 7:3 50");
+	sent(&w, 30, "fio", 500 << 20, 900, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_THROTTLE);
+	assert_string_equal(c.blames[0].cgroup, "/slow");
+	assert_non_null(strstr(c.blames[0].rule, "7:3 50"));
+	assert_int_equal(c.where, IL_WHERE_BLOCK);
+}
+
+/* Waiting for a CPU behind hogs: the CPU, the hogs by their CPU time. */
+static void test_cpu(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 700, 100, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 100, 0);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	cpu(&w, 10, "fsyncer", 50);
+	cpu(&w, 40, "hog", 450);
+	cpu(&w, 41, "hog", 450);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "hog");
+	assert_int_equal(c.blames[0].npids, 2);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+}
+
+/* Woken by another process after other waits: the lock holder. */
+static void test_lock(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "small", FS_OP_WRITE, 100, 50, 0, 0, 700);
+	woken(&w, 10, FS_OP_WRITE, SPLIT_WK_TASK, 50, "big", false, 700, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_LOCK);
+	assert_string_equal(c.blames[0].comm, "big");
+	assert_int_equal(c.blames[0].pid, 50);
+	assert_int_equal(c.where, IL_WHERE_SYSCALL);
+}
+
+/* Woken by the journal, whose commit waited on the disk behind dd: dd, through the journal. */
+static void test_journal_followed(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 0, 0, 800);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 800, 700);
+	sent(&w, 5, "jbd2/loop3-8", 1 << 20, 100, 0);
+	sent(&w, 20, "dd", 100 << 20, 900, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_string_equal(c.blames[0].via, "jbd2/loop3-8");
+	/* the commit's time beyond its I/O wait is the journal's */
+	assert_int_equal(c.blames[1].kind, IL_CK_JOURNAL);
+}
+
+/* The victim without -p: the one that lost time to others, not the one with most call time
+ * spent on its own I/O; with -p, that process whatever. */
+static void test_victim_choice(void **state)
+{
+	struct il_window w;
+	struct il_snap_bp *b;
+
+	(void)state;
+	window(&w);
+	calls(&w, 30, "fio", FS_OP_WRITE, 10, 0, 990, 0, 0);
+	woken(&w, 30, FS_OP_WRITE, SPLIT_WK_BLOCK, 0, NULL, false, 990, 0);
+	sent(&w, 30, "fio", 500 << 20, 990, 0);
+	calls(&w, 10, "dd", FS_OP_WRITE, 5, 0, 600, 0, 0);
+	woken(&w, 10, FS_OP_WRITE, SPLIT_WK_BLOCK, 0, NULL, false, 600, 0);
+	b = sent(&w, 10, "dd", 1 << 20, 10, 580);
+	snprintf(b->cgroup, sizeof(b->cgroup), "/slow");
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.pid, 10);
+	assert_int_equal(c.blames[0].kind, IL_CK_THROTTLE);
+	w.m.pid = 30;
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.pid, 30);
+	/* nobody lost time to others: the most time in calls */
+	w.m.pid = 0;
+	b->row.v.held = 0;
+	b->cgroup[0] = 0;
+	sent(&w, 31, "other", 0, 0, 0);
+	bps[0].row.v.bytes = 1 << 20; /* fio no longer fills the disk */
+	bps[1].row.v.bytes = 1 << 20;
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.pid, 30);
+}
+
+/* Dirty throttling: woken by no task while the top I/O-wait stack is balance_dirty_pages;
+ * the processes whose pages fill the disk. */
+static void test_dirty(void **state)
+{
+	struct il_window w;
+	struct il_win_dirtier d = { .pid = 10, .dev = DISK, .comm = "etl", .wb_bytes = 1 << 30 };
+
+	(void)state;
+	window(&w);
+	snprintf(w.m.iw_top_frame, sizeof(w.m.iw_top_frame), "balance_dirty_pages");
+	calls(&w, 10, "etl", FS_OP_WRITE, 100, 0, 0, 800, 0);
+	woken(&w, 10, FS_OP_WRITE, SPLIT_WK_IRQ, 0, NULL, false, 800, 0);
+	procs[0].used_disk = DISK;
+	w.dirtiers = &d;
+	w.ndirtiers = 1;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_DIRTY);
+	assert_string_equal(c.blames[0].comm, "etl");
+	assert_int_equal(c.where, IL_WHERE_WRITEBACK);
+}
+
+/* The line: at most 200 bytes, one line, a long path cut from the front; the evidence: at
+ * most five lines; the causes' shares add up to at most the whole. */
+static void test_line(void **state)
+{
+	struct il_window w;
+	char line[512], lines[5][200];
+	double sum = 0;
+	int n;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer\n", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	memset(procs[0].top_file, 'a', 400);
+	procs[0].top_file[0] = '/';
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	sent(&w, 20, "dd", 50 << 20, 500, 0);
+	il_cause(&w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_true(strlen(line) <= 200);
+	assert_null(strchr(line, '\n'));
+	assert_non_null(strstr(line, "fsyncer\\n (pid 10) fsync on ..."));
+	n = il_cause_evidence(&c, lines);
+	assert_true(n >= 1 && n <= 5);
+	for (int i = 0; i < c.nblames; i++)
+		sum += c.blames[i].share;
+	assert_true(sum <= 1.0001);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_device),
+		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
+		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
+		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
+		cmocka_unit_test(test_line),
+	};
+	return cmocka_run_group_tests_name("cause", tests, NULL, NULL);
+}
