@@ -34,6 +34,7 @@ const char *il_ck_name(enum il_ck k)
 struct acc {
 	struct il_blame b[ACC_MAX];
 	int n;
+	enum il_cause_part part;    /* the part being followed (blame() adds to it) */
 	bool queue;                 /* its own I/O waited longer in the queue than at the device */
 };
 
@@ -98,6 +99,7 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 			il_disk_name(dev, b->disk, sizeof(b->disk));
 	}
 	b->ns += ns;
+	b->part_ns[a->part] += ns;
 	/* the kernel thread most of it went through */
 	if (via && via[0]) {
 		b->via_ns += ns;
@@ -297,31 +299,43 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 	blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
 }
 
-/* Run-queue time to the CPU hogs on the victim's CPUs, by their CPU time over the window. */
+/* The share of process p's CPU time that ran on the CPUs of mask, as far as its affinity
+ * tells: all of it when it may run only there, else the part of its CPUs that are mask's. */
+static double on_cpus(const struct il_proc_cpu *p, __u64 mask)
+{
+	int mine = __builtin_popcountll(p->cpus ? p->cpus : ~0ULL);
+	int both = __builtin_popcountll((p->cpus ? p->cpus : ~0ULL) & mask);
+
+	return mine ? (double)both / mine : 0;
+}
+
+/* Run-queue time to the CPU hogs on the victim's CPUs, by the CPU time they had there over
+ * the window (their CPU time, times the share of their CPUs that are the victim's). */
 static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
 {
 	const struct il_window *w = x->w;
 	const struct il_proc_cpu *me = il_proc_cpu_find(w->cpu, w->ncpu, victim);
-	__u64 mask = me && me->cpus ? me->cpus : ~0ULL, total = 0;
+	__u64 mask = me && me->cpus ? me->cpus : ~0ULL;
+	double total = 0;
 
 	if (!ns)
 		return;
 	for (int i = 0; i < w->ncpu; i++)
-		if (w->cpu[i].pid != victim && (w->cpu[i].cpus & mask))
-			total += w->cpu[i].cpu_ns;
-	if (!total) {
+		if (w->cpu[i].pid != victim)
+			total += w->cpu[i].cpu_ns * on_cpus(&w->cpu[i], mask);
+	if (total <= 0) {
 		x->c->no_cpu = true;
 		blame(x->a, IL_CK_CPU, 0, "", false, 0, NULL, ns);
 		return;
 	}
 	for (int i = 0; i < w->ncpu; i++) {
 		const struct il_proc_cpu *p = &w->cpu[i];
+		double there = p->cpu_ns * on_cpus(p, mask);
 		struct il_blame *bl;
 
-		if (p->pid == victim || !(p->cpus & mask) || !p->cpu_ns)
+		if (p->pid == victim || there <= 0)
 			continue;
-		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, NULL,
-			   (double)ns * p->cpu_ns / total);
+		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, NULL, ns * there / total);
 		if (bl && bl->pid != p->pid)
 			bl->npids++;
 	}
@@ -390,7 +404,9 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 				op->v.part_ns[SPLIT_OTHER];
 	bool dirty = strstr(w->m.iw_top_frame, "balance_dirty_pages");
 
+	x->a->part = IL_CP_CPU;
 	blame(x->a, IL_CK_SELF, pid, NULL, false, 0, NULL, op->v.part_ns[SPLIT_ONCPU]);
+	x->a->part = IL_CP_RUNQ;
 	blame_cpu(x, pid, op->v.part_ns[SPLIT_RUNQ]);
 	for (int i = 0; i < w->split.nwakers; i++) {
 		const struct il_split_wk_row *r = &w->split.wakers[i];
@@ -404,6 +420,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 		woken += ns;
 		memcpy(comm, r->v.comm, IL_TASK_COMM_LEN);
 		io = r->v.io_ns < ns ? r->v.io_ns : ns;
+		x->a->part = r->k.wk_kind == SPLIT_WK_BLOCK ? IL_CP_IO : IL_CP_WAIT;
 		switch (r->k.wk_kind) {
 		case SPLIT_WK_BLOCK:
 			blame_disk(x, r->k.wk_disk, ns, pid, 0, NULL);
@@ -430,6 +447,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 		}
 	}
 	/* off-CPU time no waker row kept (the map's bound): said as unexplained */
+	x->a->part = IL_CP_WAIT;
 	if (off > woken)
 		blame(x->a, dirty ? IL_CK_DIRTY : IL_CK_OTHER, dirty ? pid : 0, NULL, false, 0, NULL,
 		      off - woken);
@@ -492,6 +510,33 @@ static void analyse(const struct il_window *w, struct il_cause *c, const struct 
 	qsort(a->b, a->n, sizeof(a->b[0]), cmp_blame);
 }
 
+/* The culprit first: the largest cause of the largest part (its total time decides, not the
+ * part's); the others stay largest first. */
+static void pick_culprit(struct acc *a, enum il_cause_part *part)
+{
+	__u64 g[IL_CAUSE_PARTS] = { 0 }, most = 0;
+	int best = -1;
+
+	*part = IL_CP_CPU;
+	for (int i = 0; i < a->n; i++)
+		for (int p = 0; p < IL_CAUSE_PARTS; p++)
+			g[p] += a->b[i].part_ns[p];
+	for (int p = 1; p < IL_CAUSE_PARTS; p++)
+		if (g[p] > g[*part])
+			*part = p;
+	for (int i = 0; i < a->n; i++)
+		if (a->b[i].part_ns[*part] > most) {
+			most = a->b[i].part_ns[*part];
+			best = i;
+		}
+	if (best > 0) {
+		struct il_blame t = a->b[best];
+
+		memmove(&a->b[1], &a->b[0], best * sizeof(t));
+		a->b[0] = t;
+	}
+}
+
 void il_cause(const struct il_window *w, struct il_cause *c)
 {
 	const struct il_split_op_row *best = NULL;
@@ -530,6 +575,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		return;
 	}
 	analyse(w, c, best, a);
+	pick_culprit(a, &c->part);
 	c->found = true;
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
@@ -735,6 +781,8 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 	json_object_object_add(vi, "calls", json_object_new_uint64(c->victim.calls));
 	json_object_object_add(vi, "time_ns", json_object_new_uint64(c->victim.call_ns));
 	json_object_object_add(v, "victim", vi);
+	json_object_object_add(v, "part", json_object_new_string(
+		(const char *[]){ "on_cpu", "runq", "own_io", "waits" }[c->part]));
 	for (int i = 0; i < c->nblames; i++) {
 		const struct il_blame *b = &c->blames[i];
 

@@ -22,7 +22,8 @@
  *        woken by a process    -> that process, the lock holder (syscall/VFS);
  *        I/O wait on a timer   -> dirty throttling (balance_dirty_pages) when that is where
  *                                 the I/O wait is: writeback, and whose pages fill the disk;
- *   3. names the largest cause. Decisions are on shares of time, never on percentile bucket
+ *   3. follows the largest part (on CPU, run queue, its own I/O, waits on others) to its
+ *      largest cause, the culprit. Decisions are on shares of time, never on percentile bucket
  *      edges, so a steady load gives the same verdict run after run.
  * A pure function of the window: unit-tested with made-up windows (tests/unit/test_cause.c).
  */
@@ -56,6 +57,10 @@ enum il_ck {
  * "kthread", "cpu", "dirty", "other". */
 const char *il_ck_name(enum il_ck k);
 
+/* The parts of a victim's time the verdict follows, the largest first: on CPU, waiting for a
+ * CPU, waiting for its own block I/O, waiting for another task (or a timer). */
+enum il_cause_part { IL_CP_CPU, IL_CP_RUNQ, IL_CP_IO, IL_CP_WAIT, IL_CAUSE_PARTS };
+
 /* One cause of the victim's call time. */
 struct il_blame {
 	enum il_ck kind;
@@ -70,6 +75,7 @@ struct il_blame {
 	char via[16];               /* the kernel thread most of it went through (jbd2/loop0-8) */
 	__u64 via_ns;               /* of ns, what went through a kernel thread */
 	__u64 ns;                   /* the victim's call time it accounts for */
+	__u64 part_ns[IL_CAUSE_PARTS]; /* of ns, by the part of the time it came from */
 	double share;               /* ns / the victim's call time */
 	double disk_share;          /* a neighbour's share of the disk's bytes */
 };
@@ -97,7 +103,9 @@ struct il_cause {
 		__u64 part_ns[SPLIT_PARTS];
 	} victim;
 	enum il_where where;
-	struct il_blame blames[IL_CAUSE_MAX]; /* largest first; blames[0] is the culprit */
+	enum il_cause_part part;            /* the largest part, which the culprit ends */
+	struct il_blame blames[IL_CAUSE_MAX]; /* blames[0] is the culprit: the largest cause of
+					     * the largest part; then the others, largest first */
 	int nblames;
 	struct il_cause_disk disks[IL_CAUSE_DISKS];
 	int ndisks;
