@@ -72,55 +72,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-static void print_row(const char *layer, const char *what, const struct il_lat *l, bool pct,
-		      const char *extra)
-{
-	char p50[24] = "-", p99[24] = "-", mx[24] = "-", tot[24] = "-";
-
-	if (l->count) {
-		if (pct && l->p50_lt_ns) {
-			il_fmt_ns(l->p50_lt_ns, p50 + 1, sizeof(p50) - 1);
-			p50[0] = '<';
-			il_fmt_ns(l->p99_lt_ns, p99 + 1, sizeof(p99) - 1);
-			p99[0] = '<';
-		}
-		if (l->max_ns)
-			il_fmt_ns(l->max_ns, mx, sizeof(mx));
-		il_fmt_ns(l->total_ns, tot, sizeof(tot));
-	}
-	printf("%-12s %-26s %9llu %11s %11s %11s %11s%s%s\n", layer, what,
-	       (unsigned long long)l->count, p50, p99, mx, tot, extra ? "  " : "", extra ? extra : "");
-}
-
-/* The block rows, phase by phase (lib/block.h): before Q, Q2G, G2I, I2D, D2C; each one's share
- * of their sum. Without bios followed (no Q2C), only I2D and D2C, as they always were. */
-static void blk_rows(const struct il_measure *m)
-{
-	static const char *layer[IL_BLK_ROWS] = { "block layer", "block queue", "block queue",
-						    "block queue", "device" };
-	static const char *phase[IL_BLK_ROWS] = { "submit -> queue", "queue -> getrq", "getrq -> insert",
-						    "insert -> issue", "issue -> complete" };
-	const struct il_lat *lats[IL_BLK_ROWS] = { &m->before_q, &m->q2g, &m->g2i, &m->queue, &m->device };
-	char what[64], extra[160];
-	double shares[IL_BLK_ROWS];
-	int most = 0, n;
-
-	il_measure_blk_shares(m, shares);
-	for (int i = 1; i < IL_BLK_ROWS; i++)
-		if (shares[i] > shares[most])
-			most = i;
-	for (int i = m->q2c.count ? 0 : 3; i < IL_BLK_ROWS; i++) {
-		snprintf(what, sizeof(what), "%s %s", m->disk, phase[i]);
-		n = m->q2c.count ? snprintf(extra, sizeof(extra), "%3.0f%% of block time%s", shares[i] * 100,
-					    i == most && shares[i] > 0 ? " (most)" : "") : 0;
-		if (i == IL_BLK_ROWS - 1)
-			snprintf(extra + n, sizeof(extra) - n, "%s%llu reads, %llu writes, %llu flushes",
-				 n ? "; " : "", (unsigned long long)m->reqs[IL_OP_READ],
-				 (unsigned long long)m->reqs[IL_OP_WRITE], (unsigned long long)m->reqs[IL_OP_FLUSH]);
-		print_row(layer[i], what, lats[i], true, n || i == IL_BLK_ROWS - 1 ? extra : NULL);
-	}
-}
-
 /* The process the verdict names among the first `shown` of the view's (which the tables
  * print), moved there when it is further down: it is always listed. Returns how many to show
  * (0: all). */
@@ -146,7 +97,7 @@ static struct il_children kids;
 static void report(struct il_window *w, const struct il_fs_aio_row *aio, int naio)
 {
 	const struct il_measure *m = &w->m;
-	char why2[512], extra[96], names[1024] = "";
+	char why2[512], names[1024] = "";
 	static struct il_judgement j;
 	struct il_verdict v;
 	int shown;
@@ -180,22 +131,7 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
 	else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
-	printf("%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
-	       "TOTAL");
-	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
-		print_row("syscall/VFS", il_fs_op_rows[i], &m->ops[i], true, NULL);
-	if (m->fs_seen && m->nested_sync.count) /* not fsync calls: their time is the writes' */
-		print_row("filesystem", "sync in O_(D)SYNC writes", &m->nested_sync, true,
-			  "inside the write rows: not fsync calls, not in the totals");
-	if (m->wb_seen) {
-		snprintf(extra, sizeof(extra), "%llu errors", (unsigned long long)m->wb_errors);
-		print_row("writeback", "ext4_writepages", &m->wb, false, extra);
-	}
-	if (m->iw_seen)
-		print_row("I/O wait", "sleeps in io_schedule", &m->iowait, false, NULL);
-	if (m->blk_seen && m->disk[0])
-		blk_rows(m);
-	printf("(P50/P99: upper bound of the log2 bucket that holds them)\n");
+	il_window_table(stdout, w, &j.cause);
 	if (w->nframes) {
 		printf("\ntop I/O-wait stack:\n");
 		for (int i = 0; i < w->nframes; i++)

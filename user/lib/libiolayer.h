@@ -50,6 +50,7 @@
 #include "probes.h"
 #include "run.h"
 #include "stacks.h"
+#include "table.h"
 #include "tool.h"
 #include "tracefs.h"
 #include "util.h"

@@ -611,6 +611,29 @@ void il_window_free(struct il_window *w)
 	memset(w, 0, sizeof(*w));
 }
 
+bool il_window_own_io(const struct il_window *w, __u32 pid, struct blk_proc *own, __u64 *disk_bytes)
+{
+	memset(own, 0, sizeof(*own));
+	*disk_bytes = 0;
+	for (int i = 0; w->dev && i < w->nbp; i++) {
+		const struct il_blk_proc_row *r = &w->bp[i].row;
+
+		if (r->k.dev != w->dev)
+			continue;
+		*disk_bytes += r->v.bytes;
+		if (r->k.tgid != pid)
+			continue;
+		own->ios += r->v.ios;
+		own->bytes += r->v.bytes;
+		own->write_bytes += r->v.write_bytes;
+		own->before_q_ns += r->v.before_q_ns;
+		own->queue_ns += r->v.queue_ns;
+		own->device_ns += r->v.device_ns;
+		own->held += r->v.held;
+	}
+	return own->ios > 0;
+}
+
 /* ---- the window's JSON ---------------------------------------------------------------------- */
 
 /* layers.device.requests (enum il_req_op_kind) */
@@ -651,8 +674,9 @@ static void blk_json(struct json_object *ly, const struct il_measure *m)
 	il_json_add_name(ly, "block_throttle", m->blk_throttle, sizeof(m->blk_throttle));
 }
 
-static struct json_object *layers_json(const struct il_measure *m)
+static struct json_object *layers_json(const struct il_window *w)
 {
+	const struct il_measure *m = &w->m;
 	struct json_object *ly = json_object_new_object();
 
 	if (m->fs_seen) {
@@ -671,6 +695,20 @@ static struct json_object *layers_json(const struct il_measure *m)
 	}
 	if (m->iw_seen)
 		json_object_object_add(ly, "iowait", il_lat_json(&m->iowait));
+	if (m->blk_seen && m->pid) {
+		struct json_object *o = json_object_new_object();
+		struct blk_proc own;
+		__u64 all;
+
+		il_window_own_io(w, m->pid, &own, &all);
+		json_object_object_add(o, "requests", json_object_new_uint64(own.ios));
+		json_object_object_add(o, "bytes", json_object_new_uint64(own.bytes));
+		json_object_object_add(o, "before_q_ns", json_object_new_uint64(own.before_q_ns));
+		json_object_object_add(o, "queue_ns", json_object_new_uint64(own.queue_ns));
+		json_object_object_add(o, "device_ns", json_object_new_uint64(own.device_ns));
+		json_object_object_add(o, "disk_bytes", json_object_new_uint64(all));
+		json_object_object_add(ly, "own_io", o);
+	}
 	if (m->blk_seen) {
 		struct json_object *dv = il_lat_json(&m->device), *rq = json_object_new_object();
 
@@ -720,7 +758,7 @@ struct json_object *il_window_json(const struct il_window *w, const struct il_ve
 
 	json_object_object_add(o, "duration_s", il_json_seconds(w->m.elapsed_s));
 	json_object_object_add(o, "pid", json_object_new_int64(w->m.pid));
-	json_object_object_add(o, "layers", layers_json(&w->m));
+	json_object_object_add(o, "layers", layers_json(w));
 	json_object_object_add(o, "verdict", verdict_json(v, w->m.disk));
 	json_object_object_add(o, "lost", il_drops_json(w->lost));
 	return o;

@@ -155,6 +155,11 @@ struct json_object *il_json_seconds(double s);
  * null where none is known (0 in *l: a layer without a histogram, or nothing counted). */
 struct json_object *il_lat_json(const struct il_lat *l);
 
+/* Process pid's own I/O on the window's disk (blk_procs: its requests, bytes and their time
+ * before Q, in the queue and at the device) into *own, and every submitter's bytes there into
+ * *disk_bytes. Returns whether it sent any. */
+bool il_window_own_io(const struct il_window *w, __u32 pid, struct blk_proc *own, __u64 *disk_bytes);
+
 /* The block phases a report shows as rows: before Q, Q2G, G2I, I2D (m->queue), D2C (m->device),
  * and each one's share of their summed time into shares[] (0 when none). */
 #define IL_BLK_ROWS 5
