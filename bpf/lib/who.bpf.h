@@ -460,7 +460,7 @@ static __always_inline int who_bio(struct bio *bio)
 	struct iomap_dio *dio;
 	struct dentry *d = NULL;
 	struct inode *inode;
-	bool is_new;
+	bool is_new, foreign = false;
 
 	/* data only: REQ_OP_READ 0 and REQ_OP_WRITE 1 (the same in every kernel); a discard's
 	 * or write-zeroes' size is a range, not bytes moved */
@@ -472,13 +472,6 @@ static __always_inline int who_bio(struct bio *bio)
 		__sync_fetch_and_add(&p->bio_bytes, bytes);
 		if (write)
 			__sync_fetch_and_add(&p->bio_write_bytes, bytes);
-	}
-	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
-	if (pd) {
-		__sync_fetch_and_add(&pd->bios, 1);
-		__sync_fetch_and_add(&pd->bytes, bytes);
-		if (write)
-			__sync_fetch_and_add(&pd->write_bytes, bytes);
 	}
 	/* the file: a direct I/O's own (its pages are the process's, in no page cache), else
 	 * the inode whose page cache holds the bio's first page */
@@ -493,12 +486,27 @@ static __always_inline int who_bio(struct bio *bio)
 	}
 	f = who_file_get(inode, d);
 	if (f) {
+		bool kthread = !BPF_CORE_READ(task, mm), user = false;
+
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
-		if (!BPF_CORE_READ(task, mm)) { /* a kernel thread: the flusher, or the journal */
+		for (int i = 0; i < WHO_FILE_PIDS; i++)
+			user |= f->pids[i] == k.tgid;
+		if (kthread) /* the flusher, or the journal */
 			f->flusher_pid = k.tgid;
-			if (write)
-				__sync_fetch_and_add(&f->kthread_write_bytes, bytes);
-		}
+		/* pages its users dirtied, written back by another task: a kernel thread, or a
+		 * process that is none of them (a sync, reclaim) */
+		foreign = write && (kthread || (f->pids[0] && !user && !f->more_pids));
+		if (foreign)
+			__sync_fetch_and_add(&f->foreign_write_bytes, bytes);
+	}
+	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+	if (pd) {
+		__sync_fetch_and_add(&pd->bios, 1);
+		__sync_fetch_and_add(&pd->bytes, bytes);
+		if (write)
+			__sync_fetch_and_add(&pd->write_bytes, bytes);
+		if (foreign)
+			__sync_fetch_and_add(&pd->foreign_bytes, bytes);
 	}
 	return 0;
 }

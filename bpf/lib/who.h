@@ -77,7 +77,9 @@ struct who_file {
 	__u64 read_bytes, write_bytes;       /* through traced calls */
 	__u64 bio_write_bytes, bio_read_bytes; /* page-cache bios of this file's pages, by anyone
 						* (the writeback of a flusher included) */
-	__u64 kthread_write_bytes;           /* of bio_write_bytes, those kernel threads submitted */
+	__u64 foreign_write_bytes;           /* of bio_write_bytes, those another task than its users
+					      * (pids[]) submitted: a kernel thread (the flusher, the
+					      * journal), or a process writing back pages it did not dirty */
 	__u32 rdev;                          /* a block device's inode (the journal's and metadata
 					      * blocks' page cache): its device, else 0 */
 	__u32 pad2;
@@ -98,6 +100,8 @@ struct who_pd_key {
 
 struct who_pd {
 	__u64 bios, bytes, write_bytes;
+	__u64 foreign_bytes;     /* of write_bytes, pages of files it does not use (who_file.pids):
+				  * written back for their users */
 };
 
 /* New entries put into each LRU map since start (array `who_inserts`, index enum who_map):

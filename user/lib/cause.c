@@ -159,9 +159,10 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 	return n;
 }
 
-/* The submitters of disk dev over the window, the victim's pids (victim, self2) apart: a
- * kernel thread's bytes go to the processes whose pages kernel threads wrote back there, by
- * their bytes (what is left, its own: the journal's blocks, metadata). Returns how many,
+/* The submitters of disk dev over the window, the victim's pids (victim, self2) apart: the
+ * pages a submitter wrote back for others (a kernel thread's writes, or a process's of files
+ * it does not use) go to the processes whose pages they were, by their bytes written back by
+ * others there (what is left, its own: the journal's blocks, metadata). Returns how many,
  * every submitter's load into *total. */
 static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 self2,
 		     struct sub *s, double *total)
@@ -175,26 +176,32 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 			wb += w->dirtiers[i].wb_bytes;
 	for (int i = 0; i < w->nbp; i++) {
 		const struct il_blk_proc_row *r = &w->bp[i].row;
-		__u64 mapped = 0;
+		double foreign = 0, mapped = 0;
 		bool kt;
 
 		if (r->k.dev != dev || !r->v.bytes)
 			continue;
 		*total += r->v.bytes;
 		kt = is_kthread(w, r->k.tgid, r->v.comm);
-		/* the flusher's or the journal's writes: the processes whose pages they were */
-		for (int j = 0; kt && wb && j < w->ndirtiers; j++) {
+		if (kt)
+			foreign = r->v.write_bytes;
+		for (int j = 0; !kt && j < w->ndirtiers; j++)
+			if (w->dirtiers[j].dev == dev && w->dirtiers[j].pid == r->k.tgid)
+				foreign = w->dirtiers[j].foreign_bytes;
+		if (foreign > r->v.bytes)
+			foreign = r->v.bytes;
+		for (int j = 0; foreign > 0 && wb && j < w->ndirtiers; j++) {
 			const struct il_win_dirtier *d = &w->dirtiers[j];
-			double part = (double)r->v.write_bytes * d->wb_bytes / wb;
+			double part = foreign * d->wb_bytes / wb;
 
-			if (d->dev != dev)
+			if (d->dev != dev || !d->wb_bytes)
 				continue;
 			mapped += part;
 			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part);
 		}
 		n = sub_add(s, n, r->k.tgid, r->v.comm, kt,
 			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
-			    (double)r->v.bytes - (double)mapped);
+			    (double)r->v.bytes - mapped);
 	}
 	return n;
 }

@@ -525,7 +525,7 @@ static int window_cpu(struct il_window *w, const struct il_snap *now, const stru
 	return 0;
 }
 
-/* The window's processes' pages written back by kernel threads, per disk (before -p). */
+/* The window's processes' writeback by and for others, per disk (before -p). */
 static int window_dirtiers(struct il_window *w)
 {
 	int n = 0;
@@ -538,14 +538,16 @@ static int window_dirtiers(struct il_window *w)
 	for (int i = 0; i < w->view.nprocs; i++) {
 		const struct il_who_sum *p = &w->view.procs[i];
 
-		for (int d = 0; !p->kthread && d < p->ndisks; d++) {
+		for (int d = 0; d < p->ndisks; d++) {
 			struct il_win_dirtier *x = &w->dirtiers[w->ndirtiers];
 
-			if (!p->disks[d].wb_bytes)
+			if (!(p->kthread ? 0 : p->disks[d].wb_bytes) && !p->disks[d].foreign_bytes)
 				continue;
 			x->pid = p->pid;
 			x->dev = p->disks[d].dev;
-			x->wb_bytes = p->disks[d].wb_bytes;
+			x->kthread = p->kthread;
+			x->wb_bytes = p->kthread ? 0 : p->disks[d].wb_bytes;
+			x->foreign_bytes = p->disks[d].foreign_bytes;
 			memcpy(x->comm, p->comm, sizeof(x->comm));
 			w->ndirtiers++;
 		}

@@ -105,11 +105,15 @@ int il_snap_read(struct il_measure_src *src, unsigned long long t_ns, unsigned f
 void il_snap_trim(struct il_snap *s);
 void il_snap_free(struct il_snap *s);
 
-/* A process whose pages kernel threads (the flusher, the journal) wrote back to a disk. */
+/* A process's writeback on a disk over the window: the pages of its files that other tasks
+ * (the flusher, the journal, anyone) wrote back there, and the pages of others' files it
+ * wrote back itself. */
 struct il_win_dirtier {
 	__u32 pid, dev;
 	char comm[16];
-	__u64 wb_bytes;
+	bool kthread;
+	__u64 wb_bytes;                     /* its pages, written by others */
+	__u64 foreign_bytes;                /* others' pages, written by it */
 };
 
 /* A window: what the layers measured, on which disk, who did it, the top I/O-wait stack. */
@@ -125,8 +129,8 @@ struct il_window {
 	struct il_split split;              /* the calls' time split over the window */
 	struct il_snap_bp *bp;              /* blk_procs over the window */
 	int nbp;
-	struct il_win_dirtier *dirtiers;    /* every process's pages that kernel threads wrote
-					     * back, per disk, over the window (before -p's filter) */
+	struct il_win_dirtier *dirtiers;    /* every process's writeback for others and by
+					     * others, per disk, over the window (before -p's filter) */
 	int ndirtiers;
 	struct il_proc_cpu *cpu;            /* CPU time over the window (cpu_ns), when both
 					     * snapshots read it; a process new since base counts

@@ -123,6 +123,8 @@ struct il_who_disk {
 	bool ranked;                 /* counts for the process's disks (il_who_view_disks()) */
 	__u64 bio_bytes;             /* it submitted there (who_pd) */
 	__u64 wb_bytes;              /* its files' pages there that kernel threads wrote back */
+	__u64 foreign_bytes;         /* of bio_bytes, pages of files it does not use: written back
+				      * for their users (who_pd.foreign_bytes) */
 	__u64 file_bytes;            /* read and written through syscalls on files there that it
 				      * used (every process's bytes of those files) */
 };

@@ -87,6 +87,7 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 			continue;
 		d->ranked = true;
 		d->bio_bytes += w->pd[j].v.bytes;
+		d->foreign_bytes += w->pd[j].v.foreign_bytes;
 	}
 	for (int j = 0; j < w->nfiles; j++) {
 		const struct who_file *f = &w->files[j].v;
@@ -94,7 +95,7 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 
 		if (!pids_have(f->pids, s->pid) || !(d = proc_disk(s, file_disks[j])))
 			continue;
-		d->wb_bytes += f->kthread_write_bytes;
+		d->wb_bytes += f->foreign_write_bytes;
 		if (f->rdev) /* a block device's own pages: no file of the process's */
 			continue;
 		d->ranked = true;
@@ -272,6 +273,7 @@ void il_who_view_sub(struct il_who_view *v, const struct il_who_view *base)
 				if (b->disks[e].dev != x->dev)
 					continue;
 				x->bio_bytes = since(x->bio_bytes, b->disks[e].bio_bytes);
+				x->foreign_bytes = since(x->foreign_bytes, b->disks[e].foreign_bytes);
 				x->wb_bytes = since(x->wb_bytes, b->disks[e].wb_bytes);
 				x->file_bytes = since(x->file_bytes, b->disks[e].file_bytes);
 			}
