@@ -16,9 +16,12 @@ _cleanups=()
 
 plan() { echo "1..$1"; }
 skip_all() { echo "1..0 # SKIP $*"; exit 0; }
-ok() { # ok CONDITION_STATUS DESCRIPTION
+ok() { # ok CONDITION_STATUS DESCRIPTION; a description with "# TODO ..." is a known gap:
+	# reported, never failing the file (TAP's TODO directive, as prove reads it)
 	_tap_n=$((_tap_n + 1))
-	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"; else echo "not ok $_tap_n - $2"; _tap_fail=1; fi
+	if [ "$1" = 0 ]; then echo "ok $_tap_n - $2"; return; fi
+	echo "not ok $_tap_n - $2"
+	case $2 in *"# TODO"*) ;; *) _tap_fail=1 ;; esac
 }
 check() { # check DESCRIPTION COMMAND... : ok when the command succeeds
 	local d=$1; shift
