@@ -212,12 +212,18 @@ static void test_journal_followed(void **state)
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 800, 700);
 	sent(&w, 5, "jbd2/loop3-8", 1 << 20, 100, 0);
 	sent(&w, 20, "dd", 100 << 20, 900, 0);
+	procs[0].used_disk = DISK; /* its file is there */
 	il_cause(&w, &c);
 	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
 	assert_string_equal(c.blames[0].comm, "dd");
 	assert_string_equal(c.blames[0].via, "jbd2/loop3-8");
 	/* the commit's time beyond its I/O wait is the journal's */
 	assert_int_equal(c.blames[1].kind, IL_CK_JOURNAL);
+	/* a kernel thread's I/O on a disk the victim does not use is not followed there */
+	procs[0].used_disk = 0;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_JOURNAL);
+	assert_int_equal(c.ndisks, 0);
 }
 
 /* The victim without -p: the one that lost time to others, not the one with most call time

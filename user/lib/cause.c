@@ -402,6 +402,27 @@ static const struct il_split_op_row *top_op(const struct il_window *w, __u32 pid
 	return best;
 }
 
+/* Does process pid use disk dev: its bios, its files' disk, or a completion that woke it? */
+static bool victim_uses(const struct il_window *w, __u32 pid, __u32 dev)
+{
+	for (int i = 0; dev && i < w->view.nprocs; i++) {
+		const struct il_who_sum *p = &w->view.procs[i];
+
+		if (p->pid != pid)
+			continue;
+		if (p->used_disk == dev)
+			return true;
+		for (int d = 0; d < p->ndisks; d++)
+			if (p->disks[d].dev == dev)
+				return true;
+	}
+	for (int i = 0; dev && i < w->split.nwakers; i++)
+		if (w->split.wakers[i].k.tgid == pid && w->split.wakers[i].k.wk_kind == SPLIT_WK_BLOCK &&
+		    w->split.wakers[i].k.wk_disk == dev)
+			return true;
+	return false;
+}
+
 /* Every part of victim pid's top operation to its causes into a (sorted, largest first). */
 static void follow(struct ctx *x, const struct il_split_op_row *op)
 {
@@ -441,7 +462,10 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 					bl->npids++;
 				break;
 			}
-			/* a kernel thread: its own I/O wait meanwhile, then the rest its own */
+			/* a kernel thread: its own I/O wait meanwhile, on a disk the victim uses (else
+			 * what it did is none of the victim's business), then the rest its own */
+			if (!victim_uses(w, pid, r->v.io_disk))
+				io = 0;
 			blame_disk(x, r->v.io_disk, io, pid, r->k.wk_tgid, comm);
 			blame(x->a, !strncmp(comm, "jbd2/", 5) ? IL_CK_JOURNAL : IL_CK_KTHREAD,
 			      r->k.wk_tgid, comm, true, r->v.io_disk, NULL, ns - io);
@@ -866,19 +890,30 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	j->v.d.where = j->cause.where;
 	victim_culprit(w, &j->cause, &j->v.c);
 	il_cause_line(&j->cause, line, sizeof(line));
+	/* calls that took a trifle of the window: nothing is slow for it, whatever its cause */
+	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9) {
+		j->v.d.where = IL_WHERE_NONE;
+		j->cause.idle = true;
+		snprintf(j->v.why, sizeof(j->v.why), "no layer stands out: %s's calls took %.1f%% of "
+			 "the %.1f s (%s)", j->cause.victim.comm,
+			 100.0 * j->cause.victim.call_ns / (w->m.elapsed_s * 1e9), w->m.elapsed_s, line);
+		return;
+	}
 	snprintf(j->v.why, sizeof(j->v.why), "%s", line);
 }
 
 struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j)
 {
-	struct json_object *o = il_window_json(w, &j->v), *v;
+	struct json_object *o = il_window_json(w, &j->v), *v = NULL;
 	char detail[1024];
 
-	if (json_object_object_get_ex(o, "verdict", &v)) {
-		/* the layers' own sentence, beside the cause's */
+	if (json_object_object_get_ex(o, "verdict", &v) && !(j->cause.found && j->cause.nblames)) {
+		/* no cause: the layers' own sentence is the reason, and the detail */
 		il_decision_text(&w->m, &j->layers, detail, sizeof(detail));
 		json_object_object_add(v, "detail", json_object_new_string(detail));
+	} else if (v) {
 		il_cause_json(v, &j->cause);
+		json_object_object_add(v, "summary", il_json_utf8(j->v.why, sizeof(j->v.why)));
 	}
 	return o;
 }

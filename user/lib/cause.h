@@ -110,7 +110,12 @@ struct il_cause {
 	struct il_cause_disk disks[IL_CAUSE_DISKS];
 	int ndisks;
 	bool no_cpu;                        /* run-queue time, but no CPU times to name hogs */
+	bool idle;                          /* its calls took under IL_CAUSE_IDLE of the window:
+					     * the verdict is none (il_window_judge()) */
 };
+
+/* Below this share of the window in its calls, a victim is slowed by nothing that matters. */
+#define IL_CAUSE_IDLE 0.05
 
 /* Follow the waits of window w's calls to their causes into *c (c->found false when no
  * traced call was split: the old, layer-only verdict stands). */

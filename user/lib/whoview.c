@@ -51,6 +51,23 @@ static __u64 file_ns(const struct who_file *f)
 	return t;
 }
 
+/* The length of a path without the " (deleted)" il_who_file_path() ends a deleted file's with. */
+static size_t base_len(const char *path)
+{
+	static const char del[] = " (deleted)";
+	size_t n = strlen(path), d = sizeof(del) - 1;
+
+	return n > d && !strcmp(path + n - d, del) ? n - d : n;
+}
+
+/* The same path, deleted or not. */
+static bool same_path(const char *a, const char *b)
+{
+	size_t n = base_len(a);
+
+	return n == base_len(b) && !strncmp(a, b, n);
+}
+
 static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
@@ -115,7 +132,6 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 {
 	const struct who_proc *p = &w->procs[i].v;
 	const struct who_file_key *top = NULL;
-	__u64 best = 0;
 
 	s->pid = w->procs[i].tgid;
 	memcpy(s->comm, p->comm, sizeof(p->comm));
@@ -130,25 +146,89 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 	s->bio_bytes = p->bio_bytes;
 	s->bio_write_bytes = p->bio_write_bytes;
 	proc_disks(s, w, file_disks);
-	/* its top file: the one of its own file time counts (who_proc.files) with the most */
+	/* its top file: the one of its own file time counts (who_proc.files) with the most, the
+	 * files that were one path summed (a file deleted and made again, as SQLite's -journal
+	 * is at each transaction, is one file) */
+	char paths[WHO_PROC_FILES][512];
+	const struct who_file *fs[WHO_PROC_FILES];
+	__u64 sum[WHO_PROC_FILES] = { 0 };
+	int top_j = -1;
+
 	for (int j = 0; j < WHO_PROC_FILES; j++) {
-		if (p->files[j].k.ino && p->files[j].ns >= best) {
-			best = p->files[j].ns;
-			top = &p->files[j].k;
+		static const struct who_file none;
+
+		fs[j] = &none;
+		paths[j][0] = 0;
+		if (!p->files[j].k.ino)
+			continue;
+		for (int i = 0; i < w->nfiles; i++)
+			if (!memcmp(&w->files[i].k, &p->files[j].k, sizeof(p->files[j].k)))
+				fs[j] = &w->files[i].v;
+		il_who_file_path(&p->files[j].k, fs[j], paths[j], sizeof(paths[j]));
+	}
+	for (int j = 0; j < WHO_PROC_FILES; j++)
+		for (int i = 0; paths[j][0] && i < WHO_PROC_FILES; i++)
+			if (paths[i][0] && same_path(paths[i], paths[j]))
+				sum[j] += p->files[i].ns;
+	for (int j = 0; j < WHO_PROC_FILES; j++)
+		if (paths[j][0] && (top_j < 0 || sum[j] >= sum[top_j]))
+			top_j = j;
+	if (top_j >= 0) {
+		int same = 0;
+
+		top = &p->files[top_j].k;
+		for (int i = 0; i < WHO_PROC_FILES; i++) {
+			if (!paths[i][0] || !same_path(paths[i], paths[top_j]))
+				continue;
+			same++;
+			s->top_file_read_bytes += fs[i]->read_bytes;
+			s->top_file_write_bytes += fs[i]->write_bytes;
+		}
+		il_disk_fs_name(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
+		snprintf(s->top_file, sizeof(s->top_file), "%.*s", (int)(same > 1 ? base_len(paths[top_j]) :
+									 strlen(paths[top_j])), paths[top_j]);
+	}
+}
+
+/* Files of one path (a file deleted and made again under it) summed into one entry, its
+ * path without " (deleted)" (il_who_file_sum.inodes: how many). */
+static void merge_paths(struct il_who_view *v)
+{
+	int n = 0;
+
+	for (int i = 0; i < v->nfiles; i++) {
+		struct il_who_file_sum *f = &v->files[i], *t = NULL;
+
+		for (int j = 0; j < n && !t; j++)
+			if (same_path(v->files[j].path, f->path))
+				t = &v->files[j];
+		if (!t) {
+			v->files[n] = *f;
+			v->files[n++].inodes = 1;
+			continue;
+		}
+		t->inodes++;
+		t->path[base_len(t->path)] = 0;
+		t->read_bytes += f->read_bytes;
+		t->write_bytes += f->write_bytes;
+		t->fsyncs += f->fsyncs;
+		t->sync_ranges += f->sync_ranges;
+		t->op_ns += f->op_ns;
+		t->bio_write_bytes += f->bio_write_bytes;
+		t->bio_read_bytes += f->bio_read_bytes;
+		t->more_pids |= f->more_pids;
+		for (int a = 0; a < WHO_FILE_PIDS && f->pids[a]; a++) {
+			int b = 0;
+
+			while (b < WHO_FILE_PIDS && t->pids[b] && t->pids[b] != f->pids[a])
+				b++;
+			if (b == WHO_FILE_PIDS)
+				t->more_pids = true;
+			else
+				t->pids[b] = f->pids[a];
 		}
 	}
-	if (top) {
-		struct who_file none = {};
-		const struct who_file *f = &none;
-
-		for (int j = 0; j < w->nfiles; j++)
-			if (!memcmp(&w->files[j].k, top, sizeof(*top)))
-				f = &w->files[j].v;
-		il_disk_fs_name(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
-		il_who_file_path(top, f, s->top_file, sizeof(s->top_file));
-		s->top_file_read_bytes = f->read_bytes;
-		s->top_file_write_bytes = f->write_bytes;
-	}
+	v->nfiles = n;
 }
 
 int il_who_view_from(const struct il_who *w, struct il_who_view *v)
@@ -188,6 +268,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 	for (int i = 0; i < w->nprocs; i++)
 		proc_sum(&v->procs[v->nprocs++], w, i, file_disks);
 	free(file_disks);
+	merge_paths(v);
 	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
 	qsort(v->files, v->nfiles, sizeof(*v->files), cmp_file);
 	return 0;
@@ -463,6 +544,7 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "write_bytes", json_object_new_uint64(s->write_bytes));
 		json_object_object_add(x, "fsyncs", json_object_new_uint64(s->fsyncs));
 		json_object_object_add(x, "sync_ranges", json_object_new_uint64(s->sync_ranges));
+		json_object_object_add(x, "inodes", json_object_new_uint64(s->inodes));
 		json_object_object_add(x, "total_ns", json_object_new_uint64(s->op_ns));
 		json_object_object_add(x, "disk_write_bytes", json_object_new_uint64(s->bio_write_bytes));
 		json_object_object_add(x, "disk_read_bytes", json_object_new_uint64(s->bio_read_bytes));

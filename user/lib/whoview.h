@@ -25,6 +25,8 @@ struct il_who_file_sum {
 	__u64 sync_ranges;                    /* sync_file_range calls: no durability, not fsyncs */
 	__u64 op_ns;                          /* time in file operations on it, ns */
 	__u64 bio_write_bytes, bio_read_bytes; /* its page-cache bios, by anyone */
+	__u32 inodes;                         /* files summed under this path: a file deleted
+					       * and made again (SQLite's -journal) is one */
 };
 
 struct il_who_view {
