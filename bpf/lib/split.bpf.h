@@ -371,10 +371,15 @@ static __always_inline __u64 split_switches(struct task_struct *t, bool btf)
 	return IL_BTF_READ(btf, t, nvcsw) + IL_BTF_READ(btf, t, nivcsw);
 }
 
+/* Whether the current task is had as a BTF pointer: in a tp_btf program, on a kernel with
+ * bpf_get_current_task_btf() (5.11, commit 3ca1032ab7ab, as task storage: split_cfg's
+ * task_storage, a constant the verifier prunes on). */
+#define split_cur_btf(btf) ((btf) && split_cfg.task_storage)
+
 /* The current task, as a BTF pointer where the program may have one. */
 static __always_inline struct task_struct *split_current(bool btf)
 {
-	return btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
+	return split_cur_btf(btf) ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 }
 
 /* next is switched in at the time returned (0: nothing looked at the clock). io: next is
@@ -456,6 +461,8 @@ static __always_inline bool split_blk_woke(__u64 now, bool btf, __u32 *disk)
 	struct task_struct *cur = split_current(btf);
 	__u32 zero = 0;
 	struct split_mark *m = bpf_map_lookup_elem(&split_blk_mark, &zero);
+
+	btf = split_cur_btf(btf); /* what cur is */
 
 	if (!m || !m->ts || now - m->ts > SPLIT_BLK_WINDOW_NS)
 		return false;
@@ -596,7 +603,7 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 		w.kind = SPLIT_WK_TASK;
 		w.tgid = cur >> 32;
 		w.tid = (__u32)cur;
-		w.kthread = !!(IL_BTF_READ(btf, split_current(btf), flags) & SPLIT_PF_KTHREAD);
+		w.kthread = !!(IL_BTF_READ(split_cur_btf(btf), split_current(btf), flags) & SPLIT_PF_KTHREAD);
 		bpf_get_current_comm(w.comm, sizeof(w.comm));
 		io_ns = split_waker_io(w.tid, start, now, &io_disk);
 	}
@@ -646,7 +653,7 @@ static __always_inline int split_on_rq_done(__u64 *ctx, bool btf)
 		return 0;
 	m->disk = il_disk_dev(il_rq_disk(rq));
 	m->tid = (__u32)bpf_get_current_pid_tgid();
-	m->sw = split_switches(split_current(btf), btf);
+	m->sw = split_switches(split_current(btf), split_cur_btf(btf));
 	m->ts = bpf_ktime_get_ns();
 	return 0;
 }
