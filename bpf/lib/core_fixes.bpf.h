@@ -206,4 +206,14 @@ static __always_inline struct pt_regs *il_current_user_regs(void)
 	return stack + IL_THREAD_SIZE - bpf_core_type_size(struct pt_regs);
 }
 
+/* The inode state bit of dirty pages, I_DIRTY_PAGES (include/linux/fs.h): a #define of
+ * (1 << 2) in every kernel until the inode state flags became enum inode_state_flags_t, with
+ * bit numbers moved (6.18: 64). Read from the kernel's BTF where the enum is there. */
+static __always_inline __u32 il_i_dirty_pages(void)
+{
+	if (bpf_core_enum_value_exists(enum inode_state_flags_t, I_DIRTY_PAGES))
+		return bpf_core_enum_value(enum inode_state_flags_t, I_DIRTY_PAGES);
+	return 4;
+}
+
 #endif /* IOLAYER_CORE_FIXES_BPF_H */

@@ -85,6 +85,22 @@ struct {
 	__type(value, struct who_pd);
 } who_pd SEC(".maps");
 
+/* The process that last dirtied each file's pages (writeback:writeback_mark_inode_dirty, in
+ * the dirtier's context): whose pages the flusher writes back, also of processes whose file
+ * operations are not traced (-p). */
+struct who_dirtier {
+	__u32 tgid;
+	__u32 pad;
+	char comm[IL_TASK_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, WHO_MAX_FILES);
+	__type(key, struct who_file_key);
+	__type(value, struct who_dirtier);
+} who_dirtiers SEC(".maps");
+
 /* New keys inserted per map (enum who_map), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -445,6 +461,49 @@ static __always_inline struct inode *who_bio_inode(struct bio *bio)
 	return BPF_CORE_READ((struct address_space *)mapping, host);
 }
 
+/* writeback_mark_inode_dirty(inode, flags), in the task that dirties the inode's pages: it
+ * is their dirtier (looked up first: the tracepoint fires for every page dirtied). */
+static __always_inline int who_dirty(struct inode *inode, __u32 flags)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct who_file_key k = {};
+	struct who_dirtier v = { .tgid = tgid }, *old;
+
+	if (!who_cfg.on || !(flags & il_i_dirty_pages()) || !inode || !BPF_CORE_READ(task, mm))
+		return 0;
+	who_file_key_of(inode, &k);
+	old = bpf_map_lookup_elem(&who_dirtiers, &k);
+	if (old && old->tgid == tgid)
+		return 0;
+	bpf_get_current_comm(v.comm, sizeof(v.comm));
+	bpf_map_update_elem(&who_dirtiers, &k, &v, BPF_ANY);
+	return 0;
+}
+
+/* bytes of inode's pages written back to whole disk dev by submitter: for the process that
+ * dirtied them (who_dirtiers), when it is another (who_pd.dirtied_bytes). */
+static __always_inline void who_credit_dirtier(struct inode *inode, __u32 dev, __u32 submitter,
+					       __u32 bytes)
+{
+	struct who_file_key fk = {};
+	struct who_dirtier *d;
+	struct who_pd_key k = { .dev = dev };
+	struct who_pd *pd;
+	bool is_new;
+
+	who_file_key_of(inode, &fk);
+	d = bpf_map_lookup_elem(&who_dirtiers, &fk);
+	if (!d || d->tgid == submitter)
+		return;
+	k.tgid = d->tgid;
+	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+	if (!pd)
+		return;
+	__sync_fetch_and_add(&pd->dirtied_bytes, bytes);
+	__builtin_memcpy(pd->comm, d->comm, sizeof(pd->comm));
+}
+
 /* block_bio_queue: the current task submits bio. */
 static __always_inline int who_bio(struct bio *bio)
 {
@@ -499,6 +558,8 @@ static __always_inline int who_bio(struct bio *bio)
 		if (foreign)
 			__sync_fetch_and_add(&f->foreign_write_bytes, bytes);
 	}
+	if (write && inode && (foreign || !f || !f->pids[0]))
+		who_credit_dirtier(inode, k.dev, k.tgid, bytes);
 	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
 	if (pd) {
 		__sync_fetch_and_add(&pd->bios, 1);
@@ -522,7 +583,11 @@ static __always_inline struct bio *who_bio_arg(unsigned long long *ctx)
 	SEC("tp_btf/block_bio_queue")                                                  \
 	int BPF_PROG(who_bio_btf) { return who_bio(who_bio_arg(ctx)); }               \
 	SEC("raw_tp/block_bio_queue")                                                  \
-	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx)); }
+	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx)); }               \
+	SEC("tp_btf/writeback_mark_inode_dirty")                                       \
+	int BPF_PROG(who_dirty_btf) { return who_dirty((struct inode *)ctx[0], (__u32)ctx[1]); } \
+	SEC("raw_tp/writeback_mark_inode_dirty")                                       \
+	int BPF_PROG(who_dirty_raw) { return who_dirty((struct inode *)ctx[0], (__u32)ctx[1]); }
 
 #endif /* IL_NO_WHO */
 #endif /* IOLAYER_WHO_BPF_H */

@@ -102,6 +102,9 @@ struct who_pd {
 	__u64 bios, bytes, write_bytes;
 	__u64 foreign_bytes;     /* of write_bytes, pages of files it does not use (who_file.pids):
 				  * written back for their users */
+	__u64 dirtied_bytes;     /* pages it dirtied that another task wrote back to the disk
+				  * (writeback:writeback_mark_inode_dirty names the dirtier) */
+	char comm[IL_TASK_COMM_LEN]; /* its comm when it dirtied them (it may not be traced) */
 };
 
 /* New entries put into each LRU map since start (array `who_inserts`, index enum who_map):

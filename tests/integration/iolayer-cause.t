@@ -12,6 +12,8 @@
 #     fio;
 #  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there: the
 #     run-queue part dominates and the verdict names the busy loops (CPU), not a disk;
+#  6. a buffered ETL writer beside the fsync loop, -p the loop: the writer, known as the
+#     dirtier of the pages the flusher writes back, is the culprit (not the flusher);
 #  5. lock wait: a small appender and a 64 MiB appender on one ext4 file (ext4 serialises
 #     them on the inode lock; the big one shares its CPU with a hog, so the small one sleeps
 #     rather than spins): the small one's time is mostly other waits, and the verdict names
@@ -23,7 +25,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 32
+plan 33
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -172,6 +174,22 @@ is "$(v lock victim.op)" write "lock wait: the small appender's writes"
 is "$(v lock culprit.kind)/$(v lock culprit.comm)" "lock/bigwriter" "lock wait: the big writer holds what it waits for"
 check "lock wait: other waits are the largest part" \
 	jq -e '(.verdict.breakdown | max_by(.ns) | .part) == "other"' "$TMPD/lock.json"
+
+# ---- 6. a buffered ETL writer's writeback, -p the fsync loop ----------------------------------
+# Its pages are written back by the flusher (kernel threads), and with -p its own writes are not
+# traced: the writer is known as the dirtier of the pages (writeback_mark_inode_dirty).
+dirty_save
+echo $((64 << 20)) >/proc/sys/vm/dirty_background_bytes
+cp "$(command -v dd)" "$TMPD/etl"
+sh -c "while :; do $TMPD/etl if=/dev/zero of=$MNT/etl.dat bs=1M count=400 status=none; done" &
+ETL=$!
+at_exit "kill $ETL; pkill -f '$TMPD/etl'"
+victim "$MNT/small2"
+sleep 1
+trace etl -p "$VICTIM" -d 3
+kill "$ETL" "$VICTIM"; pkill -f "$TMPD/etl"; wait "$ETL" "$VICTIM" 2>/dev/null
+dirty_restore
+is "$(v etl culprit.kind)/$(v etl culprit.comm)" "neighbour/etl" "buffered ETL writer, -p: the writer whose pages the flusher writes is the culprit"
 
 # ---- every run ----------------------------------------------------------------------------------
 for r in slow-p slow-all loop1 thr-p cpu lock; do

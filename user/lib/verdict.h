@@ -125,6 +125,8 @@ struct il_who_disk {
 	__u64 wb_bytes;              /* its files' pages there that kernel threads wrote back */
 	__u64 foreign_bytes;         /* of bio_bytes, pages of files it does not use: written back
 				      * for their users (who_pd.foreign_bytes) */
+	__u64 dirtied_bytes;         /* its pages others wrote back there, by who dirtied them
+				      * (who_pd.dirtied_bytes) */
 	__u64 file_bytes;            /* read and written through syscalls on files there that it
 				      * used (every process's bytes of those files) */
 };
@@ -150,6 +152,8 @@ struct il_who_sum {
 	__u64 top_file_write_bytes;  /* only their balance is used: which way the file goes) */
 	struct il_who_disk disks[IL_WHO_DISKS]; /* in the order first met: bios, then files */
 	int ndisks;
+	bool untraced;               /* known only as the dirtier of pages written back: its file
+				      * operations were not traced (-p) */
 	__u32 used_disk;             /* the disk of the file it spent most time on among those it
 				      * opened first (who_file.pids), 0 none: its disks' first */
 };

@@ -54,8 +54,15 @@ void il_who_default(struct bpf_object *obj)
 
 void il_who_plan(struct bpf_object *obj, struct il_plan *p)
 {
-	il_plan_tp_twins(p, obj, "block submissions (who)", "who_bio_btf", "who_bio_raw",
-			 "block:block_bio_queue");
+	static const char dirty[] = "writeback:writeback_mark_inode_dirty";
+
+	il_plan_init(p, "block submissions (who)");
+	il_plan_option(p, IL_M_TP_BTF, NULL);
+	il_plan_add(p, obj, "who_bio_btf", "block:block_bio_queue", false);
+	il_plan_add(p, obj, "who_dirty_btf", dirty, true);
+	il_plan_option(p, IL_M_RAW_TP, NULL);
+	il_plan_add(p, obj, "who_bio_raw", "block:block_bio_queue", false);
+	il_plan_add(p, obj, "who_dirty_raw", dirty, true);
 }
 
 /* Read every entry of map `name` (key size ksz, value size vsz) into a malloc'ed array of

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cgroup.h"
 #include "disk.h"
 #include "escape.h"
 #include "fmt.h"
@@ -100,7 +101,10 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 	for (int j = 0; j < w->npd; j++) {
 		struct il_who_disk *d;
 
-		if (w->pd[j].k.tgid != s->pid || !w->pd[j].v.bytes || !(d = proc_disk(s, w->pd[j].k.dev)))
+		if (w->pd[j].k.tgid != s->pid || !(d = proc_disk(s, w->pd[j].k.dev)))
+			continue;
+		d->dirtied_bytes += w->pd[j].v.dirtied_bytes;
+		if (!w->pd[j].v.bytes)
 			continue;
 		d->ranked = true;
 		d->bio_bytes += w->pd[j].v.bytes;
@@ -125,6 +129,42 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 	}
 	if (!top_ns)
 		s->used_disk = 0;
+	/* its pages others wrote back: by its files' users, or by who dirtied them, the more */
+	for (int d = 0; d < s->ndisks; d++)
+		if (s->disks[d].dirtied_bytes > s->disks[d].wb_bytes)
+			s->disks[d].wb_bytes = s->disks[d].dirtied_bytes;
+}
+
+/* The dirtiers of pages written back that attribution has no process entry for (their file
+ * operations were not traced: -p) into v, as processes with those bytes only. */
+static void untraced_dirtiers(const struct il_who *w, struct il_who_view *v)
+{
+	for (int j = 0; j < w->npd; j++) {
+		const struct who_pd *pd = &w->pd[j].v;
+		struct il_who_sum *s = NULL;
+		struct il_who_disk *d;
+
+		if (!pd->dirtied_bytes)
+			continue;
+		for (int i = 0; i < v->nprocs && !s; i++)
+			if (v->procs[i].pid == w->pd[j].k.tgid)
+				s = &v->procs[i];
+		if (s && !s->untraced) /* a traced process: proc_disks() counted them */
+			continue;
+		if (!s) {
+			s = &v->procs[v->nprocs++];
+			memset(s, 0, sizeof(*s));
+			s->pid = w->pd[j].k.tgid;
+			s->untraced = true;
+			memcpy(s->comm, pd->comm, sizeof(pd->comm));
+			s->comm[sizeof(s->comm) - 1] = 0;
+			il_cgroup_of_pid(s->pid, s->cgroup, sizeof(s->cgroup));
+		}
+		if ((d = proc_disk(s, w->pd[j].k.dev))) {
+			d->dirtied_bytes += pd->dirtied_bytes;
+			d->wb_bytes = d->dirtied_bytes;
+		}
+	}
 }
 
 /* Process i of w summed into s, named (comm, cgroup, top file). */
@@ -237,7 +277,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 
 	memset(v, 0, sizeof(*v));
 	memcpy(v->evicted, w->evicted, sizeof(v->evicted));
-	v->procs = calloc(w->nprocs + 1, sizeof(*v->procs));
+	v->procs = calloc(w->nprocs + w->npd + 1, sizeof(*v->procs));
 	v->files = calloc(w->nfiles + 1, sizeof(*v->files));
 	if (!v->procs || !v->files || !file_disks) {
 		free(file_disks);
@@ -267,6 +307,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 	}
 	for (int i = 0; i < w->nprocs; i++)
 		proc_sum(&v->procs[v->nprocs++], w, i, file_disks);
+	untraced_dirtiers(w, v);
 	free(file_disks);
 	merge_paths(v);
 	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
@@ -355,6 +396,7 @@ void il_who_view_sub(struct il_who_view *v, const struct il_who_view *base)
 					continue;
 				x->bio_bytes = since(x->bio_bytes, b->disks[e].bio_bytes);
 				x->foreign_bytes = since(x->foreign_bytes, b->disks[e].foreign_bytes);
+				x->dirtied_bytes = since(x->dirtied_bytes, b->disks[e].dirtied_bytes);
 				x->wb_bytes = since(x->wb_bytes, b->disks[e].wb_bytes);
 				x->file_bytes = since(x->file_bytes, b->disks[e].file_bytes);
 			}
