@@ -5,7 +5,7 @@
 #  2. an fsync loop on ext4: at least 95 % of the fsyncs that slept name as main waker the
 #     journal thread jbd2/LOOP-8 (a kernel thread) or their block I/O on LOOP, the others
 #     a kernel thread (ext4's end-of-I/O kworker); where jbd2 is the main waker its own I/O
-#     wait during the sleep it ended is not zero, on LOOP;
+#     wait during the sleep it ended is not zero, on LOOP, for 90 % of them or more;
 #  3. lock wait: two processes appending to one file, 4 KiB writes against 64 MiB writes
 #     (ext4 serialises them on the inode lock), the big one on CPU 0 beside a CPU hog, the
 #     small one on CPU 1 (a waiter spins on the rw-semaphore while its owner runs: on-CPU
@@ -46,8 +46,12 @@ check "at least 95 % of them: main waker the kernel thread jbd2/$LOOPNAME-8 or b
 	"$(($(wc -l <"$TMPD/fsyncs") * 95 / 100))"
 is "$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" "select(($jbd2_or_block | not) and (.split.waker.kthread | not)) | .split.waker" "$TMPD/fsyncs")" "" \
 	"the others: a kernel thread"
-is "$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" 'select(.split.waker.comm == $j and (.split.waker.io_usecs <= 0 or .split.waker.io_disk != $d)) | .split.waker' "$TMPD/fsyncs")" "" \
-	"where jbd2 is the main waker, its own I/O wait during the sleep is > 0, on $LOOPNAME"
+# (the commit's I/O may have ended before the fsync slept: a few, in a slow guest, find none)
+nj=$(jq -r --arg j "jbd2/$LOOPNAME-8" 'select(.split.waker.comm == $j) | .op' "$TMPD/fsyncs" | wc -l)
+nio=$(jq -r --arg j "jbd2/$LOOPNAME-8" --arg d "$LOOPNAME" 'select(.split.waker.comm == $j and .split.waker.io_usecs > 0 and .split.waker.io_disk == $d) | .op' "$TMPD/fsyncs" | wc -l)
+diag "jbd2 the main waker of $nj fsyncs, with its own I/O wait on $LOOPNAME in $nio"
+check "where jbd2 is the main waker, its own I/O wait during the sleep is > 0, on $LOOPNAME, for 90 % of them or more ($nio of $nj)" \
+	test "$nj" -gt 0 -a "$((nio * 100))" -ge "$((nj * 90))"
 
 # 3. lock wait: a big appender holds the inode lock for each of its 64 MiB writes
 G=$MNT/shared
