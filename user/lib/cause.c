@@ -42,6 +42,7 @@ struct ctx {
 	const struct il_window *w;
 	struct il_cause *c;
 	struct acc *a;
+	double call_ns;             /* the victim's time in the calls followed */
 };
 
 /* Whether pid is a kernel thread, as far as the window knows (attribution, /proc, else its
@@ -287,10 +288,12 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		}
 		ns -= t;
 	}
-	/* the others' share of the disk's load, as far as requests kept it busy */
+	/* the others' share of the disk's load, as far as requests kept it busy while the
+	 * victim was in its calls (its call time, not the window's, which an idle tail would
+	 * stretch: two windows of the same calls judge alike) */
 	rest = others + own > 0 ? ns * others / (others + own) : 0;
-	if (w->m.elapsed_s > 0 && busy / (w->m.elapsed_s * 1e9) < 1)
-		rest *= busy / (w->m.elapsed_s * 1e9);
+	if (x->call_ns > 0 && busy / x->call_ns < 1)
+		rest *= busy / x->call_ns;
 	for (int i = 0; i < n && others > 0; i++) {
 		struct il_blame *bl;
 
@@ -402,7 +405,7 @@ static const struct il_split_op_row *top_op(const struct il_window *w, __u32 pid
 	return best;
 }
 
-/* Does process pid use disk dev: its bios, its files' disk, or a completion that woke it? */
+/* Does process pid use disk dev: its bios, or its files' disk? */
 static bool victim_uses(const struct il_window *w, __u32 pid, __u32 dev)
 {
 	for (int i = 0; dev && i < w->view.nprocs; i++) {
@@ -416,11 +419,23 @@ static bool victim_uses(const struct il_window *w, __u32 pid, __u32 dev)
 			if (p->disks[d].dev == dev)
 				return true;
 	}
-	for (int i = 0; dev && i < w->split.nwakers; i++)
-		if (w->split.wakers[i].k.tgid == pid && w->split.wakers[i].k.wk_kind == SPLIT_WK_BLOCK &&
-		    w->split.wakers[i].k.wk_disk == dev)
-			return true;
 	return false;
+}
+
+/* The disk the victim's block I/O is on, for a completion that woke it: the completion's,
+ * when the victim uses that disk; else its own main disk (a completion on another disk just
+ * before its own, in the same context, took the wake-up's credit), else the completion's. */
+static __u32 own_disk(const struct il_window *w, __u32 pid, __u32 dev)
+{
+	if (victim_uses(w, pid, dev))
+		return dev;
+	for (int i = 0; i < w->view.nprocs; i++) {
+		const struct il_who_sum *p = &w->view.procs[i];
+
+		if (p->pid == pid && (p->used_disk || p->ndisks))
+			return p->used_disk ? p->used_disk : p->disks[0].dev;
+	}
+	return dev;
 }
 
 /* Every part of victim pid's top operation to its causes into a (sorted, largest first). */
@@ -451,7 +466,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 		x->a->part = r->k.wk_kind == SPLIT_WK_BLOCK ? IL_CP_IO : IL_CP_WAIT;
 		switch (r->k.wk_kind) {
 		case SPLIT_WK_BLOCK:
-			blame_disk(x, r->k.wk_disk, ns, pid, 0, NULL);
+			blame_disk(x, own_disk(w, pid, r->k.wk_disk), ns, pid, 0, NULL);
 			break;
 		case SPLIT_WK_TASK:
 			if (!r->v.kthread) {
@@ -532,8 +547,10 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 static void analyse(const struct il_window *w, struct il_cause *c, const struct il_split_op_row *op,
 		    struct acc *a)
 {
-	struct ctx x = { w, c, a };
+	struct ctx x = { w, c, a, 0 };
 
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		x.call_ns += op->v.part_ns[p];
 	memset(a, 0, sizeof(*a));
 	c->ndisks = 0;
 	c->no_cpu = false;
