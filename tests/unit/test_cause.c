@@ -129,6 +129,31 @@ static void test_neighbour(void **state)
 	assert_int_equal(c.where, IL_WHERE_DEVICE);
 }
 
+/* A service of several commands filling the disk, beside a bigger single command: the
+ * service (its cgroup) is the culprit, one entry. */
+static void test_service(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	snprintf(sent(&w, 20, "tar", 30 << 20, 300, 0)->cgroup, 128, "/system.slice/etl.service");
+	snprintf(sent(&w, 21, "gzip", 30 << 20, 300, 0)->cgroup, 128, "/system.slice/etl.service");
+	snprintf(sent(&w, 22, "dd", 40 << 20, 300, 0)->cgroup, 128, "/");
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "etl.service");
+	assert_string_equal(c.blames[0].cgroup, "/system.slice/etl.service");
+	assert_int_equal(c.blames[0].npids, 2);
+	/* one command of it alone: the command, with its cgroup */
+	bps[2].row.v.bytes = 1 << 10;
+	il_cause(&w, &c);
+	assert_string_equal(c.blames[0].comm, "dd");
+}
+
 /* Alone on a busy disk: the device. */
 static void test_device(void **state)
 {
@@ -311,7 +336,8 @@ static void test_line(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_device),
+		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_service),
+		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

@@ -125,13 +125,15 @@ struct sub {
 	bool kthread, self;
 	int npids;
 	double load;                /* bytes */
+	char cgroup[128];           /* its members' cgroup, "" unknown or not one */
+	bool mixed;                 /* members in several cgroups */
 };
 
 #define SUBS 64
 
 /* Add load of pid (command comm) to subs (n of them, room for SUBS). */
 static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthread, bool self,
-		   double load)
+		   double load, const char *cgroup)
 {
 	char key[16];
 	int i;
@@ -147,8 +149,10 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 			return n;
 		s[n++] = (struct sub){ .pid = pid, .kthread = kthread, .self = self };
 		snprintf(s[i].comm, sizeof(s[i].comm), "%s", key);
+		snprintf(s[i].cgroup, sizeof(s[i].cgroup), "%s", cgroup ? cgroup : "");
 	} else if (s[i].pid != pid && !self) {
 		s[i].npids++;
+		s[i].mixed |= strcmp(s[i].cgroup, cgroup ? cgroup : "") != 0;
 	}
 	if (!s[i].npids)
 		s[i].npids = 1;
@@ -156,6 +160,55 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 	if (load > s[i].top) {
 		s[i].top = load;
 		s[i].pid = pid;
+	}
+	return n;
+}
+
+/* A service or container as one culprit: the submitters of one cgroup (not the root), each
+ * group of one command in it alone, become one entry named after the cgroup when there are
+ * several commands there and together they put more on the disk than any other group. */
+static int merge_cgroups(struct sub *s, int n)
+{
+	double best_other = 0;
+
+	for (int i = 0; i < n; i++) {
+		double sum = 0, other = 0;
+		int cmds = 0, pids = 0;
+		const char *cg = s[i].cgroup;
+
+		if (s[i].self || s[i].mixed || !cg[0] || !strcmp(cg, "/"))
+			continue;
+		for (int j = 0; j < n; j++) {
+			if (s[j].self || s[j].mixed || strcmp(s[j].cgroup, cg)) {
+				if (!s[j].self && s[j].load > other)
+					other = s[j].load;
+				continue;
+			}
+			sum += s[j].load;
+			pids += s[j].npids;
+			cmds++;
+		}
+		best_other = other;
+		if (cmds < 2 || sum <= best_other)
+			continue;
+		/* s[i] stands for the cgroup; the others of it go */
+		const char *base = strrchr(cg, '/') ? strrchr(cg, '/') + 1 : cg;
+		char keep[128];
+		int m = 0;
+
+		snprintf(keep, sizeof(keep), "%s", cg);
+		for (int j = 0; j < n; j++)
+			if (j == i || s[j].self || s[j].mixed || strcmp(s[j].cgroup, keep))
+				s[m++] = s[j];
+		n = m;
+		for (int j = 0; j < n; j++)
+			if (!strcmp(s[j].cgroup, keep) && !s[j].self && !s[j].mixed) {
+				snprintf(s[j].comm, sizeof(s[j].comm), "%.15s", base);
+				s[j].load = sum;
+				s[j].npids = pids;
+				s[j].kthread = false;
+			}
+		break;
 	}
 	return n;
 }
@@ -198,13 +251,13 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 			if (d->dev != dev || !d->wb_bytes)
 				continue;
 			mapped += part;
-			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part);
+			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part, NULL);
 		}
 		n = sub_add(s, n, r->k.tgid, r->v.comm, kt,
 			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
-			    (double)r->v.bytes - mapped);
+			    (double)r->v.bytes - mapped, w->bp[i].cgroup);
 	}
-	return n;
+	return merge_cgroups(s, n);
 }
 
 static int cmp_sub(const void *a, const void *b)
@@ -304,6 +357,8 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		if (bl) {
 			bl->disk_share = s[i].load / total;
 			bl->npids = s[i].npids;
+			if (!s[i].mixed)
+				snprintf(bl->cgroup, sizeof(bl->cgroup), "%s", s[i].cgroup);
 		}
 	}
 	blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
@@ -683,6 +738,10 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	who_str(b, who, sizeof(who));
 	switch (b->kind) {
 	case IL_CK_NEIGHBOUR:
+		if (b->cgroup[0] && strcmp(b->cgroup, "/"))
+			return snprintf(buf, len, "%d%% of its time waits%s behind %s of cgroup %.60s on %s, "
+					"%d%% of its bytes", pct, via, who, b->cgroup, b->disk,
+					(int)(b->disk_share * 100 + 0.5));
 		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:

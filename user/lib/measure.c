@@ -133,7 +133,8 @@ static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 	return 0;
 }
 
-/* blk_procs into s, with the cgroup and throttle rules of submitters held before Q. */
+/* blk_procs into s, with each submitter's cgroup, and the throttle rules of those held
+ * before Q. */
 static int snap_procs(struct il_measure_src *src, struct il_snap *s)
 {
 	struct il_blk_proc_row *rows;
@@ -150,12 +151,13 @@ static int snap_procs(struct il_measure_src *src, struct il_snap *s)
 		struct il_snap_bp *b = &s->bp[s->nbp++];
 
 		b->row = rows[i];
-		if (!rows[i].v.held || !rows[i].v.cgroup)
+		if (!rows[i].v.cgroup)
 			continue;
 		il_cgroup_path(rows[i].v.cgroup, rows[i].k.tgid, b->cgroup, sizeof(b->cgroup));
 		if (b->cgroup[0] != '/')
 			b->cgroup[0] = 0;
-		il_cgroup_throttle_rule(b->cgroup, rows[i].k.dev, b->rule, sizeof(b->rule));
+		if (rows[i].v.held)
+			il_cgroup_throttle_rule(b->cgroup, rows[i].k.dev, b->rule, sizeof(b->rule));
 	}
 	free(rows);
 	return 0;

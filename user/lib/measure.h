@@ -61,11 +61,11 @@ struct il_snap_cg {
 	char rule[192];                     /* its throttle rules for row.k.dev, "" none */
 };
 
-/* One (disk, submitting process) of blk_procs, with the cgroup and throttle rules of a
- * submitter whose I/Os were held before Q (resolved when read). */
+/* One (disk, submitting process) of blk_procs, with its cgroup and, for a submitter whose
+ * I/Os were held before Q, the throttle rules (resolved when read). */
 struct il_snap_bp {
 	struct il_blk_proc_row row;
-	char cgroup[128];                   /* "" unless held and a path ("/x") */
+	char cgroup[128];                   /* "" unless a path ("/x") */
 	char rule[192];                     /* its throttle rules for row.k.dev, "" none */
 };
 
