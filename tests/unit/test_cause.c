@@ -106,15 +106,21 @@ static void cpu(struct il_window *w, __u32 pid, const char *comm, __u64 ms)
 
 static struct il_cause c;
 
+/* A window with process 10's 800 ms of fsyncs waiting for its block I/O on DISK. */
+static void fsyncer(struct il_window *w)
+{
+	window(w);
+	calls(w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	woken(w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+}
+
 /* Its own I/O behind short-lived dd's that fill the disk: the neighbour, a group. */
 static void test_neighbour(void **state)
 {
 	struct il_window w;
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	fsyncer(&w);
 	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
 	sent(&w, 20, "dd", 50 << 20, 500, 0);
 	sent(&w, 21, "dd", 49 << 20, 500, 0);
@@ -136,9 +142,7 @@ static void test_service(void **state)
 	struct il_window w;
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	fsyncer(&w);
 	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
 	snprintf(sent(&w, 20, "tar", 30 << 20, 300, 0)->cgroup, 128, "/system.slice/etl.service");
 	snprintf(sent(&w, 21, "gzip", 30 << 20, 300, 0)->cgroup, 128, "/system.slice/etl.service");
@@ -160,9 +164,7 @@ static void test_device(void **state)
 	struct il_window w;
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	fsyncer(&w);
 	sent(&w, 10, "fsyncer", 10 << 20, 900, 0);
 	il_cause(&w, &c);
 	assert_int_equal(c.blames[0].kind, IL_CK_DEVICE);
