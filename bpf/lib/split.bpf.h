@@ -676,6 +676,35 @@ int split_wakeup_btf(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], true);
 SEC("raw_tp/sched_wakeup")
 int split_wakeup_raw(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], false); }
 
+/* sched_process_exit(p[, group_dead]), in the exiting thread: a call of its still marked in
+ * flight (its return was missed: the fs layer could not record its start, or the kernel
+ * skipped the exit event) stops counting in split_busy, which would otherwise keep every
+ * switch paying the busy cost. */
+static __always_inline int split_on_exit(struct task_struct *p, bool btf)
+{
+	__u32 tid = IL_BTF_READ(btf, p, pid);
+	struct split_task *t;
+
+	if (!split_busy)
+		return 0;
+	t = split_get(p, tid, false, btf);
+	if (!t)
+		return 0;
+	if (t->active) {
+		t->active = 0;
+		__sync_fetch_and_add(&split_busy, -1);
+	}
+	if (!(btf && split_cfg.task_storage)) /* task storage goes with the task */
+		bpf_map_delete_elem(&split_by_tid, &tid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int split_exit_btf(__u64 *ctx) { return split_on_exit((void *)ctx[0], true); }
+
+SEC("raw_tp/sched_process_exit")
+int split_exit_raw(__u64 *ctx) { return split_on_exit((void *)ctx[0], false); }
+
 SEC("tp_btf/block_rq_complete")
 int split_rq_done_btf(__u64 *ctx) { return split_on_rq_done(ctx, true); }
 

@@ -68,10 +68,12 @@ void il_split_plan(struct bpf_object *obj, struct il_plan *p)
 		{ "waking", "sched:sched_waking" },
 		{ "wakeup", "sched:sched_wakeup" },
 		{ "rq_done", "block:block_rq_complete" },
+		{ "exit", "sched:sched_process_exit" },
 	};
 	char name[64];
 
-	il_plan_init(p, "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete)");
+	il_plan_init(p, "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete, "
+		     "sched_process_exit)");
 	for (int m = 0; m < 2; m++) {
 		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, NULL);
 		for (size_t i = 0; i < IL_ARRAY_SIZE(tps); i++) {

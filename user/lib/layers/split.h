@@ -43,8 +43,8 @@ struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on);
  * shrunk, the task-storage map an array where the kernel has no task storage. */
 void il_split_default(struct bpf_object *obj);
 
-/* Plan "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete)": tp_btf,
- * else raw_tp. */
+/* Plan "time split (sched_switch, sched_waking, sched_wakeup, block_rq_complete,
+ * sched_process_exit)": tp_btf, else raw_tp. */
 void il_split_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* After il_plans_choose(), before load: per-task state in task-local storage when the plan
