@@ -80,8 +80,8 @@ is "$(v slow-all victim.pid)" "$VICTIM" "slow disk, every process: the fsync loo
 is "$(v slow-all culprit.kind)/$(v slow-all culprit.comm)" "neighbour/dd" "slow disk, every process: the same culprit"
 check "the parts of the victim's time add up to it" \
 	jq -e '([.verdict.breakdown[].ns] | add) == .verdict.victim.time_ns' "$TMPD/slow-p.json"
-check "the summary is one line of at most 200 bytes" \
-	jq -e '(.verdict.summary | length) <= 200 and (.verdict.summary | test("\n") | not)' "$TMPD/slow-p.json"
+check "the verdict line (verdict: LAYER -- summary) is one line of at most 200 bytes" \
+	jq -e '(("verdict: " + .verdict.layer + " -- " + .verdict.summary) | utf8bytelength) <= 200 and (.verdict.summary | test("\n") | not)' "$TMPD/slow-p.json"
 check "at most five lines of evidence" jq -e '(.verdict.evidence | length) <= 5' "$TMPD/slow-p.json"
 slowdisk_stop
 

@@ -745,8 +745,8 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
-		return snprintf(buf, len, "%d%% of its time waits%s for %s itself: nobody else keeps it busy",
-				pct, via, b->disk);
+		return snprintf(buf, len, "%d%% of its time waits%s for %s itself, with its own requests "
+				"(others' requests made a trifle of its load)", pct, via, b->disk);
 	case IL_CK_THROTTLE:
 		return snprintf(buf, len, "%d%% of its time is held before the queue on %s by the throttle "
 				"of cgroup %s", pct, b->disk, b->cgroup);
@@ -787,7 +787,7 @@ static const char *short_path(const char *p, size_t max, char *buf, size_t len)
 const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 {
 	char comm[4 * 16 + 1], file[80], rest[256], line[512];
-	size_t room;
+	size_t room, max = len - 1 < 200 ? len - 1 : 200;
 	int n;
 
 	if (!c->found || !c->nblames) {
@@ -798,7 +798,7 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 	culprit_str(c, &c->blames[0], rest, sizeof(rest));
 	n = snprintf(line, sizeof(line), "%s (pid %u) %s", comm, c->victim.pid, op_words[c->victim.op]);
 	/* the file, cut to what the line has room for */
-	room = 200 - 4 - (n + strlen(rest) < 200 ? n + strlen(rest) : 200);
+	room = max - 4 - (n + strlen(rest) < max ? n + strlen(rest) : max);
 	if (c->victim.file[0] && room > 12) {
 		char esc[4 * 512 + 1];
 
@@ -808,12 +808,10 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 					 file, sizeof(file)));
 	}
 	snprintf(line + n, sizeof(line) - n, ": %s", rest);
-	/* one line of at most 200 bytes */
+	/* one line of at most max bytes */
 	n = strlen(line);
-	if (n > 200)
-		n = 200;
-	if ((size_t)n >= len)
-		n = len - 1;
+	if ((size_t)n > max)
+		n = max;
 	memcpy(buf, line, n);
 	buf[n] = 0;
 	return buf;
@@ -958,6 +956,8 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 {
 	char line[256];
 
+	size_t budget;
+
 	il_judge(&w->m, w->view.procs, w->view.nprocs, &j->v);
 	j->layers = j->v.d;
 	il_cause(w, &j->cause);
@@ -965,13 +965,19 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 		return;
 	j->v.d.where = j->cause.where;
 	victim_culprit(w, &j->cause, &j->v.c);
-	il_cause_line(&j->cause, line, sizeof(line));
+	/* "verdict: LAYER -- " and the line: at most 200 bytes in all */
+	budget = 200 - strlen("verdict:  -- ") - strlen(il_where_name(j->cause.where));
+	il_cause_line(&j->cause, line, budget + 1);
 	/* calls that took a trifle of the window: nothing is slow for it, whatever its cause */
 	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9) {
 		j->v.d.where = IL_WHERE_NONE;
 		j->cause.idle = true;
-		snprintf(j->v.why, sizeof(j->v.why), "no layer stands out: %s's calls took %.1f%% of "
-			 "the %.1f s (%s)", j->cause.victim.comm,
+		char comm[4 * 16 + 1];
+
+		budget = 200 - strlen("verdict:  -- ") - strlen(il_where_name(IL_WHERE_NONE));
+		il_text_escape(j->cause.victim.comm, strnlen(j->cause.victim.comm, 16), comm, sizeof(comm));
+		snprintf(j->v.why, budget + 1 < sizeof(j->v.why) ? budget + 1 : sizeof(j->v.why),
+			 "no layer stands out: %s's calls took %.1f%% of the %.1f s (%s)", comm,
 			 100.0 * j->cause.victim.call_ns / (w->m.elapsed_s * 1e9), w->m.elapsed_s, line);
 		return;
 	}
