@@ -35,8 +35,11 @@ mkloop() {
 	at_exit "losetup_retry $dev"
 	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev" || { echo "Bail out! mkfs.ext4 failed"; exit 1; }
 	mkdir -p "$TMPD/$1"
-	# no_prefetch_block_bitmaps: else ext4lazyinit reads the block bitmaps seconds after mount
-	mount -o no_prefetch_block_bitmaps "$dev" "$TMPD/$1" 2>/dev/null || mount "$dev" "$TMPD/$1" ||
+	# no_prefetch_block_bitmaps: else ext4lazyinit reads the block bitmaps seconds after mount;
+	# commit=60: no periodic journal commit lands between iolayer's detach and the test's read
+	# of /proc/diskstats (the requests are compared one for one)
+	mount -o no_prefetch_block_bitmaps,commit=60 "$dev" "$TMPD/$1" 2>/dev/null ||
+		mount -o commit=60 "$dev" "$TMPD/$1" ||
 		{ echo "Bail out! mount failed"; exit 1; }
 	at_exit "umount_retry $TMPD/$1"
 	printf -v "${1}_DEV" %s "${dev#/dev/}"
