@@ -167,48 +167,42 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 /* A service or container as one culprit: the submitters of one cgroup (not the root), each
  * group of one command in it alone, become one entry named after the cgroup when there are
  * several commands there and together they put more on the disk than any other group. */
+/* Whether a group of submitters may join its cgroup's: not the victim's, all in one cgroup. */
+static bool groupable(const struct sub *s)
+{
+	return !s->self && !s->mixed && s->cgroup[0];
+}
+
 static int merge_cgroups(struct sub *s, int n)
 {
-	double best_other = 0;
-
 	for (int i = 0; i < n; i++) {
 		double sum = 0, other = 0;
-		int cmds = 0, pids = 0;
-		const char *cg = s[i].cgroup;
+		int cmds = 0, pids = 0, m = 0;
+		char cg[128];
 
-		if (s[i].self || s[i].mixed || !cg[0] || !strcmp(cg, "/"))
+		if (!groupable(&s[i]) || !strcmp(s[i].cgroup, "/"))
 			continue;
+		snprintf(cg, sizeof(cg), "%s", s[i].cgroup);
 		for (int j = 0; j < n; j++) {
-			if (s[j].self || s[j].mixed || strcmp(s[j].cgroup, cg)) {
-				if (!s[j].self && s[j].load > other)
-					other = s[j].load;
-				continue;
+			if (groupable(&s[j]) && !strcmp(s[j].cgroup, cg)) {
+				sum += s[j].load;
+				pids += s[j].npids;
+				cmds++;
+			} else if (!s[j].self && s[j].load > other) {
+				other = s[j].load;
 			}
-			sum += s[j].load;
-			pids += s[j].npids;
-			cmds++;
 		}
-		best_other = other;
-		if (cmds < 2 || sum <= best_other)
+		if (cmds < 2 || sum <= other)
 			continue;
 		/* s[i] stands for the cgroup; the others of it go */
-		const char *base = strrchr(cg, '/') ? strrchr(cg, '/') + 1 : cg;
-		char keep[128];
-		int m = 0;
-
-		snprintf(keep, sizeof(keep), "%s", cg);
+		snprintf(s[i].comm, sizeof(s[i].comm), "%.15s", strrchr(cg, '/') ? strrchr(cg, '/') + 1 : cg);
+		s[i].load = sum;
+		s[i].npids = pids;
+		s[i].kthread = false;
 		for (int j = 0; j < n; j++)
-			if (j == i || s[j].self || s[j].mixed || strcmp(s[j].cgroup, keep))
+			if (j == i || !groupable(&s[j]) || strcmp(s[j].cgroup, cg))
 				s[m++] = s[j];
-		n = m;
-		for (int j = 0; j < n; j++)
-			if (!strcmp(s[j].cgroup, keep) && !s[j].self && !s[j].mixed) {
-				snprintf(s[j].comm, sizeof(s[j].comm), "%.15s", base);
-				s[j].load = sum;
-				s[j].npids = pids;
-				s[j].kthread = false;
-			}
-		break;
+		return m;
 	}
 	return n;
 }
