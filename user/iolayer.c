@@ -290,8 +290,7 @@ int main(int argc, char **argv)
 	/* The cgroups of the processes seen, while they may still run; then the window from
 	 * the start to now. */
 	il_who_note_procs(skel->obj);
-	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU,
-				&snap)) ||
+	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_VERDICT, &snap)) ||
 	    (err = il_measure_window(&src, &snap, &base, &win))) {
 		il_err("cannot measure: %s", il_errno_name(err));
 		goto out;

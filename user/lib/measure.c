@@ -105,6 +105,17 @@ static int snap_iowait(struct il_measure_src *src, bool stacks, struct il_snap *
 	return err == -ENOMEM ? err : 0;
 }
 
+/* The path of cgroup id (of submitter tgid) into cgroup ("" when it is no path: gone, or
+ * unknown), and with rule (room for 192) its throttle rules for disk dev. */
+static void cg_names(__u64 id, __u32 tgid, __u32 dev, char cgroup[128], char *rule)
+{
+	il_cgroup_path(id, tgid, cgroup, 128);
+	if (cgroup[0] != '/')
+		cgroup[0] = 0;
+	if (rule)
+		il_cgroup_throttle_rule(cgroup, dev, rule, 192);
+}
+
 /* blk_cgroups into s, with the cgroup and throttle rules of the rows a verdict may name. */
 static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 {
@@ -122,12 +133,8 @@ static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 		struct il_snap_cg *c = &s->cg[s->ncg++];
 
 		c->row = rows[i];
-		if (!rows[i].v.held || !rows[i].v.before_q_ns)
-			continue;
-		il_cgroup_path(rows[i].k.cgroup, rows[i].v.tgid, c->cgroup, sizeof(c->cgroup));
-		if (c->cgroup[0] != '/') /* not a path: gone, or unknown */
-			c->cgroup[0] = 0;
-		il_cgroup_throttle_rule(c->cgroup, rows[i].k.dev, c->rule, sizeof(c->rule));
+		if (rows[i].v.held && rows[i].v.before_q_ns)
+			cg_names(rows[i].k.cgroup, rows[i].v.tgid, rows[i].k.dev, c->cgroup, c->rule);
 	}
 	free(rows);
 	return 0;
@@ -151,13 +158,9 @@ static int snap_procs(struct il_measure_src *src, struct il_snap *s)
 		struct il_snap_bp *b = &s->bp[s->nbp++];
 
 		b->row = rows[i];
-		if (!rows[i].v.cgroup)
-			continue;
-		il_cgroup_path(rows[i].v.cgroup, rows[i].k.tgid, b->cgroup, sizeof(b->cgroup));
-		if (b->cgroup[0] != '/')
-			b->cgroup[0] = 0;
-		if (rows[i].v.held)
-			il_cgroup_throttle_rule(b->cgroup, rows[i].k.dev, b->rule, sizeof(b->rule));
+		if (rows[i].v.cgroup)
+			cg_names(rows[i].v.cgroup, rows[i].k.tgid, rows[i].k.dev, b->cgroup,
+				 rows[i].v.held ? b->rule : NULL);
 	}
 	free(rows);
 	return 0;
@@ -174,14 +177,14 @@ static int snap_maps(struct il_measure_src *src, unsigned flags, struct il_snap 
 		il_fs_nested_read(src->obj, &s->nested);
 	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
 		s->nwb = 0;
-	if (src->split && (err = il_split_read(src->obj, &s->split)))
+	if ((flags & IL_SNAP_JUDGE) && src->split && (err = il_split_read(src->obj, &s->split)))
 		il_debug("reading the time split: %s", il_errno_name(err));
 	err = src->iw ? snap_iowait(src, flags & IL_SNAP_STACKS, s) : 0;
 	if (!err && src->blk && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
 		s->ndisk = 0;
-	if (!err && src->blk)
+	if (!err && src->blk && (flags & IL_SNAP_JUDGE))
 		err = snap_cgroups(src, s);
-	if (!err && src->blk)
+	if (!err && src->blk && (flags & IL_SNAP_JUDGE))
 		err = snap_procs(src, s);
 	if (!err && (flags & IL_SNAP_WHO)) {
 		struct il_who w;
@@ -543,12 +546,14 @@ static int window_dirtiers(struct il_window *w)
 		for (int d = 0; d < p->ndisks; d++) {
 			struct il_win_dirtier *x = &w->dirtiers[w->ndirtiers];
 
-			if (!(p->kthread ? 0 : p->disks[d].wb_bytes) && !p->disks[d].foreign_bytes)
+			__u64 wb = p->kthread ? 0 : p->disks[d].wb_bytes; /* a kernel thread dirties none */
+
+			if (!wb && !p->disks[d].foreign_bytes)
 				continue;
 			x->pid = p->pid;
 			x->dev = p->disks[d].dev;
 			x->kthread = p->kthread;
-			x->wb_bytes = p->kthread ? 0 : p->disks[d].wb_bytes;
+			x->wb_bytes = wb;
 			x->foreign_bytes = p->disks[d].foreign_bytes;
 			memcpy(x->comm, p->comm, sizeof(x->comm));
 			w->ndirtiers++;

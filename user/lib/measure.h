@@ -96,6 +96,10 @@ struct il_snap {
 #define IL_SNAP_WHO 2                       /* read attribution */
 #define IL_SNAP_CPU 4                       /* read every process's CPU time (/proc) */
 #define IL_SNAP_MAPS 8                      /* the layers' maps (without it: none of them) */
+#define IL_SNAP_JUDGE 16                    /* with the maps, what only a verdict uses: the time
+					     * split, blk_cgroups and blk_procs, their cgroups named */
+/* Everything a window's judgement (cause.h) reads. */
+#define IL_SNAP_VERDICT (IL_SNAP_MAPS | IL_SNAP_JUDGE | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU)
 
 /* Read what src's layers counted so far into s, at moment t_ns (what flags ask for).
  * A reader that fails leaves its part empty (said at -vv); 0, or -ENOMEM. */

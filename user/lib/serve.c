@@ -355,7 +355,7 @@ static char *verdict(struct server *sv, size_t *len)
 	char *body = NULL;
 	int err;
 
-	if (!j || snap_now(sv, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU, &now)) {
+	if (!j || snap_now(sv, IL_SNAP_VERDICT, &now)) {
 		free(j);
 		return NULL;
 	}
@@ -522,7 +522,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		if (now >= next) {
 			struct il_snap s;
 
-			if (!snap_now(sv, IL_SNAP_MAPS | IL_SNAP_STACKS | IL_SNAP_WHO | IL_SNAP_CPU, &s))
+			if (!snap_now(sv, IL_SNAP_VERDICT, &s))
 				ring_push(sv, &s);
 			next += step;
 		}
