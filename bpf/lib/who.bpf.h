@@ -481,19 +481,16 @@ static __always_inline int who_dirty(struct inode *inode, __u32 flags)
 	return 0;
 }
 
-/* bytes of inode's pages written back to whole disk dev by submitter: for the process that
+/* bytes of file fk's pages written back to whole disk dev by submitter: for the process that
  * dirtied them (who_dirtiers), when it is another (who_pd.dirtied_bytes). */
-static __always_inline void who_credit_dirtier(struct inode *inode, __u32 dev, __u32 submitter,
-					       __u32 bytes)
+static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __u32 dev,
+					       __u32 submitter, __u32 bytes)
 {
-	struct who_file_key fk = {};
-	struct who_dirtier *d;
+	struct who_dirtier *d = bpf_map_lookup_elem(&who_dirtiers, fk);
 	struct who_pd_key k = { .dev = dev };
 	struct who_pd *pd;
 	bool is_new;
 
-	who_file_key_of(inode, &fk);
-	d = bpf_map_lookup_elem(&who_dirtiers, &fk);
 	if (!d || d->tgid == submitter)
 		return;
 	k.tgid = d->tgid;
@@ -514,10 +511,11 @@ static __always_inline int who_bio(struct bio *bio)
 	struct who_pd_key k = { .tgid = pid_tgid >> 32, .dev = who_bio_dev(bio) };
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct who_proc *p;
-	struct who_file *f;
+	struct who_file *f = NULL;
 	struct who_pd *pd;
 	struct iomap_dio *dio;
 	struct dentry *d = NULL;
+	struct who_file_key fk = {};
 	struct inode *inode;
 	bool is_new, foreign = false;
 
@@ -543,7 +541,10 @@ static __always_inline int who_bio(struct bio *bio)
 	} else {
 		inode = who_bio_inode(bio);
 	}
-	f = who_file_get(inode, d);
+	if (inode) {
+		who_file_key_of(inode, &fk);
+		f = who_file_get_of(&fk, inode, d);
+	}
 	if (f) {
 		bool kthread = !BPF_CORE_READ(task, mm), user = false;
 
@@ -559,7 +560,7 @@ static __always_inline int who_bio(struct bio *bio)
 			__sync_fetch_and_add(&f->foreign_write_bytes, bytes);
 	}
 	if (write && inode && (foreign || !f || !f->pids[0]))
-		who_credit_dirtier(inode, k.dev, k.tgid, bytes);
+		who_credit_dirtier(&fk, k.dev, k.tgid, bytes);
 	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
 	if (pd) {
 		__sync_fetch_and_add(&pd->bios, 1);
