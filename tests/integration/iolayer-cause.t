@@ -104,17 +104,9 @@ is "$(v loop1 culprit.kind)/$(v loop1 culprit.comm)" "neighbour/dd" "plain loop,
 is "$(v loop-all victim.pid)/$(v loop-all culprit.comm)" "$VICTIM/dd" "plain loop, every process: the fsync loop suffers, dd is the culprit"
 
 # ---- 3. a throttled cgroup beside an unthrottled neighbour ---------------------------------
-V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 DEV=$(cat "/sys/class/block/$LOOPNAME/dev")
 CGNAME=iolayer-test-cause-$$
-if [ -n "$V1" ] && [ -e "$V1/blkio.throttle.write_iops_device" ]; then
-	CG=$V1/$CGNAME; mkdir "$CG" && echo "$DEV 50" >"$CG/blkio.throttle.write_iops_device"
-else
-	grep -qw io "$V2/cgroup.subtree_control" || echo +io >"$V2/cgroup.subtree_control"
-	CG=$V2/$CGNAME; mkdir "$CG" && echo "$DEV wiops=50" >"$CG/io.max"
-fi || { echo "Bail out! cannot set the throttle"; exit 1; }
-at_exit "for i in \$(seq 50); do rmdir $CG 2>/dev/null && break; sleep 0.1; done"
+throttled_cgroup "$CGNAME" "$DEV" 50
 dd if=/dev/zero of="$MNT/held" bs=4k count=2000 status=none && sync
 sh -c "echo \$\$ >$CG/cgroup.procs && exec dd if=/dev/zero of=$MNT/held bs=4k count=2000 oflag=direct conv=notrunc status=none" &
 DD=$!

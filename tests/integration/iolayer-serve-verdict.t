@@ -56,16 +56,8 @@ is "$(v shared file)" "$MNT/shared" "... naming the shared file"
 diag "answer: serve-verdict shared: $(v shared layer)"
 
 # 3. a direct writer in a blkio cgroup throttled to 20 write IOPS, -p
-V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
-V2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 CGNAME=iolayer-test-serve-$$
-if [ -n "$V1" ] && [ -e "$V1/blkio.throttle.write_iops_device" ]; then
-	CG=$V1/$CGNAME; mkdir "$CG" && echo "$DEV 20" >"$CG/blkio.throttle.write_iops_device"
-else
-	grep -qw io "$V2/cgroup.subtree_control" || echo +io >"$V2/cgroup.subtree_control"
-	CG=$V2/$CGNAME; mkdir "$CG" && echo "$DEV wiops=20" >"$CG/io.max"
-fi || { echo "Bail out! cannot set the throttle"; exit 1; }
-at_exit "for i in \$(seq 50); do rmdir $CG 2>/dev/null && break; sleep 0.1; done"
+throttled_cgroup "$CGNAME" "$DEV" 20
 dd if=/dev/zero of="$MNT/held" bs=4k count=40 status=none && sync
 rm -f "$TMPD/go"
 wl_launch "$TMPD/wl3.out" sh -c "echo \$\$ >$CG/cgroup.procs && echo pid \$\$ &&

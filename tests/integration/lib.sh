@@ -114,6 +114,22 @@ loop_ext4_setup() {
 	at_exit "umount_retry $MNT"
 }
 
+# throttled_cgroup NAME DEV IOPS: a cgroup NAME that holds its writes to disk DEV (MAJ:MIN) to
+# IOPS a second: v1 blkio.throttle.write_iops_device where a blkio hierarchy is mounted, else
+# v2 io.max; removed at exit (once its processes are gone). Sets CG (its directory).
+throttled_cgroup() {
+	local v1 v2
+	v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$v1" ] && [ -e "$v1/blkio.throttle.write_iops_device" ]; then
+		CG=$v1/$1; mkdir "$CG" && echo "$2 $3" >"$CG/blkio.throttle.write_iops_device"
+	else
+		grep -qw io "$v2/cgroup.subtree_control" || echo +io >"$v2/cgroup.subtree_control"
+		CG=$v2/$1; mkdir "$CG" && echo "$2 wiops=$3" >"$CG/io.max"
+	fi || { echo "Bail out! cannot set the throttle"; exit 1; }
+	at_exit "for i in \$(seq 50); do rmdir $CG 2>/dev/null && break; sleep 0.1; done"
+}
+
 # The four dirty settings (vm.dirty_bytes, dirty_ratio, dirty_background_bytes,
 # dirty_background_ratio), to set tiny limits for a test and put them back as they were:
 # dirty_save (also restored on any exit), dirty_restore, dirty_now (the four, for a check).
