@@ -68,6 +68,9 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 $(BUILD)/lib/%.o: user/lib/%.c $(wildcard user/lib/*.h user/lib/layers/*.h) $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The HTML report's page (user/lib/report/), embedded in report.o with .incbin
+$(BUILD)/lib/report.o: $(wildcard user/lib/report/*)
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

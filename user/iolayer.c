@@ -8,10 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "libiolayer.h"
+#include "flame.h"
+#include "report.h"
 #include "serve.h"
+#include "stacks.h"
 #include "iolayer.skel.h"
 
 #define DEFAULT_DURATION_S 10
@@ -20,7 +24,7 @@ static const char doc[] =
 "Trace every kernel I/O layer at once -- syscall/VFS, filesystem, writeback,\n"
 "I/O wait, block queue, device -- then say which one is slow, and why.\n"
 "\n"
-"USAGE: iolayer [-p PID] [-d SECONDS] [--json]\n"
+"USAGE: iolayer [-p PID] [-d SECONDS] [--json] [--html FILE]\n"
 "       iolayer --serve [ADDR:]PORT [-p PID]\n"
 "\n"
 "EXAMPLES:\n"
@@ -30,6 +34,8 @@ static const char doc[] =
 "  iolayer -d 60         # a minute (default 10 s; Ctrl-C ends early)\n"
 "  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
+"  iolayer -d 60 --html r.html  # also a page to open in a browser: the verdict,\n"
+"                        # latency heat maps, the time split, I/O-wait flame graph\n"
 "  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
 "  iolayer --serve 0.0.0.0 # every address, port 19435; runs until stopped\n"
 "\n"
@@ -42,18 +48,21 @@ static const char doc[] =
 "\n"
 "OPTIONS:";
 
-enum { OPT_TOP = 0x100, OPT_SERVE };
+enum { OPT_TOP = 0x100, OPT_SERVE, OPT_HTML };
 
 static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files\n(default 5; 0: all; --serve: 1 to 100)", 0 },
 	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Serve Prometheus metrics (/metrics) and the\n"
 	  "verdict (/verdict); ADDR default 127.0.0.1", 0 },
+	{ "html", OPT_HTML, "FILE", 0, "Also write the report as one HTML page to FILE\n"
+	  "(heat maps, time split, flame graph; opens offline)", 0 },
 	{ 0 },
 };
 
 static int top_n = 5;
 static struct il_serve_addr serve_addr;
 static bool serve;
+static const char *html_path;
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
@@ -67,6 +76,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		il_argp_fail(state, "--serve: %s", bad);
 	if (key == OPT_SERVE)
 		return serve = true, 0;
+	if (key == OPT_HTML && !*arg)
+		il_argp_fail(state, "--html: a file name, please");
+	if (key == OPT_HTML)
+		return html_path = arg, 0;
 	if (key == ARGP_KEY_ARG)
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	return ARGP_ERR_UNKNOWN;
@@ -94,7 +107,109 @@ static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int s
 /* -p's children, which are not traced (children.h) */
 static struct il_children kids;
 
-static void report(struct il_window *w, const struct il_fs_aio_row *aio, int naio)
+/* The tables' JSON: the judgement's, then the processes, files, AIO, children, top stack,
+ * lost last. */
+static struct json_object *report_json(struct il_window *w, const struct il_judgement *j, int shown,
+				       const struct il_fs_aio_row *aio, int naio)
+{
+	struct json_object *o = il_judgement_json(w, j), *st = json_object_new_array();
+	struct json_object *lost = NULL;
+
+	/* lost last, after the tables */
+	json_object_object_get_ex(o, "lost", &lost);
+	json_object_get(lost);
+	json_object_object_del(o, "lost");
+	il_who_view_json(o, &w->view, w->m.elapsed_s, shown);
+	json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
+	json_object_object_add(o, "untraced_children", il_children_json(&kids));
+	for (int i = 0; i < w->nframes; i++)
+		json_object_array_add(st, json_object_new_string(w->frames[i]));
+	json_object_object_add(o, "top_iowait_stack", st);
+	json_object_object_add(o, "lost", lost);
+	return o;
+}
+
+/* The evidence lines under the verdict (cause.h), when the cause has any. */
+static int evidence(const struct il_judgement *j, char lines[5][200])
+{
+	if (j->cause.found && j->cause.nblames && j->layers.why != IL_WHY_WB_ERRORS)
+		return il_cause_evidence(&j->cause, lines);
+	return 0;
+}
+
+/* The I/O-wait stacks of snapshot s (kernel frames, outermost first) as a flame graph's JSON;
+ * JSON null when the layer was not traced. */
+static struct json_object *flame_json(const struct il_measure_src *src, const struct il_snap *s)
+{
+	struct il_flame *f = src->iw ? il_flame_new("all") : NULL;
+	struct json_object *o = NULL;
+
+	for (int i = 0; f && i < s->nstacks; i++) {
+		const struct il_frames *fr = s->stacks[i].f;
+		const char *names[128];
+		int n = 0;
+
+		for (int k = fr->n - 1; k >= 0 && n < 128; k--)
+			names[n++] = fr->funcs[k];
+		if (il_flame_add(f, names, n, s->stacks[i].total_ns))
+			il_warn("out of memory for the flame graph: it misses stacks");
+	}
+	if (f)
+		o = il_flame_json(f);
+	il_flame_free(f);
+	return o;
+}
+
+/* The time split's sums with each process's comm (from the window's processes, all of
+ * them: the tables show the top ones only); JSON null when the split was not traced. */
+static struct json_object *split_json(const struct il_measure_src *src, const struct il_window *w)
+{
+	struct json_object *o = src->split ? il_split_sums_json(&w->split) : NULL, *rows;
+
+	if (!o || !json_object_object_get_ex(o, "processes", &rows))
+		return o;
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		struct json_object *r = json_object_array_get_idx(rows, i), *pid;
+
+		if (!json_object_object_get_ex(r, "pid", &pid))
+			continue;
+		for (int k = 0; k < w->view.nprocs; k++)
+			if (w->view.procs[k].pid == (__u32)json_object_get_int64(pid)) {
+				il_json_add_name(r, "comm", w->view.procs[k].comm, sizeof(w->view.procs[k].comm));
+				break;
+			}
+	}
+	return o;
+}
+
+/* iolayer --html: the page of this run, from the same JSON as --json's (o, given up) and the
+ * heat maps, flame graph and time split. */
+static void write_html(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
+		       const struct il_heat *heat, const struct il_judgement *j, struct json_object *o)
+{
+	struct json_object *d = json_object_new_object(), *ev = json_object_new_array();
+	char lines[5][200], host[256] = "", when[64];
+	time_t now = time(NULL);
+	int n = evidence(j, lines), err;
+
+	for (int i = 0; i < n; i++)
+		json_object_array_add(ev, il_json_utf8(lines[i], sizeof(lines[i])));
+	gethostname(host, sizeof(host) - 1);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+	json_object_object_add(d, "version", json_object_new_string(IL_VERSION));
+	json_object_object_add(d, "host", il_json_utf8(host, sizeof(host)));
+	json_object_object_add(d, "generated", json_object_new_string(when));
+	json_object_object_add(d, "report", o);
+	json_object_object_add(d, "evidence", ev);
+	json_object_object_add(d, "heat", il_heat_json(heat, w->dev, src->fs, src->iw, src->blk));
+	json_object_object_add(d, "flame", flame_json(src, snap));
+	json_object_object_add(d, "split", split_json(src, w));
+	if ((err = il_report_html(html_path, d)))
+		il_err("cannot write %s: %s", html_path, il_errno_name(err));
+}
+
+static void report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
+		   const struct il_heat *heat, const struct il_fs_aio_row *aio, int naio)
 {
 	const struct il_measure *m = &w->m;
 	char why2[512], names[1024] = "";
@@ -108,24 +223,19 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_culprit(&w->view, &v.c, top_n);
 
-	if ((il_opts.format == IL_FMT_JSON)) {
-		struct json_object *o = il_judgement_json(w, &j), *st = json_object_new_array();
-		struct json_object *lost = NULL;
+	if (html_path) {
+		struct json_object *o = report_json(w, &j, shown, aio, naio);
 
-		/* lost last, after the tables */
-		json_object_object_get_ex(o, "lost", &lost);
-		json_object_get(lost);
-		json_object_object_del(o, "lost");
-		il_who_view_json(o, &w->view, m->elapsed_s, shown);
-		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
-		json_object_object_add(o, "untraced_children", il_children_json(&kids));
-		for (int i = 0; i < w->nframes; i++)
-			json_object_array_add(st, json_object_new_string(w->frames[i]));
-		json_object_object_add(o, "top_iowait_stack", st);
-		json_object_object_add(o, "lost", lost);
-		il_json_print(stdout, o);
-		return;
+		if (il_opts.format == IL_FMT_JSON)
+			json_object_get(o);
+		write_html(src, w, snap, heat, &j, o);
+		if (il_opts.format == IL_FMT_JSON)
+			il_json_print(stdout, o);
+	} else if (il_opts.format == IL_FMT_JSON) {
+		il_json_print(stdout, report_json(w, &j, shown, aio, naio));
 	}
+	if (il_opts.format == IL_FMT_JSON)
+		return;
 	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
 		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
@@ -147,7 +257,7 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 		printf("%s\n", why2);
 	if (j.cause.found && j.cause.nblames && j.layers.why != IL_WHY_WB_ERRORS) {
 		char lines[5][200];
-		int n = il_cause_evidence(&j.cause, lines);
+		int n = evidence(&j, lines);
 
 		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
 		for (int i = 0; i < n; i++)
@@ -163,11 +273,31 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 	il_drops_print(stdout, w->lost);
 }
 
+/* What the run loop's tick works on: the object, and with --html the heat maps (a snapshot
+ * of the layers' histograms every second, since t0). */
+struct tick_ctx {
+	struct bpf_object *obj;
+	struct il_measure_src *src;
+	struct il_heat *heat;
+	unsigned long long t0;
+};
+
 /* Every second: the cgroups of the processes seen so far, while they still run. */
-static int note_procs(void *obj)
+static int note_procs(void *ctx)
 {
-	il_who_note_procs(obj);
+	struct tick_ctx *t = ctx;
+
+	il_who_note_procs(t->obj);
 	il_children_sample(&kids); /* -p's children: the last sample stands once it has gone */
+	if (t->heat) {
+		unsigned long long now = il_now_ns();
+		struct il_snap s;
+
+		if (il_snap_read(t->src, now - t->t0, IL_SNAP_MAPS, &s) ||
+		    il_heat_add(t->heat, &s, (now - t->t0) / 1e9))
+			il_warn("out of memory for the heat maps");
+		il_snap_free(&s);
+	}
 	return 0;
 }
 
@@ -180,6 +310,7 @@ int main(int argc, char **argv)
 	struct il_window win = { 0 };
 	struct il_fs_aio_row *aio = NULL;
 	struct il_layerset *ls = NULL;
+	struct il_heat *heat = NULL;
 	int fs_type[FS_TYPE__MAX], nfs = 0, err, naio, rc = IL_EXIT_ERR;
 	bool fs_wanted[FS_TYPE__MAX];
 	struct iolayer_bpf *skel;
@@ -195,6 +326,10 @@ int main(int argc, char **argv)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
 	if (serve && (top_n < 1 || top_n > IL_SERVE_MAX_TOP))
 		il_die("--serve takes --top from 1 to %d, got %d", IL_SERVE_MAX_TOP, top_n);
+	if (serve && html_path)
+		il_die("--serve and --html cannot be combined (--html writes the report at the end)");
+	if (html_path && !(heat = il_heat_new()))
+		il_die("out of memory");
 	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
@@ -278,8 +413,9 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : "", il_opts.duration_s);
+	struct tick_ctx tc = { skel->obj, &src, heat, t0 };
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
-			      .ctx = skel->obj };
+			      .ctx = &tc };
 	il_children_start(&kids, il_opts.pid, il_obj_map_fd(skel->obj, "fs_exited_io"));
 	if (il_run(&run) < 0)
 		goto out;
@@ -296,11 +432,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	naio = src.fs ? il_fs_aio_read(skel->obj, &aio) : 0;
-	report(&win, aio, naio > 0 ? naio : 0);
+	if (heat && il_heat_add(heat, &snap, (t1 - t0) / 1e9))
+		il_warn("out of memory for the heat maps");
+	report(&src, &win, &snap, heat, aio, naio > 0 ? naio : 0);
 	if (naio > 0)
 		free(aio);
 	rc = il_tool_output_status();
 out:
+	il_heat_free(heat);
 	il_children_free(&kids);
 	il_window_free(&win);
 	il_snap_free(&snap);

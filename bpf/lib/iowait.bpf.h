@@ -42,6 +42,15 @@ struct {
 	__type(value, struct iw_val);
 } iw_waits SEC(".maps");
 
+/* Every sleep counted in iw_waits, by length: a log2 histogram of ns (il_hist_slot), one
+ * per CPU (user space sums them: il_iw_hist_read()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct iw_hist);
+} iw_hist SEC(".maps");
+
 /* With iw_cfg.user_stacks: the processes already announced on iw_procs (LRU: old ones fall out),
  * with their address space then: an exec gives the process a new mm and a new announcement. */
 struct {
@@ -208,6 +217,8 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 {
 	struct iw_val zero = {}, *v;
+	struct iw_hist *h;
+	__u32 zero32 = 0;
 	struct iw_key key = {};
 	struct iw_sleep *s;
 	__u64 delta;
@@ -243,6 +254,9 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	__sync_fetch_and_add(&v->total_ns, delta);
 	if (delta > v->max_ns)
 		v->max_ns = delta; /* one waker per thread at a time: no race on max */
+	h = bpf_map_lookup_elem(&iw_hist, &zero32);
+	if (h)
+		h->slots[il_slot_idx(delta)]++; /* this CPU's: no other writer */
 }
 
 /* sched_switch(bool preempt, prev, next[, unsigned int prev_state since 5.18]): the first

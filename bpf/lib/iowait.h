@@ -72,6 +72,11 @@ struct iw_val {
 	__u64 max_ns;                   /* longest one, ns */
 };
 
+/* The sleeps of iw_waits by length (map iw_hist, per CPU): a log2 histogram of ns. */
+struct iw_hist {
+	__u64 slots[IL_HIST_SLOTS];
+};
+
 /* With user stacks: sent once per process, at its first I/O-wait sleep, so user space can read
  * the process's mappings while it is alive (it may exit before its stacks are printed). */
 struct iw_proc_event {

@@ -635,3 +635,31 @@ struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_va
 	json_object_object_add(o, "tid", json_object_new_uint64(k->tid));
 	return il_iw_val_json(o, v, interval);
 }
+
+/* ---- the sleeps' lengths ------------------------------------------------------------------ */
+
+int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS])
+{
+	int fd = il_obj_map_fd(obj, "iw_hist"), ncpu = libbpf_num_possible_cpus();
+	struct iw_hist *per;
+	__u32 zero = 0;
+
+	memset(slots, 0, IL_HIST_SLOTS * sizeof(*slots));
+	if (fd < 0)
+		return -ENOENT;
+	if (ncpu < 0)
+		return ncpu;
+	if (!(per = calloc(ncpu, sizeof(*per))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &zero, per)) {
+		int err = -errno;
+
+		free(per);
+		return err;
+	}
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < IL_HIST_SLOTS; i++)
+			slots[i] += per[c].slots[i];
+	free(per);
+	return 0;
+}

@@ -76,6 +76,8 @@ static int snap_iowait(struct il_measure_src *src, bool stacks, struct il_snap *
 		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
 	il_iw_report_make(&t, false, &r);
 	s->iw = r.all;
+	if (il_iw_hist_read(src->obj, s->iw_slots))
+		il_debug("reading the I/O-wait lengths: none");
 	for (size_t i = 0; stacks && i < r.ngroups; i++) {
 		const struct il_frames *f;
 		int k;

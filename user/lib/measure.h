@@ -77,6 +77,7 @@ struct il_snap {
 	struct il_wb_row *wb;
 	int nwb;
 	struct iw_val iw;                   /* every thread and stack together */
+	__u64 iw_slots[IL_HIST_SLOTS];      /* the sleeps' lengths, log2 of ns (iw_hist) */
 	struct il_snap_stack *stacks;       /* with IL_SNAP_STACKS */
 	int nstacks;
 	struct il_blk_disk_row *disk;

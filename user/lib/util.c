@@ -201,3 +201,19 @@ struct json_object *il_json_usecs(double usecs)
 	snprintf(buf, sizeof(buf), "%.3f", usecs);
 	return json_object_new_double_s(usecs, buf);
 }
+
+int il_grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap : 64;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	while (c <= n)
+		c *= 2;
+	if (!(p = realloc(*v, c * size)))
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}

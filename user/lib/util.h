@@ -86,4 +86,8 @@ void il_mono_clock_str(__u64 mono_ns, char *buf, size_t len);
 /* A JSON number with 3 decimals (microseconds to the ns), without binary-float noise. */
 struct json_object *il_json_usecs(double usecs);
 
+/* Room for element n of size bytes in the growing array *v of *cap elements (doubled as
+ * needed, from 64). 0, or -ENOMEM with *v and *cap unchanged. */
+int il_grow(void **v, size_t *cap, size_t n, size_t size);
+
 #endif

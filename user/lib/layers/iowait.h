@@ -140,4 +140,9 @@ void il_iw_sleeping_print(FILE *f, const struct il_iw_sleeping *sw, int n,
 struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
 					struct il_stacknames *names, bool user);
 
+/* The lengths of the sleeps iw_waits counts (map iw_hist, the CPUs summed), cumulative since
+ * load, as a log2 histogram of ns into slots. 0, or -errno (-ENOENT: obj has no such map);
+ * slots are zero then. */
+int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS]);
+
 #endif
