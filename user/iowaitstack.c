@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "flame.h"
 #include "libiolayer.h"
 #include "iowaitstack.skel.h"
 
@@ -22,7 +23,9 @@ static struct env {
 	bool top_set, user_stacks, folded;
 } env;
 
-enum { OPT_FOLDED = 0x100, OPT_TOP };
+enum { OPT_FOLDED = 0x100, OPT_TOP, OPT_FLAME };
+
+static const char *flame_path; /* --flamegraph FILE */
 
 static const char doc[] =
 "Show which threads sleep in I/O wait (io_schedule, io_schedule_timeout),\n"
@@ -32,7 +35,7 @@ static const char doc[] =
 "\n"
 "USAGE: iowaitstack [-p PID | --tid TID] [-m USECS] [-M USECS] [-U]\n"
 "                   [-i SECONDS [-c COUNT]] [--top N] [--folded | --json]\n"
-"                   [-d SECONDS | DURATION]\n"
+"                   [--flamegraph FILE] [-d SECONDS | DURATION]\n"
 "\n"
 "EXAMPLES:\n"
 "  iowaitstack               # stacks by total wait until Ctrl-C, with threads\n"
@@ -43,6 +46,7 @@ static const char doc[] =
 "  iowaitstack -m 10000      # only sleeps of 10 ms or more\n"
 "  iowaitstack -U -p 1234    # add user stacks (named with libdw)\n"
 "  iowaitstack --folded 30 > w.folded   # flamegraph.pl --countname=us\n"
+"  iowaitstack --flamegraph w.svg 30     # the flame graph itself, as SVG\n"
 "  iowaitstack --json -i 5   # one JSON object per interval\n"
 "\n"
 "OPTIONS:";
@@ -55,6 +59,8 @@ static const struct argp_option options[] = {
 	{ "count", 'c', "N", 0, "With -i: stop after N intervals", 0 },
 	{ "top", OPT_TOP, "N", 0, "Show the N stacks with most wait\n(0: all; default: all, 5 with -i)", 0 },
 	{ "folded", OPT_FOLDED, NULL, 0, "Folded stacks for flame graphs\n(comm;frames usecs)", 0 },
+	{ "flamegraph", OPT_FLAME, "FILE", 0, "At the end, also write the whole run's stacks\n"
+	  "as an SVG flame graph to FILE", 0 },
 	{ 0 },
 };
 
@@ -68,6 +74,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *st)
 	case 'c': env.count = il_arg_uint(arg, "count", 1, 1U << 30); break;
 	case OPT_TOP: env.top = il_arg_uint(arg, "--top", 0, 1U << 30); env.top_set = true; break;
 	case OPT_FOLDED: env.folded = true; break;
+	case OPT_FLAME:
+		if (!*arg)
+			il_argp_fail(st, "--flamegraph: a file name, please");
+		flame_path = arg;
+		break;
 	case ARGP_KEY_ARG: {
 		unsigned long long d;
 
@@ -156,16 +167,16 @@ static void print_group_text(const struct il_iw_group *g, size_t rank)
 	printf("\n");
 }
 
-/* One line per distinct key: rows that fold alike (threads of one name, stacks that differ
- * only in offsets) are summed, as a flame graph would, so no key is printed twice. */
-static void print_folded(const struct il_iw_report *r)
+/* The folded lines of r (keys malloc'ed) into a new array, *n of them; NULL when out of memory
+ * (said). */
+static struct il_folded *fold(const struct il_iw_report *r, size_t *n)
 {
 	struct il_folded *v = calloc(r->nlist + 1, sizeof(*v));
-	size_t n = 0;
 
+	*n = 0;
 	if (!v) {
 		il_err("out of memory for the folded stacks");
-		return;
+		return NULL;
 	}
 	for (size_t i = 0; i < r->ngroups; i++) {
 		const struct il_iw_group *g = &r->groups[i];
@@ -173,15 +184,63 @@ static void print_folded(const struct il_iw_report *r)
 		for (size_t j = 0; j < g->nmembers; j++) {
 			const struct iw_key *k = &g->members[j]->key;
 
-			v[n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
+			v[*n].key = il_frames_folded_key(k->comm, sizeof(k->comm),
 				env.user_stacks ? frames_get(1, k->tgid, k->ustack, k->ucaller) : NULL,
 				frames_get(0, 0, k->kstack, 0));
-			if (v[n].key) /* NULL: out of memory, said */
-				v[n++].value = il_iw_val(g->members[j], use_interval)->total_ns;
+			if (v[*n].key) /* NULL: out of memory, said */
+				v[(*n)++].value = il_iw_val(g->members[j], use_interval)->total_ns;
 		}
 	}
-	il_folded_print(stdout, v, n, NSEC_PER_USEC);
+	return v;
+}
+
+/* One line per distinct key: rows that fold alike (threads of one name, stacks that differ
+ * only in offsets) are summed, as a flame graph would, so no key is printed twice. */
+static void print_folded(const struct il_iw_report *r)
+{
+	size_t n;
+	struct il_folded *v = fold(r, &n);
+
+	if (v)
+		il_folded_print(stdout, v, n, NSEC_PER_USEC);
 	free(v);
+}
+
+/* --flamegraph: every stack since the start, as an SVG flame graph in flame_path. 0, or -1
+ * (said) when it could not be written. */
+static int write_flamegraph(void)
+{
+	struct il_flame *f = il_flame_new("all");
+	struct il_folded *v = NULL;
+	struct il_iw_report r;
+	char title[128];
+	size_t n = 0;
+	FILE *out;
+	int err = -1;
+
+	use_interval = false;
+	if (il_iw_report_make(&table, false, &r))
+		il_warn("out of memory for the flame graph: it is empty");
+	il_iw_report_merge(&r, stacks, env.user_stacks);
+	if (f && (v = fold(&r, &n)))
+		for (size_t i = 0; i < n; i++)
+			if (il_flame_add_folded(f, v[i].key, v[i].value))
+				il_warn("out of memory for the flame graph: it misses stacks");
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].key);
+	free(v);
+	il_iw_report_free(&r);
+	snprintf(title, sizeof(title), "I/O wait by stack (iowaitstack%s)", env.user_stacks ? " -U" : "");
+	if (!f || !(out = fopen(flame_path, "w"))) {
+		il_err("cannot write %s: %s", flame_path, f ? strerror(errno) : "out of memory");
+	} else {
+		err = il_flame_svg(out, f, title, 1000000, "ms");
+		if (fclose(out) || err)
+			il_err("cannot write %s: %s", flame_path, strerror(errno ? errno : EIO));
+		err = err ? -1 : 0;
+	}
+	il_flame_free(f);
+	return err;
 }
 
 static void read_drops(__u64 d[IL_DROP__MAX])
@@ -384,6 +443,8 @@ int main(int argc, char **argv)
 	if (!count_done) /* Ctrl-C or the duration: the last (partial) interval, or the summary */
 		report(env.interval != 0, true);
 	rc = il_tool_output_status();
+	if (flame_path && write_flamegraph())
+		rc = IL_EXIT_ERR;
 out:
 	il_layerset_free(ls);
 	ring_buffer__free(run.rb);

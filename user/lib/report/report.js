@@ -83,19 +83,20 @@
 
   /* ---- heat maps ---- */
   var tip = document.getElementById("tip");
+  /* white to dark red on a log scale: [r, g, b] */
   function heatColour(n, max) {
-    if (!n) return null;
     var f = Math.log(1 + n) / Math.log(1 + max);
-    return "rgb(" + Math.round(255 - 40 * f) + "," + Math.round(235 - 200 * f) + "," + Math.round(170 - 150 * f) + ")";
+    return [Math.round(255 - 40 * f), Math.round(235 - 200 * f), Math.round(170 - 150 * f)];
   }
   function heat() {
     var H = D.heat || { t: [], layers: [] }, box = document.getElementById("heat"), t = H.t || [];
     var W = 1100;
     (H.layers || []).forEach(function (L) {
-      var sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0, grid = {};
+      var ncol = Math.max(t.length, 1), sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0;
+      var grid = new Float64Array(ncol * 64);
       L.cells.forEach(function (c) {
         sum += c[2]; if (c[1] < lo) lo = c[1]; if (c[1] > hi) hi = c[1];
-        var k = c[0] * 64 + c[1]; grid[k] = (grid[k] || 0) + c[2]; if (grid[k] > max) max = grid[k];
+        var k = c[0] * 64 + c[1]; grid[k] += c[2]; if (grid[k] > max) max = grid[k];
       });
       sec.setAttribute("data-sum", sum);
       var unit = L.key === "iowait" ? "sleeps" : L.key.indexOf("syscall.") === 0 ? "calls" : "I/Os";
@@ -107,13 +108,20 @@
       if (!L.traced) { sec.setAttribute("data-state", "untraced"); sec.appendChild(el("p", { "class": "note" }, "Not traced on this system (see iolayer -v).")); return; }
       if (!sum) { sec.setAttribute("data-state", "empty"); sec.appendChild(el("p", { "class": "note" }, "None seen in the window.")); return; }
       lo = Math.max(0, lo - 1); hi = Math.min(63, hi + 1);
-      var rows = hi - lo + 1, ch = Math.max(6, Math.min(14, Math.floor(160 / rows))), ncol = Math.max(t.length, 1);
-      var cw = W / ncol, cv = el("canvas", { width: W, height: rows * ch }), g = cv.getContext("2d");
-      for (var k in grid) {
-        var col = Math.floor(k / 64), slot = k % 64;
-        g.fillStyle = heatColour(grid[k], max);
-        g.fillRect(col * cw, (hi - slot) * ch, Math.max(cw, 1), ch);
+      var rows = hi - lo + 1, ch = Math.max(6, Math.min(14, Math.floor(160 / rows))), HH = rows * ch;
+      var cw = W / ncol, cv = el("canvas", { width: W, height: HH }), g = cv.getContext("2d");
+      var img = g.createImageData(W, HH), px = img.data, colOf = new Int32Array(W), rgb = {};
+      for (var x = 0; x < W; x++) colOf[x] = Math.min(ncol - 1, Math.floor(x / cw));
+      for (var y = 0; y < HH; y++) {
+        var base = (hi - Math.floor(y / ch));
+        for (x = 0; x < W; x++) {
+          var n = grid[colOf[x] * 64 + base];
+          if (!n) continue;
+          var c = rgb[n] || (rgb[n] = heatColour(n, max)), o = (y * W + x) * 4;
+          px[o] = c[0]; px[o + 1] = c[1]; px[o + 2] = c[2]; px[o + 3] = 255;
+        }
       }
+      g.putImageData(img, 0, 0);
       cv.onmousemove = function (ev) {
         var r = cv.getBoundingClientRect(), col = Math.floor((ev.clientX - r.left) / cw), slot = hi - Math.floor((ev.clientY - r.top) / ch);
         if (col < 0 || col >= ncol || slot < lo || slot > hi) { tip.hidden = true; return; }
@@ -126,7 +134,7 @@
       sec.appendChild(cv);
       sec.appendChild(el("div", { "class": "axis" }, "x: 0 to " + (t.length ? t[t.length - 1] : 0) + " s (" + t.length + " columns); y: " + slotRange(lo) + " (bottom) up to " + slotRange(hi) + "; darkest: " + max + " in a cell"));
       sec._probe = function () { /* the busiest cell's centre, for the self-test */
-        var best = -1, bk = 0; for (var k in grid) if (grid[k] > best) { best = grid[k]; bk = +k; }
+        var best = -1, bk = 0; for (var k = 0; k < grid.length; k++) if (grid[k] > best) { best = grid[k]; bk = k; }
         var r = cv.getBoundingClientRect();
         return { x: r.left + (Math.floor(bk / 64) + 0.5) * cw, y: r.top + (hi - bk % 64 + 0.5) * ch, n: best };
       };
@@ -219,9 +227,13 @@
   }
 
   var t0 = Date.now();
+  var times = [];
   [header, verdict, split, heat, function () { flame(F, []); }, tables].forEach(function (f) {
+    var t1 = Date.now();
     try { f(); } catch (e) { fail((e && e.stack) || e); }
+    times.push(Date.now() - t1);
   });
+  document.body.setAttribute("data-part-ms", times.join(" "));
   try { if (location.hash === "#selftest") selftest(); } catch (e) { fail((e && e.stack) || e); }
   document.body.setAttribute("data-draw-ms", Date.now() - t0);
   document.body.setAttribute("data-errors", errs.length);
