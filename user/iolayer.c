@@ -34,8 +34,8 @@ static const char doc[] =
 "  iolayer -d 60         # a minute (default 10 s; Ctrl-C ends early)\n"
 "  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
-"  iolayer -d 60 --html r.html  # also a page to open in a browser: the verdict,\n"
-"                        # latency heat maps, the time split, I/O-wait flame graph\n"
+"  iolayer --html r.html # also a page for a browser: verdict, heat maps,\n"
+"                        # time split, I/O-wait flame graph (works offline)\n"
 "  iolayer --serve 19435 # Prometheus metrics on http://127.0.0.1:19435/metrics\n"
 "  iolayer --serve 0.0.0.0 # every address, port 19435; runs until stopped\n"
 "\n"
@@ -54,8 +54,8 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Show the N top processes and files\n(default 5; 0: all; --serve: 1 to 100)", 0 },
 	{ "serve", OPT_SERVE, "[ADDR:]PORT", 0, "Serve Prometheus metrics (/metrics) and the\n"
 	  "verdict (/verdict); ADDR default 127.0.0.1", 0 },
-	{ "html", OPT_HTML, "FILE", 0, "Also write the report as one HTML page to FILE\n"
-	  "(heat maps, time split, flame graph; opens offline)", 0 },
+	{ "html", OPT_HTML, "FILE", 0, "Also write the report as one HTML page\n"
+	  "to FILE (opens offline)", 0 },
 	{ 0 },
 };
 
@@ -183,8 +183,8 @@ static struct json_object *split_json(const struct il_measure_src *src, const st
 }
 
 /* iolayer --html: the page of this run, from the same JSON as --json's (o, given up) and the
- * heat maps, flame graph and time split. */
-static void write_html(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
+ * heat maps, flame graph and time split. 0, or -errno (said). */
+static int write_html(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
 		       const struct il_heat *heat, const struct il_judgement *j, struct json_object *o)
 {
 	struct json_object *d = json_object_new_object(), *ev = json_object_new_array();
@@ -206,16 +206,19 @@ static void write_html(const struct il_measure_src *src, struct il_window *w, co
 	json_object_object_add(d, "split", split_json(src, w));
 	if ((err = il_report_html(html_path, d)))
 		il_err("cannot write %s: %s", html_path, il_errno_name(err));
+	return err;
 }
 
-static void report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
+/* The report: text or JSON to stdout, with --html also the page. 0, or -1 when the page
+ * could not be written. */
+static int report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
 		   const struct il_heat *heat, const struct il_fs_aio_row *aio, int naio)
 {
 	const struct il_measure *m = &w->m;
 	char why2[512], names[1024] = "";
 	static struct il_judgement j;
 	struct il_verdict v;
-	int shown;
+	int shown, err = 0;
 
 	il_window_judge(w, &j);
 	v = j.v;
@@ -228,14 +231,14 @@ static void report(const struct il_measure_src *src, struct il_window *w, const 
 
 		if (il_opts.format == IL_FMT_JSON)
 			json_object_get(o);
-		write_html(src, w, snap, heat, &j, o);
+		err = write_html(src, w, snap, heat, &j, o) ? -1 : 0;
 		if (il_opts.format == IL_FMT_JSON)
 			il_json_print(stdout, o);
 	} else if (il_opts.format == IL_FMT_JSON) {
 		il_json_print(stdout, report_json(w, &j, shown, aio, naio));
 	}
 	if (il_opts.format == IL_FMT_JSON)
-		return;
+		return err;
 	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
 		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
@@ -271,6 +274,7 @@ static void report(const struct il_measure_src *src, struct il_window *w, const 
 		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
 	}
 	il_drops_print(stdout, w->lost);
+	return err;
 }
 
 /* What the run loop's tick works on: the object, and with --html the heat maps (a snapshot
@@ -330,6 +334,13 @@ int main(int argc, char **argv)
 		il_die("--serve and --html cannot be combined (--html writes the report at the end)");
 	if (html_path && !(heat = il_heat_new()))
 		il_die("out of memory");
+	if (html_path) { /* a file that cannot be written is said now, not after the trace */
+		FILE *f = fopen(html_path, "a");
+
+		if (!f)
+			il_die("--html %s: %s", html_path, strerror(errno));
+		fclose(f);
+	}
 	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 
@@ -434,10 +445,10 @@ int main(int argc, char **argv)
 	naio = src.fs ? il_fs_aio_read(skel->obj, &aio) : 0;
 	if (heat && il_heat_add(heat, &snap, (t1 - t0) / 1e9))
 		il_warn("out of memory for the heat maps");
-	report(&src, &win, &snap, heat, aio, naio > 0 ? naio : 0);
+	err = report(&src, &win, &snap, heat, aio, naio > 0 ? naio : 0);
 	if (naio > 0)
 		free(aio);
-	rc = il_tool_output_status();
+	rc = err ? IL_EXIT_ERR : il_tool_output_status();
 out:
 	il_heat_free(heat);
 	il_children_free(&kids);

@@ -91,6 +91,7 @@
   function heat() {
     var H = D.heat || { t: [], layers: [] }, box = document.getElementById("heat"), t = H.t || [];
     var W = 1100;
+    box.setAttribute("data-columns", t.length);
     (H.layers || []).forEach(function (L) {
       var ncol = Math.max(t.length, 1), sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0;
       var grid = new Float64Array(ncol * 64);
