@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "layers/fs.h"
+#include "measure.h"
 #include "report.h"
 #include "util.h"
 

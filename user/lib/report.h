@@ -17,9 +17,9 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include <json-c/json.h>
-#include "measure.h"
 
 struct il_heat;
+struct il_snap; /* measure.h */
 
 /* A new heat map set with no second yet. NULL when out of memory. */
 struct il_heat *il_heat_new(void);
@@ -31,8 +31,8 @@ void il_heat_free(struct il_heat *h);
  * column's end, seconds since tracing began. 0, or -ENOMEM. */
 int il_heat_add(struct il_heat *h, const struct il_snap *now, double t_s);
 
-/* Add a column of made-up counts to the series of key (see il_heat_json; "" none): cells[]
- * of 64 slots, for tests and generated pages. 0, or -ENOMEM. */
+/* Add a column of made-up counts to the series of key (see il_heat_json), ending at t_s:
+ * cells[] of IL_HIST_SLOTS, for tests and generated pages. 0, or -ENOMEM. */
 int il_heat_add_cells(struct il_heat *h, const char *key, const __u64 *cells, double t_s);
 
 /* The heat maps as JSON: {"t": [column end, s], "layers": [{"key", "name", "traced",
