@@ -18,22 +18,28 @@ N=300
 mkdir "$MNT/x<"
 HOSTILE="$MNT/x</script><img src=y onerror=alert(1)>&amp;"
 
-# browser URL OUT: the DOM after the page's script ran, console lines in OUT.err
+# browser URL OUT [ARGS]: the DOM after the page's script ran, console lines in OUT.err (as
+# root: no sandbox; nothing of its own on the network)
 browser() {
 	timeout 120 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-extensions \
 		--user-data-dir="$TMPD/chrome" --enable-logging=stderr --v=0 "${@:3}" \
 		--dump-dom "$1" >"$2" 2>"$2.err"
 }
-# attr FILE SELECTOR-REGEX ATTR: the attribute of the first tag holding the regex (one that
-# starts with '<' matches from the tag's start)
-attr() { python3 - "$@" <<'PY'
-import re, sys, html
-text = open(sys.argv[1]).read()
-sel = sys.argv[2]
-m = re.search((sel if sel.startswith('<') else r'<[^>]*' + sel) + r'[^>]*>', text)
-a = m and re.search(r'\s' + sys.argv[3] + r'="([^"]*)"', m.group(0))
-print(html.unescape(a.group(1)) if a else "")
+# attr FILE TAG ATTR: an attribute of a tag of the dumped DOM in FILE, TAG "body", "id=ID" or
+# "data-key=KEY" (every such tag's attributes are read once, by one python3, into FILE.attrs)
+attr() {
+	[ -s "$1.attrs" ] || python3 - "$1" >"$1.attrs" <<'PY'
+import html, re, sys
+for tag in re.findall(r'<[a-z][^>]*>', open(sys.argv[1]).read()):
+    attrs = dict((k, html.unescape(v)) for k, v in re.findall(r'\s([a-z-]+)="([^"]*)"', tag))
+    keys = ["body"] if tag.startswith("<body") else []
+    keys += ["%s=%s" % (k, attrs[k]) for k in ("id", "data-key") if k in attrs]
+    for key in keys:
+        for k, v in attrs.items():
+            print("%s\t%s\t%s" % (key, k, v.replace("\n", " ")))
 PY
+	awk -F '\t' -v t="$2" -v a="$3" '$1 == t && $2 == a { print $3; exit }' "$1.attrs"
 }
 
 # 1. one run, --json and --html together
@@ -53,34 +59,34 @@ is "$(j .layers.syscall.fsync.count)" "$N" "--json: $N fsyncs"
 diag "time: ${SECONDS} s before the browser"
 browser "file://$TMPD/r.html#selftest" "$TMPD/r.dom" --hide-scrollbars --window-size=1280,2600 \
 	--screenshot="$IOLAYER_BUILD/iolayer-html.png"
-is "$(attr "$TMPD/r.dom" '<body' data-ready)" 1 "the page drew itself (in $(attr "$TMPD/r.dom" '<body' data-draw-ms) ms)"
-is "$(attr "$TMPD/r.dom" '<body' data-errors)" 0 "no script error recorded by the page"
+is "$(attr "$TMPD/r.dom" body data-ready)" 1 "the page drew itself (in $(attr "$TMPD/r.dom" body data-draw-ms) ms)"
+is "$(attr "$TMPD/r.dom" body data-errors)" 0 "no script error recorded by the page"
 is "$(grep -c ':CONSOLE' "$TMPD/r.dom.err")" 0 "no console message in Chromium"
 grep ':CONSOLE' "$TMPD/r.dom.err" | head -5 | sed 's/^/# /'
-cols=$(attr "$TMPD/r.dom" 'id="heat"' data-columns)
+cols=$(attr "$TMPD/r.dom" id=heat data-columns)
 check "the heat maps have one column a second (got $cols for ~2.4 s)" test "$cols" -ge 2
 bad_sums=""
 for key in syscall.read syscall.write syscall.open syscall.fsync syscall.sync_range iowait \
 	block_phases.before_q block_phases.q2g block_phases.g2i queue device; do
-	got=$(attr "$TMPD/r.dom" "data-key=\"$key\"" data-sum)
+	got=$(attr "$TMPD/r.dom" "data-key=$key" data-sum)
 	want=$(j ".layers.$key.count")
 	diag "answer: heat map $key: cells sum $got, --json count $want"
 	[ "$got" = "$want" ] || bad_sums+=" $key($got!=$want)"
 done
 is "$bad_sums" "" "every heat map's cells sum to its layer's --json count"
-is "$(attr "$TMPD/r.dom" 'data-key="syscall.fsync"' data-sum)" "$N" "the fsync heat map holds the $N fsyncs"
-is "$(attr "$TMPD/r.dom" 'data-key="syscall.write"' data-sum)" "$N" "the write heat map holds the $N writes"
-probe=$(attr "$TMPD/r.dom" 'data-key="syscall.fsync"' data-probe)
-hover=$(attr "$TMPD/r.dom" 'data-key="syscall.fsync"' data-hover)
+is "$(attr "$TMPD/r.dom" data-key=syscall.fsync data-sum)" "$N" "the fsync heat map holds the $N fsyncs"
+is "$(attr "$TMPD/r.dom" data-key=syscall.write data-sum)" "$N" "the write heat map holds the $N writes"
+probe=$(attr "$TMPD/r.dom" data-key=syscall.fsync data-probe)
+hover=$(attr "$TMPD/r.dom" data-key=syscall.fsync data-hover)
 diag "hover: $hover"
 check "hovering the fsync map's busiest cell shows its count ($probe)" grep -qE ": $probe calls\$" <<<"$hover"
-check "the I/O-wait flame graph zooms on click (to $(attr "$TMPD/r.dom" 'id="flame"' data-zoom-test))" \
-	test -n "$(attr "$TMPD/r.dom" 'id="flame"' data-zoom-test)"
-ft=$(attr "$TMPD/r.dom" 'id="flame"' data-total); iw=$(j .layers.iowait.total_ns)
+check "the I/O-wait flame graph zooms on click (to $(attr "$TMPD/r.dom" id=flame data-zoom-test))" \
+	test -n "$(attr "$TMPD/r.dom" id=flame data-zoom-test)"
+ft=$(attr "$TMPD/r.dom" id=flame data-total); iw=$(j .layers.iowait.total_ns)
 diag "answer: flame graph total $ft ns, --json iowait total $iw ns"
 check "the flame graph weighs the stacks' I/O wait: at most the layer's ($ft <= $iw), and most of it" \
 	test "$ft" -le "$iw" -a "$ft" -ge $((iw * 9 / 10))
-is "$(attr "$TMPD/r.dom" 'id="verdict-layer"' id)" verdict-layer "the verdict is at the top"
+is "$(attr "$TMPD/r.dom" id=verdict-layer id)" verdict-layer "the verdict is at the top"
 check "the verdict's layer is --json's ($(j .verdict.layer))" \
 	grep -qF "id=\"verdict-layer\">$(j .verdict.layer)<" "$TMPD/r.dom"
 check "the file named like markup is text in the files table" \
@@ -98,13 +104,13 @@ is "$(wc -l <"$TMPD/large.html.sums")" 12 "with its 11 maps' sums and the stacks
 diag "time: ${SECONDS} s before the browser (large)"
 browser "file://$TMPD/large.html#selftest" "$TMPD/l.dom"
 diag "time: ${SECONDS} s after"
-is "$(attr "$TMPD/l.dom" '<body' data-ready)$(attr "$TMPD/l.dom" '<body' data-errors)" 10 \
-	"1,000 stacks x 600 s: drawn with no error (in $(attr "$TMPD/l.dom" '<body' data-draw-ms) ms: $(attr "$TMPD/l.dom" '<body' data-part-ms))"
-is "$(attr "$TMPD/l.dom" 'id="heat"' data-columns)" 600 "600 columns"
+is "$(attr "$TMPD/l.dom" body data-ready)$(attr "$TMPD/l.dom" body data-errors)" 10 \
+	"1,000 stacks x 600 s: drawn with no error (in $(attr "$TMPD/l.dom" body data-draw-ms) ms: $(attr "$TMPD/l.dom" body data-part-ms))"
+is "$(attr "$TMPD/l.dom" id=heat data-columns)" 600 "600 columns"
 bad_sums=""
 while read -r key want; do
-	if [ "$key" = flame ]; then got=$(attr "$TMPD/l.dom" 'id="flame"' data-total)
-	else got=$(attr "$TMPD/l.dom" "data-key=\"$key\"" data-sum); fi
+	if [ "$key" = flame ]; then got=$(attr "$TMPD/l.dom" id=flame data-total)
+	else got=$(attr "$TMPD/l.dom" "data-key=$key" data-sum); fi
 	[ "$got" = "$want" ] || bad_sums+=" $key($got!=$want)"
 done <"$TMPD/large.html.sums"
 is "$bad_sums" "" "every map's sum and the flame graph's total are the generator's"

@@ -90,7 +90,7 @@
   }
   function heat() {
     var H = D.heat || { t: [], layers: [] }, box = document.getElementById("heat"), t = H.t || [];
-    var W = 1100;
+    var W = 1100, LM = 70; /* the cells' width; the left margin with the buckets' labels */
     box.setAttribute("data-columns", t.length);
     (H.layers || []).forEach(function (L) {
       var ncol = Math.max(t.length, 1), sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0;
@@ -110,7 +110,7 @@
       if (!sum) { sec.setAttribute("data-state", "empty"); sec.appendChild(el("p", { "class": "note" }, "None seen in the window.")); return; }
       lo = Math.max(0, lo - 1); hi = Math.min(63, hi + 1);
       var rows = hi - lo + 1, ch = Math.max(6, Math.min(14, Math.floor(160 / rows))), HH = rows * ch;
-      var cw = W / ncol, cv = el("canvas", { width: W, height: HH }), g = cv.getContext("2d");
+      var cw = W / ncol, cv = el("canvas", { width: W + LM, height: HH }), g = cv.getContext("2d");
       var img = g.createImageData(W, HH), px = img.data, colOf = new Int32Array(W), rgb = {};
       for (var x = 0; x < W; x++) colOf[x] = Math.min(ncol - 1, Math.floor(x / cw));
       for (var y = 0; y < HH; y++) {
@@ -122,9 +122,12 @@
           px[o] = c[0]; px[o + 1] = c[1]; px[o + 2] = c[2]; px[o + 3] = 255;
         }
       }
-      g.putImageData(img, 0, 0);
+      g.putImageData(img, LM, 0);
+      g.fillStyle = "#555"; g.font = "10px sans-serif"; g.textBaseline = "middle";
+      for (var sl = hi, step = Math.ceil(12 / ch); sl >= lo; sl -= step)
+        g.fillText(sl ? dur(Math.pow(2, sl)) : "0", 2, (hi - sl + 0.5) * ch);
       cv.onmousemove = function (ev) {
-        var r = cv.getBoundingClientRect(), col = Math.floor((ev.clientX - r.left) / cw), slot = hi - Math.floor((ev.clientY - r.top) / ch);
+        var r = cv.getBoundingClientRect(), col = Math.floor((ev.clientX - r.left - LM) / cw), slot = hi - Math.floor((ev.clientY - r.top) / ch);
         if (col < 0 || col >= ncol || slot < lo || slot > hi) { tip.hidden = true; return; }
         var n = grid[col * 64 + slot] || 0, t0 = col ? t[col - 1] : 0, t1 = t[col] !== undefined ? t[col] : t0;
         tip.textContent = "t " + t0 + " to " + t1 + " s, " + slotRange(slot) + ": " + n + " " + unit;
@@ -133,11 +136,11 @@
       };
       cv.onmouseleave = function () { tip.hidden = true; };
       sec.appendChild(cv);
-      sec.appendChild(el("div", { "class": "axis" }, "x: 0 to " + (t.length ? t[t.length - 1] : 0) + " s (" + t.length + " columns); y: " + slotRange(lo) + " (bottom) up to " + slotRange(hi) + "; darkest: " + max + " in a cell"));
+      sec.appendChild(el("div", { "class": "axis" }, "x: 0 to " + (t.length ? t[t.length - 1] : 0) + " s (" + t.length + " columns); y: log2 buckets, each labelled with its lower bound, " + slotRange(lo) + " (bottom) up to " + slotRange(hi) + "; darkest: " + max + " in a cell"));
       sec._probe = function () { /* the busiest cell's centre, for the self-test */
         var best = -1, bk = 0; for (var k = 0; k < grid.length; k++) if (grid[k] > best) { best = grid[k]; bk = k; }
         var r = cv.getBoundingClientRect();
-        return { x: r.left + (Math.floor(bk / 64) + 0.5) * cw, y: r.top + (hi - bk % 64 + 0.5) * ch, n: best };
+        return { x: r.left + LM + (Math.floor(bk / 64) + 0.5) * cw, y: r.top + (hi - bk % 64 + 0.5) * ch, n: best };
       };
     });
   }
