@@ -239,7 +239,9 @@ static void test_page_escapes(void **state)
 /* ---- a large made-up page ---------------------------------------------------------------- */
 
 #define LARGE_STACKS 1000
+#ifndef LARGE_SECONDS
 #define LARGE_SECONDS 600
+#endif
 
 static const char *const large_keys[] = {
 	"syscall.read", "syscall.write", "syscall.open", "syscall.fsync", "syscall.sync_range",

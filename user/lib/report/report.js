@@ -93,11 +93,18 @@
     var W = 1100, LM = 70; /* the cells' width; the left margin with the buckets' labels */
     box.setAttribute("data-columns", t.length);
     (H.layers || []).forEach(function (L) {
-      var ncol = Math.max(t.length, 1), sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0;
-      var grid = new Float64Array(ncol * 64);
+      /* more seconds than pixels: a cell sums the seconds of its pixel (first[b] to last[b]) */
+      var ncol = Math.max(t.length, 1), nb = Math.min(ncol, W), first = [], last = [];
+      var sec = el("div", { "class": "heat", "data-key": L.key }), sum = 0, lo = 64, hi = -1, max = 0;
+      var grid = new Float64Array(nb * 64);
+      for (var col = 0; col < ncol; col++) {
+        var b = Math.floor(col * nb / ncol);
+        if (first[b] === undefined) first[b] = col;
+        last[b] = col;
+      }
       L.cells.forEach(function (c) {
         sum += c[2]; if (c[1] < lo) lo = c[1]; if (c[1] > hi) hi = c[1];
-        var k = c[0] * 64 + c[1]; grid[k] += c[2]; if (grid[k] > max) max = grid[k];
+        var k = Math.floor(c[0] * nb / ncol) * 64 + c[1]; grid[k] += c[2]; if (grid[k] > max) max = grid[k];
       });
       sec.setAttribute("data-sum", sum);
       var unit = L.key === "iowait" ? "sleeps" : L.key.indexOf("syscall.") === 0 ? "calls" : "I/Os";
@@ -110,9 +117,9 @@
       if (!sum) { sec.setAttribute("data-state", "empty"); sec.appendChild(el("p", { "class": "note" }, "None seen in the window.")); return; }
       lo = Math.max(0, lo - 1); hi = Math.min(63, hi + 1);
       var rows = hi - lo + 1, ch = Math.max(6, Math.min(14, Math.floor(160 / rows))), HH = rows * ch;
-      var cw = W / ncol, cv = el("canvas", { width: W + LM, height: HH }), g = cv.getContext("2d");
+      var cw = W / nb, cv = el("canvas", { width: W + LM, height: HH }), g = cv.getContext("2d");
       var img = g.createImageData(W, HH), px = img.data, colOf = new Int32Array(W), rgb = {};
-      for (var x = 0; x < W; x++) colOf[x] = Math.min(ncol - 1, Math.floor(x / cw));
+      for (var x = 0; x < W; x++) colOf[x] = Math.min(nb - 1, Math.floor(x / cw));
       for (var y = 0; y < HH; y++) {
         var base = (hi - Math.floor(y / ch));
         for (x = 0; x < W; x++) {
@@ -127,16 +134,16 @@
       for (var sl = hi, step = Math.ceil(12 / ch); sl >= lo; sl -= step)
         g.fillText(sl ? dur(Math.pow(2, sl)) : "0", 2, (hi - sl + 0.5) * ch);
       cv.onmousemove = function (ev) {
-        var r = cv.getBoundingClientRect(), col = Math.floor((ev.clientX - r.left - LM) / cw), slot = hi - Math.floor((ev.clientY - r.top) / ch);
-        if (col < 0 || col >= ncol || slot < lo || slot > hi) { tip.hidden = true; return; }
-        var n = grid[col * 64 + slot] || 0, t0 = col ? t[col - 1] : 0, t1 = t[col] !== undefined ? t[col] : t0;
+        var r = cv.getBoundingClientRect(), b = Math.floor((ev.clientX - r.left - LM) / cw), slot = hi - Math.floor((ev.clientY - r.top) / ch);
+        if (b < 0 || b >= nb || slot < lo || slot > hi) { tip.hidden = true; return; }
+        var n = grid[b * 64 + slot] || 0, t0 = first[b] ? t[first[b] - 1] : 0, t1 = t[last[b]] !== undefined ? t[last[b]] : t0;
         tip.textContent = "t " + t0 + " to " + t1 + " s, " + slotRange(slot) + ": " + n + " " + unit;
         tip.style.left = (ev.clientX + 12) + "px"; tip.style.top = (ev.clientY + 12) + "px"; tip.hidden = false;
         sec.setAttribute("data-hover", tip.textContent);
       };
       cv.onmouseleave = function () { tip.hidden = true; };
       sec.appendChild(cv);
-      sec.appendChild(el("div", { "class": "axis" }, "x: 0 to " + (t.length ? t[t.length - 1] : 0) + " s (" + t.length + " columns); y: log2 buckets, each labelled with its lower bound, " + slotRange(lo) + " (bottom) up to " + slotRange(hi) + "; darkest: " + max + " in a cell"));
+      sec.appendChild(el("div", { "class": "axis" }, "x: 0 to " + (t.length ? t[t.length - 1] : 0) + " s (" + t.length + " seconds" + (nb < ncol ? ", " + (ncol / nb).toFixed(1) + " to a column" : "") + "); y: log2 buckets, each labelled with its lower bound, " + slotRange(lo) + " (bottom) up to " + slotRange(hi) + "; darkest: " + max + " in a cell"));
       sec._probe = function () { /* the busiest cell's centre, for the self-test */
         var best = -1, bk = 0; for (var k = 0; k < grid.length; k++) if (grid[k] > best) { best = grid[k]; bk = k; }
         var r = cv.getBoundingClientRect();
