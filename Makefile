@@ -120,6 +120,8 @@ check-unit: $(UNITS) $(patsubst %,$(BUILD)/bpf/%.bpf.o,$(TOOLS))
 	@fail=0; for t in $(abspath $(UNITS)); do CMOCKA_MESSAGE_OUTPUT=stdout $$t tests/unit || fail=1; done; \
 	tools/include-graph -q || fail=1; exit $$fail
 
+# iolayer-html.t opens the large page test_report generates
+check-integration: $(BUILD)/tests/test_report
 check-integration: all
 	IOLAYER_BUILD=$(abspath $(BUILD)) prove -v tests/integration/*.t
 

@@ -10,6 +10,8 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd chromium chromium
 require_cmd python3 python3
+[ -x "$IOLAYER_BUILD/tests/test_report" ] ||
+	{ echo "Bail out! $IOLAYER_BUILD/tests/test_report is not built (make check-integration builds it)"; exit 1; }
 plan 29
 
 loop_ext4_setup 128
