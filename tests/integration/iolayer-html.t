@@ -18,7 +18,7 @@ loop_ext4_setup 128
 IL=$(tool iolayer)
 N=300
 mkdir "$MNT/x<"
-HOSTILE="$MNT/x</script><img src=y onerror=alert(1)>&amp;"
+HOSTILE="$MNT/x</script><img src=y onerror=alert(1)>&amp;"$'\t'"end"
 
 # browser URL OUT [ARGS]: the DOM after the page's script ran, console lines in OUT.err (as
 # root: no sandbox; nothing of its own on the network)
@@ -91,8 +91,8 @@ check "the flame graph weighs the stacks' I/O wait: at most the layer's ($ft <= 
 is "$(attr "$TMPD/r.dom" id=verdict-layer id)" verdict-layer "the verdict is at the top"
 check "the verdict's layer is --json's ($(j .verdict.layer))" \
 	grep -qF "id=\"verdict-layer\">$(j .verdict.layer)<" "$TMPD/r.dom"
-check "the file named like markup is text in the files table" \
-	grep -qF 'x&lt;/script&gt;&lt;img src=y onerror=alert(1)&gt;&amp;amp;' "$TMPD/r.dom"
+check "the file named like markup, with a tab, is text in the files table (the tab as \\t)" \
+	grep -qF 'x&lt;/script&gt;&lt;img src=y onerror=alert(1)&gt;&amp;amp;\tend' "$TMPD/r.dom"
 is "$(grep -c '<img' "$TMPD/r.dom")" 0 "and made no element"
 check "the page fetches nothing: no http(s) URL in it" bash -c "! grep -qE 'https?://' '$TMPD/r.html'"
 

@@ -11,10 +11,19 @@
   }
   window.onerror = function (msg, src, line) { fail(msg + " (line " + line + ")"); };
 
+  /* Text as iolayer's text output shows names: control characters (C0, DEL, C1) as \n, \t,
+   * \r or \xhh, a backslash doubled (the JSON holds the exact name). */
+  function shown(s) {
+    return String(s).replace(/[\u0000-\u001f\u007f-\u009f\\]/g, function (c) {
+      var n = c.charCodeAt(0);
+      return c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\t" ? "\\t" : c === "\r" ? "\\r" :
+        "\\x" + (n < 16 ? "0" : "") + n.toString(16);
+    });
+  }
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    for (var k in attrs || {}) e.setAttribute(k, shown(attrs[k]));
+    if (text !== undefined && text !== null) e.textContent = shown(text);
     return e;
   }
   function ms(ns) { return (ns / 1e6).toFixed(3) + " ms"; }
@@ -48,7 +57,7 @@
   function verdict() {
     var v = R.verdict || {}, p = document.getElementById("verdict");
     p.appendChild(el("span", { "class": "layer", id: "verdict-layer" }, v.layer || "none"));
-    p.appendChild(document.createTextNode(" \u2014 " + (v.reason || "")));
+    p.appendChild(document.createTextNode(" \u2014 " + shown(v.reason || "")));
     var ul = document.getElementById("evidence");
     (D.evidence || []).forEach(function (l) { ul.appendChild(el("li", {}, l)); });
   }
