@@ -12,7 +12,7 @@ require_cmd chromium chromium
 require_cmd python3 python3
 [ -x "$IOLAYER_BUILD/tests/test_report" ] ||
 	{ echo "Bail out! $IOLAYER_BUILD/tests/test_report is not built (make check-integration builds it)"; exit 1; }
-plan 29
+plan 30
 
 loop_ext4_setup 128
 IL=$(tool iolayer)
@@ -94,6 +94,8 @@ check "the verdict's layer is --json's ($(j .verdict.layer))" \
 check "the file named like markup, with a tab, is text in the files table (the tab as \\t)" \
 	grep -qF 'x&lt;/script&gt;&lt;img src=y onerror=alert(1)&gt;&amp;amp;\tend' "$TMPD/r.dom"
 is "$(grep -c '<img' "$TMPD/r.dom")" 0 "and made no element"
+check "the verdict's sentence, whose names iolayer escaped, is shown as written ($(j .verdict.reason | head -c 60)...)" \
+	grep -qF "$(j .verdict.reason | python3 -c 'import html, sys; print(html.escape(sys.stdin.read().rstrip("\n"), quote=False))')" "$TMPD/r.dom"
 check "the page fetches nothing: no http(s) URL in it" bash -c "! grep -qE 'https?://' '$TMPD/r.html'"
 
 check "screenshot kept: $IOLAYER_BUILD/iolayer-html.png" \

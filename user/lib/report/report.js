@@ -13,17 +13,18 @@
 
   /* Text as iolayer's text output shows names: control characters (C0, DEL, C1) as \n, \t,
    * \r or \xhh, a backslash doubled (the JSON holds the exact name). */
-  function shown(s) {
-    return String(s).replace(/[\u0000-\u001f\u007f-\u009f\\]/g, function (c) {
+  function shown(s, escaped) {
+    /* escaped: a sentence iolayer wrote, its names escaped already: its backslashes stay */
+    return String(s).replace(escaped ? /[\u0000-\u001f\u007f-\u009f]/g : /[\u0000-\u001f\u007f-\u009f\\]/g, function (c) {
       var n = c.charCodeAt(0);
       return c === "\\" ? "\\\\" : c === "\n" ? "\\n" : c === "\t" ? "\\t" : c === "\r" ? "\\r" :
         "\\x" + (n < 16 ? "0" : "") + n.toString(16);
     });
   }
-  function el(tag, attrs, text) {
+  function el(tag, attrs, text, escaped) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) e.setAttribute(k, shown(attrs[k]));
-    if (text !== undefined && text !== null) e.textContent = shown(text);
+    if (text !== undefined && text !== null) e.textContent = shown(text, escaped);
     return e;
   }
   function ms(ns) { return (ns / 1e6).toFixed(3) + " ms"; }
@@ -57,9 +58,9 @@
   function verdict() {
     var v = R.verdict || {}, p = document.getElementById("verdict");
     p.appendChild(el("span", { "class": "layer", id: "verdict-layer" }, v.layer || "none"));
-    p.appendChild(document.createTextNode(" \u2014 " + shown(v.reason || "")));
+    p.appendChild(document.createTextNode(" \u2014 " + shown(v.reason || "", true)));
     var ul = document.getElementById("evidence");
-    (D.evidence || []).forEach(function (l) { ul.appendChild(el("li", {}, l)); });
+    (D.evidence || []).forEach(function (l) { ul.appendChild(el("li", {}, l, true)); });
   }
 
   var PARTS = [["on_cpu_us", "on CPU", "#e8a33d"], ["runq_us", "run queue", "#d94f3d"],
