@@ -259,6 +259,25 @@ void *il_tool_opened(void *skel)
 	return skel;
 }
 
+/* What to do about a load's error err (< 0 or > 0): the verifier's log only for what the
+ * verifier says (EINVAL, EACCES, E2BIG, ENOSPC: its log was too small). */
+static const char *load_hint(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case EINVAL: case EACCES: case E2BIG: case ENOSPC:
+		return " (run with -vv for the kernel's verifier log)";
+	case EPERM:
+		return " (the kernel refused: it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; "
+		       "a lockdown=confidentiality kernel refuses tracing to root too)";
+	case EMFILE: case ENFILE:
+		return " (too many open files: raise the limit, e.g. ulimit -n 4096)";
+	case ENOMEM:
+		return " (out of memory, or the locked-memory limit: ulimit -l)";
+	default:
+		return "";
+	}
+}
+
 int il_tool_loaded(int err)
 {
 	/* the programs verified on worker threads (il_load_handlers) take their stand-ins' fds */
@@ -272,8 +291,7 @@ int il_tool_loaded(int err)
 	malloc_trim(0);
 	if (!err)
 		return 0;
-	il_err("cannot load the BPF programs: %s (run with -vv for the kernel's verifier log)",
-	       il_errno_name(err));
+	il_err("cannot load the BPF programs: %s%s", il_errno_name(err), load_hint(err));
 	return -1;
 }
 
