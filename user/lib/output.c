@@ -115,7 +115,7 @@ static void fd_valid(int fd)
 
 	if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 		return;
-	nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	nfd = open("/dev/null", O_RDONLY); /* inherited, as fds 0-2 are */
 	if (nfd >= 0 && nfd != fd) { /* a lower fd was closed too: that one took it */
 		dup2(nfd, fd);
 		close(nfd);
