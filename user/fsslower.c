@@ -134,7 +134,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 static void print_header(void)
 {
 	if (il_opts.format == IL_FMT_CSV) {
-		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,%sfile\n",
+		printf("time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,%sdeleted,file\n",
 		       env.split ? IL_SPLIT_CSV_HEAD "," : "");
 	} else if (il_opts.format == IL_FMT_TEXT) {
 		printf("%-8s %-16s %-7s ", "TIME", "COMM", "PID");
@@ -180,7 +180,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       (long long)(e->offset / 1024), e->delta_ns / 1e6, iface);
 		if (env.split)
 			il_split_text(stdout, &e->split);
-		printf("%s\n", il_text_escape(path, sizeof(path), tpath, sizeof(tpath)));
+		printf("%s\n", il_text_path(path, sizeof(path), e->path.flags & IL_PATH_DELETED, tpath,
+					     sizeof(tpath)));
 		break;
 	case IL_FMT_CSV:
 		printf("%s,", ts);
@@ -190,6 +191,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 		       e->ret < 0 ? il_errno_name((int)-e->ret) : "", il_fs_sync_kind(e), iface);
 		if (env.split)
 			il_split_csv(stdout, &e->split);
+		printf("%s,", e->path.flags & IL_PATH_DELETED ? "true" : "false");
 		il_csv_field(stdout, path);
 		putchar('\n');
 		break;

@@ -233,7 +233,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	       il_text_column(e->comm, sizeof(e->comm), 16, comm, sizeof(comm)), e->pid, e->tid,
 	       func_width, func_name(e->func), rs, sync_mode_str(e->sync_mode), ps,
 	       e->lat_ns / 1000.0, ds, (unsigned long long)e->ino,
-	       e->path.flags & IL_PATH_NONE ? "-" : il_text_escape(path, sizeof(path), file, sizeof(file)));
+	       e->path.flags & IL_PATH_NONE ? "-" :
+	       il_text_path(path, sizeof(path), e->path.flags & IL_PATH_DELETED, file, sizeof(file)));
 	if (env.stack && e->ret_known && e->ret) {
 		if (!nips)
 			printf("    [stack not available]\n");

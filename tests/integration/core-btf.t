@@ -6,7 +6,7 @@
 # (IOLAYER_SERIAL_LOAD), with the same answer.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 15
+plan 18
 
 make_loop cb 16M
 BL=$(tool biolatency)
@@ -19,7 +19,7 @@ writes_of() {
 # N direct 4 KiB writes to the loop device under biolatency; prints the requests counted
 run_writes() { # N OUT ERR [ENV...]
 	local n=$1 out=$2 err=$3; shift 3
-	env "$@" $BL -v -D -F --json -d "$LOOPNAME" >"$out" 2>"$err" &
+	env "$@" $BL -v ${MORE_V:-} -D -F --json -d "$LOOPNAME" >"$out" 2>"$err" & # MORE_V=-v: -vv
 	local pid=$!
 	wait_for 10 grep -q 'Hit Ctrl-C' "$err" || { kill -INT $pid; wait $pid; echo none; return; }
 	dd if=/dev/zero of="$LOOPDEV" oflag=direct bs=4k count="$n" status=none
@@ -62,6 +62,33 @@ mkdir -m 0777 "$cache"
 got=$(run_writes 50 "$TMPD/5.out" "$TMPD/5.err" IOLAYER_CACHE_DIR="$cache")
 ok "$([ "$got" = "0:50" ] && grep -q 'is not a directory only root may write' "$TMPD/5.err" &&
 	[ -z "$(ls -A "$cache")" ]; echo $?)" "a world-writable cache directory: not used, said under -v, same answer (got $got)"
+
+# 5b. the same with a valid cache file in it (core-btf/ root's, 0700, as a first start makes
+# it): the file is not used either (the old code checked only the file, then let libbpf open
+# it again by path, which a user who can write the directory could swap in between)
+rm -rf "$cache"
+run_writes 10 "$TMPD/5b0.out" "$TMPD/5b0.err" IOLAYER_CACHE_DIR="$cache" >/dev/null
+chmod 0777 "$cache"
+MORE_V=-v
+got=$(run_writes 50 "$TMPD/5b.out" "$TMPD/5b.err" IOLAYER_CACHE_DIR="$cache")
+ok "$([ "$got" = "0:50" ] && grep -q 'is not a directory only root may write' "$TMPD/5b.err" &&
+	! grep -q 'CO-RE relocations against' "$TMPD/5b.err"; echo $?)" \
+	"a world-writable cache directory holding a valid file: the file is not used (got $got)"
+# 5c. core-btf/ a symlink to a directory of root's holding a valid file: not followed
+mv "$cache/core-btf" "$TMPD/elsewhere"
+chmod 0755 "$cache"
+ln -s "$TMPD/elsewhere" "$cache/core-btf"
+got=$(run_writes 40 "$TMPD/5c.out" "$TMPD/5c.err" IOLAYER_CACHE_DIR="$cache")
+ok "$([ "$got" = "0:40" ] && grep -q 'is not a directory only root may write' "$TMPD/5c.err" &&
+	! grep -q 'CO-RE relocations against' "$TMPD/5c.err"; echo $?)" \
+	"core-btf a symlink (to a valid cache): not followed, not used (got $got)"
+# 5d. a good cache: libbpf reads the file that was checked, open as /proc/PID/fd/N
+rm -rf "$cache" "$TMPD/elsewhere"
+run_writes 10 "$TMPD/5d0.out" "$TMPD/5d0.err" IOLAYER_CACHE_DIR="$cache" >/dev/null
+got=$(run_writes 30 "$TMPD/5d.out" "$TMPD/5d.err" IOLAYER_CACHE_DIR="$cache")
+MORE_V=
+ok "$([ "$got" = "0:30" ] && grep -qE 'CO-RE relocations against .*/core-btf/[0-9a-f-]+\.btf, open as /proc/[0-9]+/fd/[0-9]+$' "$TMPD/5d.err"; echo $?)" \
+	"a good cache: used through the fd it was checked on (got $got)"
 
 # 6. IOLAYER_SERIAL_LOAD: libbpf verifies the programs in turn, the same answer
 rm -rf "$cache"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # How every tool ends, with known answers:
-#  1. SIGINT while stdout is blocked (a reader that does not read yet): the interrupted write
-#     goes on, so rows + reported lost == calls exactly, exit 0, summary printed (2 and 8
-#     writer threads).
+#  1. SIGINT while stdout is blocked (a reader that does not read until the tool has ended):
+#     the tool ends by itself, exit 0, its summary on stderr, and rows read + rows counted as
+#     not written + reported lost == calls exactly (2 and 8 writer threads); each of the six
+#     tools, its stdout a pipe already full, ends on SIGINT with its summary on stderr.
 #  2. A reader that goes away: `TOOL | head -2` ends each of the five tools within 1 s of head
 #     exiting, status 0, no BPF program of it left; also while the tool prints nothing.
 #  3. -p of a process that exits after 1 s (and --tid of a thread that exits): the tool ends
@@ -13,7 +14,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 46
+plan 63
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -45,47 +46,112 @@ progs_left() {
 	done
 }
 
+# late_reader OUT: $TMPD/fifo, whose reader (READER) reads it into OUT only once $TMPD/read is
+# there; interrupt PID: SIGINT to PID, wait for the tool (TOOL_RC, INT_MS: ms from the
+# signal to its end), then let the reader read and wait for it.
+late_reader() {
+	rm -f "$TMPD/read" "$TMPD/fifo"
+	mkfifo "$TMPD/fifo"
+	(while [ ! -e "$TMPD/read" ]; do sleep 0.05; done; cat >"$1") <"$TMPD/fifo" &
+	READER=$!
+	at_exit "kill $READER"
+}
+interrupt() {
+	local t0
+	t0=$(now_ms)
+	kill -INT "$1"
+	wait "$TOOL_PID"
+	TOOL_RC=$?
+	INT_MS=$(($(now_ms) - t0))
+	touch "$TMPD/read"
+	wait "$READER"
+}
+
 # ---- 1. SIGINT while stdout is blocked -----------------------------------------------------
 # blocked THREADS COUNT: fsslower -m 0 -p PID into a pipe nobody reads; the workload's
-# THREADS x (open + COUNT x (write + fsync)) calls fill it, so fsslower blocks in write(1).
-# Then SIGINT, then the reader starts reading.
+# THREADS x (open + COUNT x (write + fsync)) calls fill it, so fsslower waits to write. Then
+# SIGINT; the reader reads only once the tool has ended. The tool ends by itself, its summary
+# on stderr after a line that counts the rows stdout did not take, and every call is a row
+# read, a row counted as not written or an event reported lost.
 blocked() {
-	local t=$1 n=$2 calls=$(($1 * (2 * $2 + 1))) out=$TMPD/b$1.out err=$TMPD/b$1.err i rows lost
-	rm -f "$TMPD/read" "$TMPD/fifo" "$MNT"/b*
-	mkfifo "$TMPD/fifo"
-	(while [ ! -e "$TMPD/read" ]; do sleep 0.05; done; cat >"$out") <"$TMPD/fifo" &
-	local reader=$!
-	at_exit "kill $reader"
+	local t=$1 n=$2 calls=$(($1 * (2 * $2 + 1))) out=$TMPD/b$1.out err=$TMPD/b$1.err i rows lost unw
+	rm -f "$MNT"/b*
+	late_reader "$out"
 	wl_start "$TMPD/wlb$t.out" -n "$n" -t "$t" "$MNT/b"
 	tool_start "$TMPD/fifo" "$err" timeout -s INT 20 $FS -m 0 -p "$WL_PID" || return
 	local fs_pid
 	fs_pid=$(pgrep -P "$TOOL_PID" | head -1) # timeout's child, the tool
 	wl_go
-	# the tool is in write(1, ...) (syscall 1 on x86_64) once the pipe is full
+	# the tool waits for the pipe once it is full: poll() of stdout alone (7 ADDR 0x1), or
+	# write(1, ...) (1 0x1) in the old code
+	local waits=1 # (its poll wakes every 100 ms: seen once is enough)
 	for ((i = 0; i < 100; i++)); do
-		[ "$(cut -d' ' -f1,2 "/proc/$fs_pid/syscall" 2>/dev/null)" = "1 0x1" ] && break
+		grep -qE '^(1 0x1 |7 0x[0-9a-f]+ 0x1 )' "/proc/$fs_pid/syscall" 2>/dev/null && { waits=0; break; }
 		sleep 0.05
 	done
-	is "$(cut -d' ' -f1,2 "/proc/$fs_pid/syscall" 2>/dev/null)" "1 0x1" \
-		"$t threads: fsslower is blocked writing to stdout when SIGINT comes"
-	kill -INT "$fs_pid"
-	sleep 0.3
-	touch "$TMPD/read"
-	wait "$TOOL_PID"
-	TOOL_RC=$?
-	wait "$reader"
+	ok "$waits" "$t threads: fsslower waits to write to stdout when SIGINT comes"
+	interrupt "$fs_pid"
+	check "$t threads: SIGINT ends fsslower while its reader does not read ($INT_MS ms)" \
+		test "$INT_MS" -lt "$SLACK_MS"
 	is "$TOOL_RC" 0 "$t threads: exit 0 after SIGINT while blocked"
-	is "$(grep -c '^Summary of every traced call' "$out")" 1 "$t threads: summary printed"
-	rows=$(awk -v p="$WL_PID" '/^[0-9][0-9]:/ && $3 == p' "$out" | wc -l)
-	lost=$(awk -F': ' '/^events lost: ring buffer full|^returns not seen/ {n += $NF} END {print n + 0}' "$out")
-	is "$((rows + lost))" "$calls" "$t threads: $rows rows + $lost lost == $calls calls"
-	is "$(summary_count "$out" W) $(summary_count "$out" F)" "$((t * n)) $((t * n))" \
+	is "$(grep -c '^Summary of every traced call' "$err")" 1 "$t threads: summary printed on stderr"
+	# rows: whole lines only (a row cut short has its newline among those not written)
+	rows=$(if [ -n "$(tail -c 1 "$out")" ]; then head -n -1 "$out"; else cat "$out"; fi |
+		awk -v p="$WL_PID" '/^[0-9][0-9]:/ && $3 == p' | wc -l)
+	lost=$(awk -F': ' '/^events lost: ring buffer full|^returns not seen/ {n += $NF} END {print n + 0}' "$err")
+	unw=$(sed -n 's/^fsslower: stdout is blocked (its reader does not read): \([0-9]*\) lines not written.*/\1/p' "$err")
+	is "$((rows + lost + ${unw:-0}))" "$calls" \
+		"$t threads: $rows rows + ${unw:-no} not written + $lost lost == $calls calls"
+	is "$(summary_count "$err" W) $(summary_count "$err" F)" "$((t * n)) $((t * n))" \
 		"$t threads: summary counts $((t * n)) W and $((t * n)) F"
-	diag "answer: $t threads: $rows rows + $lost lost of $calls calls; rc $TOOL_RC"
-	grep -v 'Hit Ctrl-C' "$err" | sed 's/^/#   stderr: /'
+	diag "answer: $t threads: $rows rows + ${unw:-no} not written + $lost lost of $calls calls; rc $TOOL_RC"
+	grep -v 'Hit Ctrl-C' "$err" | grep -v '^[A-Z]  ' | sed 's/^/#   stderr: /'
 }
 blocked 2 500
 blocked 8 125
+
+# blocked_then NAME REGEX: fp.err says stdout is blocked, then REGEX (if any), which fp.out lacks
+blocked_then() {
+	sed -n "/^$1: stdout is blocked (its reader does not read): [0-9]* lines not written/,\$p" \
+		"$TMPD/fp.err" >"$TMPD/fp.after"
+	[ -s "$TMPD/fp.after" ] && { [ -z "$2" ] ||
+		{ grep -qE "$2" "$TMPD/fp.after" && ! tr -d '\0' <"$TMPD/fp.out" | grep -qaE "$2"; }; }
+}
+
+# full_pipe NAME SUMMARY_REGEX IO CMD...: CMD's stdout is a pipe nobody reads, filled (60 KiB
+# more) once CMD traces; IO (a shell command) runs then; then SIGINT. Every tool ends by
+# itself, exit 0, says on stderr that stdout is blocked and how many lines it did not take,
+# and its summary (SUMMARY_REGEX, when not empty) follows there, none of it on stdout.
+full_pipe() {
+	local name=$1 re=$2 io=$3 pid; shift 3
+	rm -f "$TMPD"/fp.*
+	late_reader "$TMPD/fp.out"
+	exec 7>"$TMPD/fifo"
+	tool_start "$TMPD/fifo" "$TMPD/fp.err" timeout -s INT 20 "$@" || { exec 7>&-; return; }
+	# pages until the pipe is full (our own open of it made non-blocking)
+	python3 -c 'import fcntl, os
+fcntl.fcntl(7, fcntl.F_SETFL, fcntl.fcntl(7, fcntl.F_GETFL) | os.O_NONBLOCK)
+try:
+    while True: os.write(7, bytes(4096))
+except BlockingIOError: pass'
+	exec 7>&-
+	pid=$(pgrep -P "$TOOL_PID" | head -1)
+	eval "$io"
+	sleep 0.5
+	interrupt "$pid"
+	check "$name into a full pipe: SIGINT ends it ($INT_MS ms)" test "$INT_MS" -lt "$SLACK_MS"
+	is "$TOOL_RC" 0 "$name into a full pipe: exit 0"
+	check "$name into a full pipe: says stdout is blocked${re:+, then its summary on stderr, not on stdout}" \
+		blocked_then "$name" "$re"
+	grep -v 'Hit Ctrl-C' "$TMPD/fp.err" | grep 'stdout' | sed 's/^/#   stderr: /'
+}
+io_f="dd if=/dev/zero of=$MNT/fp bs=4k count=4 oflag=direct conv=fsync status=none"
+full_pipe fsslower '^Summary of every traced call' "$io_f" $FS -m 0
+full_pipe biosnoop '' "$io_f" $(tool biosnoop) # no summary: its header and rows not written
+full_pipe biolatency 'usecs|no block I/O completed' "$io_f" $(tool biolatency)
+full_pipe iowaitstack '^no I/O wait seen$|usecs of I/O wait in' "$io_f" $(tool iowaitstack)
+full_pipe writeback-ret '^FUNC +RET +SYNC_MODE +COUNT' "$io_f" $(tool writeback-ret)
+full_pipe iolayer '^verdict: ' "$io_f" $(tool iolayer)
 
 # ---- 2. A reader that goes away ------------------------------------------------------------
 F=$MNT/headed

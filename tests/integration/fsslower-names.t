@@ -5,11 +5,14 @@
 # unlinked while open, then written and fsynced. fsslower's text, CSV and JSON and
 # writeback-ret's JSON give every path in full and byte for byte (JSON: file, or file_b64
 # when the name is not UTF-8); the deep one is ".../" and its last 16 components; the
-# unlinked one ends in " (deleted)" (JSON: "deleted": true).
+# unlinked one ends in " (deleted)" (JSON: "deleted": true; CSV: its deleted column true),
+# while a live file called "alive (deleted)" reads "alive\x20(deleted)" in text (deleted false
+# in CSV and JSON); a name with U+202E (right-to-left override) shows it as \xe2\x80\xae in
+# text, never raw.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 19
+plan 23
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -40,13 +43,15 @@ DEEP_SHOWN=...
 for i in $(seq 4 18); do DEEP_SHOWN+=/d$i; done
 DEEP_SHOWN+=/f
 GONE=$MNT/$D/gone
+LIVE="$MNT/$D/alive (deleted)"
+BIDI=$MNT/$D/bidi-$'\xe2\x80\xae'-txt
 PATHS=()
 for n in "${NAMES[@]}"; do PATHS+=("$MNT/$D/$n"); done
 is "$(bytes "$D") $(for n in "${NAMES[@]}"; do bytes "$n"; done | tr '\n' ' ')" "80 ${LENS[*]} " \
 	"the names are 80 (directory), 40, 63, 64, 100 and 255 bytes long"
 
 # One run of the workload, four tracers on it.
-wl_launch "$TMPD/wl.out" "$WL/write_fsync" -g "$TMPD/go" -u "$GONE" "${PATHS[@]}" "$DEEP/f"
+wl_launch "$TMPD/wl.out" "$WL/write_fsync" -g "$TMPD/go" -u "$GONE" "${PATHS[@]}" "$DEEP/f" "$LIVE" "$BIDI"
 check "fsslower --json starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
 PJ=$TOOL_PID
 check "fsslower --csv starts" tool_start "$TMPD/c.out" "$TMPD/c.err" $FS --csv -m 0 -p "$WL_PID"
@@ -62,7 +67,8 @@ is "$WL_RC $rcs" "0 0 0 0 0 " "workload and the four tracers exit 0"
 
 # JSON: per op, the exact bytes of each row's file, in base64.
 json_files() { jq -r --arg op "$2" 'select(.op == $op or .func == $op) | (.file_b64 // (.file | @base64))' "$1"; }
-# CSV (RFC 4180, a field may hold newlines): "OP<TAB>base64 of the file", one line per row.
+# CSV (RFC 4180, a field may hold newlines): "OP<TAB>DELETED<TAB>base64 of the file", one line
+# per row.
 csv_files() {
 	perl -MMIME::Base64 -0777 -ne '
 		my (@rec, @f);
@@ -75,15 +81,15 @@ csv_files() {
 			last if $sep eq "";
 		}
 		shift @rec;
-		print "$_->[4]\t", encode_base64($_->[-1], ""), "\n" for @rec;' "$1"
+		print "$_->[4]\t$_->[-2]\t", encode_base64($_->[-1], ""), "\n" for @rec;' "$1"
 }
 # count FILE-OF-B64-LINES PATH: how many lines are PATH's bytes
 count() { grep -cxF -- "$(b64 "$2")" "$1"; }
 
 json_files "$TMPD/j.out" W >"$TMPD/jw"
 json_files "$TMPD/j.out" F >"$TMPD/jf"
-csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "W" {print $2}' >"$TMPD/cw"
-csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "F" {print $2}' >"$TMPD/cf"
+csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "W" {print $3}' >"$TMPD/cw"
+csv_files "$TMPD/c.out" | awk -F'\t' '$1 == "F" {print $3}' >"$TMPD/cf"
 json_files "$TMPD/w.out" ext4_writepages >"$TMPD/ww"
 for i in 0 1 2 3 4; do
 	p=${PATHS[$i]}
@@ -98,7 +104,9 @@ is "$(jq -s '[.[] | select(.file_b64)] | length' "$TMPD/j.out")" 3 \
 
 # Text: escaped, one line per row; the newline is \n and the byte 0xff is \xff.
 esc() { local LC_ALL=C s=$1; s=${s//\\/\\\\}; s=${s//$'\n'/\\n}; s=${s//$'\xff'/\\xff}; printf '%s' "$s"; }
-tcount() { E=" $(esc "$1")" awk 'BEGIN {e = ENVIRON["E"]} length($0) >= length(e) && substr($0, length($0) - length(e) + 1) == e' "$TMPD/t.out" | wc -l; }
+# tend TEXT: text rows that end in " TEXT" (as it is); tcount PATH: rows that end in PATH escaped
+tend() { E=" $1" awk 'BEGIN {e = ENVIRON["E"]} length($0) >= length(e) && substr($0, length($0) - length(e) + 1) == e' "$TMPD/t.out" | wc -l; }
+tcount() { tend "$(esc "$1")"; }
 is "$(for p in "${PATHS[@]}"; do tcount "$p"; done | tr '\n' ' ')" "3 3 3 3 3 " \
 	"text: an O, a W and an F row ending in each full path, escaped"
 
@@ -112,9 +120,20 @@ is "$(jq -r 'select(.func) | .file' "$TMPD/w.out" | grep -cxF -- "$DEEP_SHOWN")"
 is "$(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | [.op, .deleted]' "$TMPD/j.out" | sort | tr '\n' ' ')" \
 	'["F",true] ["W",true] ' "unlinked file: its W and F rows say '$GONE (deleted)', deleted true"
 is "$(jq -c 'select(.op) | .deleted' "$TMPD/j.out" | sort | uniq -c | awk '{print $2 ":" $1}' | tr '\n' ' ')" \
-	"false:19 true:2 " "deleted is false on every other row (7 files, O W F, and the unlinked file's O)"
+	"false:25 true:2 " "deleted is false on every other row (9 files, O W F, and the unlinked file's O)"
 is "$(tcount "$GONE (deleted)") $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .deleted' "$TMPD/w.out")" \
 	"2 true" "text rows (W, F) and writeback-ret say (deleted) too"
 diag "answer: deleted rows fsslower $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .op' "$TMPD/j.out" | tr '\n' ' ')writeback-ret $(jq -c --arg f "$GONE (deleted)" 'select(.file == $f) | .func' "$TMPD/w.out" | tr '\n' ' ')"
 
+# A live file called "alive (deleted)": its blank escaped in text, deleted false in CSV.
+is "$(tend "$MNT/$D/alive\\x20(deleted)") $(grep -c '/alive (deleted)$' "$TMPD/t.out")" "3 0" \
+	"text: the live 'alive (deleted)' reads alive\\x20(deleted) in its O, W, F rows, never as a deleted 'alive'"
+csv_files "$TMPD/c.out" >"$TMPD/c.rows"
+is "$(awk -F'\t' -v f="$(b64 "$LIVE")" '$3 == f {print $1 $2}' "$TMPD/c.rows" | sort | tr '\n' ' ')" \
+	"Ffalse Ofalse Wfalse " "CSV: the live 'alive (deleted)' rows say deleted false"
+is "$(awk -F'\t' -v f="$(b64 "$GONE (deleted)")" '$3 == f {print $1 $2}' "$TMPD/c.rows" | sort | tr '\n' ' ')" \
+	"Ftrue Wtrue " "CSV: the unlinked file's W and F rows say deleted true"
+# U+202E: escaped in text, its bytes kept in CSV and JSON
+is "$(tend "$MNT/$D/bidi-\\xe2\\x80\\xae-txt") $(grep -c $'\xe2\x80\xae' "$TMPD/t.out") $(count "$TMPD/jw" "$BIDI") $(count "$TMPD/cw" "$BIDI")" \
+	"3 0 1 1" "U+202E: text shows it as \\xe2\\x80\\xae in 3 rows and never raw; JSON and CSV keep its bytes"
 done_testing

@@ -115,6 +115,37 @@ static void test_text_utf8(void **state)
 	assert_string_equal(esc("\xe6\x97" "a", 256), "\\xe6\\x97a");
 }
 
+/* The bidirectional controls, which reorder a terminal's line, as bytes; their neighbours
+ * (U+200D, U+202F, U+2065, U+206A, U+061B) and other UTF-8 as they are. */
+static void test_text_bidi(void **state)
+{
+	assert_string_equal(esc("evil\xe2\x80\xaetxt.exe", 256), "evil\\xe2\\x80\\xaetxt.exe");
+	assert_string_equal(esc("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", 256),
+			    "\\xe2\\x80\\xaa\\xe2\\x80\\xab\\xe2\\x80\\xac\\xe2\\x80\\xad");
+	assert_string_equal(esc("\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", 256),
+			    "\\xe2\\x81\\xa6\\xe2\\x81\\xa9\\xe2\\x80\\x8e\\xe2\\x80\\x8f\\xd8\\x9c");
+	assert_string_equal(esc("\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b", 256),
+			    "\xe2\x80\x8d\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b");
+}
+
+/* A path and its deletion: a live name ending in " (deleted)" never reads as the mark. */
+static void test_text_path(void **state)
+{
+	char buf[64];
+
+	assert_string_equal(il_text_path("/m/x (deleted)", 64, true, buf, sizeof(buf)), "/m/x (deleted)");
+	assert_string_equal(il_text_path("/m/x", 64, true, buf, sizeof(buf)), "/m/x (deleted)");
+	assert_string_equal(il_text_path("/m/x (deleted)", 64, false, buf, sizeof(buf)),
+			    "/m/x\\x20(deleted)");
+	assert_string_equal(il_text_path("/m/x (deleted) (deleted)", 64, true, buf, sizeof(buf)),
+			    "/m/x\\x20(deleted) (deleted)");
+	assert_string_equal(il_text_path("/m/a\nb", 64, false, buf, sizeof(buf)), "/m/a\\nb");
+	assert_string_equal(il_text_path("/m/x(deleted)", 64, false, buf, sizeof(buf)), "/m/x(deleted)");
+	/* no room for the escape: cut as il_text_escape() cuts, never past buf */
+	assert_string_equal(il_text_path("x (deleted)", 64, false, buf, 12), "x (deleted)");
+	assert_string_equal(il_text_path("x (deleted)", 64, false, buf, 15), "x\\x20(deleted)");
+}
+
 /* A name in a table column: cut to the column's width with "...", escapes whole, padded. */
 static void test_text_column(void **state)
 {
@@ -318,6 +349,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_controls),
 		cmocka_unit_test(test_text_utf8),
+		cmocka_unit_test(test_text_bidi),
+		cmocka_unit_test(test_text_path),
 		cmocka_unit_test(test_text_length),
 		cmocka_unit_test(test_text_any_bytes),
 		cmocka_unit_test(test_csv),

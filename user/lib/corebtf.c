@@ -36,36 +36,65 @@ static unsigned long long hash64(const void *p, size_t size)
 	return h * 0xc4ceb9fe1a85ec53ULL;
 }
 
-/* True when path is a regular file of ours, written by nobody else, that libbpf parses. */
-static bool usable(const char *path)
+/* fd is ours and nobody else may write it: owned by our euid, no group or other write bit. */
+static bool ours(int fd, mode_t type)
 {
 	struct stat st;
-	struct btf *b;
 
-	if (lstat(path, &st))
-		return false;
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022)) {
-		unlink(path);
-		return false;
-	}
-	b = btf__parse_raw(path);
-	if (!b) {
-		il_info("cached CO-RE BTF %s is damaged: made again", path);
-		unlink(path);
-		return false;
-	}
-	btf__free(b);
-	return true;
+	return !fstat(fd, &st) && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
+	       !(st.st_mode & 022);
 }
 
-/* Make dir (mode) unless it is there as a directory of ours that nobody else may write. */
-static bool own_dir(const char *dir, mode_t mode)
+/* Directory name in dirfd (AT_FDCWD: a path), made with mode when missing, opened without
+ * following a symlink: its fd when it is ours (ours()), else -1. */
+static int own_dir(int dirfd, const char *name, mode_t mode)
 {
-	struct stat st;
+	int fd;
 
-	if (mkdir(dir, mode) && errno != EEXIST)
-		return false;
-	return !lstat(dir, &st) && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022);
+	if (mkdirat(dirfd, name, mode) && errno != EEXIST)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && !ours(fd, S_IFDIR)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "/proc/PID/fd/FD": the open file fd by a path that any process of ours (libbpf, bpftool)
+ * opens as that same file, whatever its directory holds by then. */
+static const char *fd_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/fd/%d", (int)getpid(), fd);
+	return buf;
+}
+
+/* The cache file name in directory dfd, opened once without following a symlink: its fd when
+ * it is a regular file of ours (ours()) that libbpf parses as BTF, read through that fd; -1
+ * otherwise, after removing a file that is not (made again by the caller). */
+static int usable(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	char path[64];
+	struct btf *b;
+
+	if (fd < 0 && errno == ENOENT)
+		return -1;
+	if (fd < 0 || !ours(fd, S_IFREG)) {
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dfd, name, 0);
+		return -1;
+	}
+	b = btf__parse_raw(fd_path(fd, path, sizeof(path)));
+	if (!b) {
+		il_info("cached CO-RE BTF %s is damaged: made again", name);
+		close(fd);
+		unlinkat(dfd, name, 0);
+		return -1;
+	}
+	btf__free(b);
+	return fd;
 }
 
 /* Run bpftool gen min_core_btf /sys/kernel/btf/vmlinux out obj, quietly. 0 on success. */
@@ -121,13 +150,15 @@ static int write_tmp(char *tmpl, const void *buf, size_t size)
 	return close(fd);
 }
 
-/* Make path: the min_core_btf of the object elf for the running kernel, written aside and
- * renamed, so a reader sees a whole file or none. 0, or -1. */
-static int make(const char *sub, const char *path, const void *elf, size_t size)
+/* Make name in directory sfd: the min_core_btf of the object elf for the running kernel,
+ * written aside and renamed, so a reader sees a whole file or none. Every path goes through
+ * sfd (/proc/PID/fd/SFD), the directory checked. 0, or -1. */
+static int make(int sfd, const char *name, const void *elf, size_t size)
 {
-	char obj[PATH_MAX], out[PATH_MAX];
+	char sub[64], obj[PATH_MAX], out[PATH_MAX];
 	int fd, rc = -1;
 
+	fd_path(sfd, sub, sizeof(sub));
 	if (snprintf(obj, sizeof(obj), "%s/.obj-XXXXXX", sub) >= (int)sizeof(obj) ||
 	    snprintf(out, sizeof(out), "%s/.btf-XXXXXX", sub) >= (int)sizeof(out))
 		return -1;
@@ -138,7 +169,7 @@ static int make(const char *sub, const char *path, const void *elf, size_t size)
 		close(fd);
 		rc = run_bpftool(out, obj);
 		if (!rc)
-			rc = rename(out, path);
+			rc = renameat(sfd, strrchr(out, '/') + 1, sfd, name);
 		if (rc)
 			unlink(out);
 	}
@@ -148,33 +179,44 @@ static int make(const char *sub, const char *path, const void *elf, size_t size)
 
 const char *il_core_btf(const void *elf, size_t size)
 {
-	static char path[PATH_MAX];
+	static char path[64];
+	static int fd = -1; /* the file libbpf reads, open until the process ends */
 	const char *dir = getenv("IOLAYER_CACHE_DIR");
-	char sub[PATH_MAX];
+	char name[64];
 	const void *kbtf;
 	size_t ksize;
+	int dfd, sfd;
 
 	if (!dir)
 		dir = IL_CACHE_DIR;
 	if (!*dir || !elf || !size || il_btf_vmlinux_bytes(&kbtf, &ksize))
 		return NULL;
-	if (snprintf(sub, sizeof(sub), "%s/core-btf", dir) >= (int)sizeof(sub) ||
-	    snprintf(path, sizeof(path), "%s/%016llx-%016llx.btf", sub, hash64(kbtf, ksize),
-		     hash64(elf, size)) >= (int)sizeof(path))
-		return NULL;
-	if (usable(path))
-		goto found;
-	if (!own_dir(dir, 0755) || !own_dir(sub, 0700)) {
+	snprintf(name, sizeof(name), "%016llx-%016llx.btf", hash64(kbtf, ksize), hash64(elf, size));
+	/* Each directory opened once and checked on its fd, every name after it looked up in
+	 * it: a user who can write somewhere above cannot swap what is checked and what is
+	 * read. A directory others may write is not used at all, whatever it holds. */
+	dfd = own_dir(AT_FDCWD, dir, 0755);
+	sfd = dfd < 0 ? -1 : own_dir(dfd, "core-btf", 0700);
+	if (dfd >= 0)
+		close(dfd);
+	if (sfd < 0) {
 		il_info("no CO-RE BTF cache: %s is not a directory only root may write", dir);
 		return NULL;
 	}
-	if (make(sub, path, elf, size) || !usable(path)) {
-		il_info("no CO-RE BTF cache: bpftool gen min_core_btf failed or is not installed; "
-			"relocating against all of vmlinux's BTF");
-		return NULL;
+	if (fd >= 0)
+		close(fd);
+	fd = usable(sfd, name);
+	if (fd < 0) {
+		if (make(sfd, name, elf, size) || (fd = usable(sfd, name)) < 0) {
+			close(sfd);
+			il_info("no CO-RE BTF cache: bpftool gen min_core_btf failed or is not installed; "
+				"relocating against all of vmlinux's BTF");
+			return NULL;
+		}
+		il_info("CO-RE BTF cached for this kernel: %s/core-btf/%s", dir, name);
 	}
-	il_info("CO-RE BTF cached for this kernel: %s", path);
-found:
-	il_debug("CO-RE relocations against %s", path);
+	close(sfd);
+	il_debug("CO-RE relocations against %s/core-btf/%s, open as %s", dir, name,
+		 fd_path(fd, path, sizeof(path)));
 	return path;
 }

@@ -26,7 +26,11 @@
  * gen min_core_btf, ~0.1 s). NULL when there is none to use: no vmlinux BTF, the cache
  * disabled or not writable, no bpftool, or bpftool failed; the caller then lets libbpf search
  * vmlinux's BTF. A cached file that libbpf cannot parse, or that is not root's and private,
- * is removed and made again. The string is valid until the next call.
+ * is removed and made again. The directory and the file are opened once (no symlink
+ * followed), checked on their fds (ours, written by nobody else), and the path returned is
+ * that open file's, /proc/PID/fd/N: what libbpf parses is the file checked, whatever the
+ * directories hold by then. A directory that others may write is not used. The string is
+ * valid until the next call (which closes the file of the one before).
  */
 const char *il_core_btf(const void *elf, size_t size);
 

@@ -48,6 +48,19 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Whether the UTF-8 character s[0..k) is a bidirectional control, which reorders what a
+ * terminal shows after it: U+061C ALM, U+200E LRM, U+200F RLM, U+202A..U+202E (LRE, RLE,
+ * PDF, LRO, RLO), U+2066..U+2069 (LRI, RLI, FSI, PDI). */
+static bool bidi(const unsigned char *s, size_t k)
+{
+	if (k == 2)
+		return s[0] == 0xd8 && s[1] == 0x9c;
+	if (k != 3 || s[0] != 0xe2)
+		return false;
+	return (s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae))) ||
+	       (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
+}
+
 /* The escaped form of the character or byte at s[0..n) into out (>= 8 bytes): its length;
  * *used is set to the input bytes it stands for. */
 static size_t escape_one(const unsigned char *s, size_t n, char *out, size_t *used)
@@ -61,8 +74,8 @@ static size_t escape_one(const unsigned char *s, size_t n, char *out, size_t *us
 	case '\r': memcpy(out, "\\r", 2); return 2;
 	case '\\': memcpy(out, "\\\\", 2); return 2;
 	}
-	/* C0, DEL, C1 (0xc2 0x80..0x9f) and invalid bytes: \xhh per byte */
-	if (s[0] < 0x20 || s[0] == 0x7f || !k || (s[0] == 0xc2 && s[1] <= 0x9f)) {
+	/* C0, DEL, C1 (0xc2 0x80..0x9f), the bidi controls and invalid bytes: \xhh per byte */
+	if (s[0] < 0x20 || s[0] == 0x7f || !k || (s[0] == 0xc2 && s[1] <= 0x9f) || bidi(s, k)) {
 		for (size_t i = 0; i < *used; i++) {
 			out[o++] = '\\';
 			out[o++] = 'x';
@@ -124,6 +137,28 @@ const char *il_text_escape(const char *s, size_t n, char *buf, size_t len)
 const char *il_text_column(const char *s, size_t n, size_t width, char *buf, size_t len)
 {
 	return escape_cut(s, n, buf, len, width, true);
+}
+
+const char *il_text_path(const char *s, size_t n, bool deleted, char *buf, size_t len)
+{
+	static const char mark[] = " (deleted)";
+	const size_t m = sizeof(mark) - 1;
+	size_t k = name_len(s, n), e;
+
+	if (deleted && k >= m && !memcmp(s + k - m, mark, m))
+		k -= m; /* the mark il_path_str() added */
+	il_text_escape(s, k, buf, len);
+	e = strlen(buf);
+	/* the name's own " (deleted)": its blank as \x20, so it never reads as the mark */
+	if (k >= m && !memcmp(s + k - m, mark, m) && e >= m && !memcmp(buf + e - m, mark, m) &&
+	    e + 3 < len) {
+		memmove(buf + e - m + 4, buf + e - m + 1, m); /* "(deleted)" and the NUL */
+		memcpy(buf + e - m, "\\x20", 4);
+		e += 3;
+	}
+	if (deleted && e + m < len)
+		memcpy(buf + e, mark, m + 1);
+	return buf;
 }
 
 void il_csv_field(FILE *f, const char *s)

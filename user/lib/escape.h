@@ -11,18 +11,27 @@
 #ifndef IOLAYER_ESCAPE_H
 #define IOLAYER_ESCAPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <json-c/json.h>
 
 /* Name s (n bytes at most) for a terminal, as strace and `ls -b` show it: "\n", "\t", "\r",
  * "\\" for a backslash; "\xhh" (two lower-case hex digits) for every other byte below 0x20,
- * for 0x7f, for each byte of a C1 control (U+0080..U+009F, "\xc2\x9b") and for each invalid
- * byte. Other valid UTF-8 characters and printable ASCII pass unchanged, so the result holds
+ * for 0x7f, for each byte of a C1 control (U+0080..U+009F, "\xc2\x9b"), for each byte of a
+ * bidirectional control (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069: "\xe2\x80\xae"
+ * for U+202E, which would reverse what follows on a terminal) and for each invalid byte. Other valid UTF-8 characters and printable ASCII pass unchanged, so the result holds
  * no control byte and is valid UTF-8. Into buf of len bytes, always NUL-terminated (len 0:
  * buf is not touched); when the result does not fit it ends in "..." (fewer dots when len
  * < 4), cut between escapes and characters, never inside one. Returns buf. */
 const char *il_text_escape(const char *s, size_t n, char *buf, size_t len);
+
+/* A file's path s (n bytes at most) for a terminal, whether deleted says the file was
+ * unlinked: il_text_escape() of its name, then " (deleted)" when deleted (s may end with that
+ * mark already, as il_path_str() writes it). A name that itself ends in " (deleted)" shows
+ * that blank as "\x20" ("x\x20(deleted)"), so a live file of that name never reads as a
+ * deleted "x". Into buf of len bytes, NUL-terminated. Returns buf. */
+const char *il_text_path(const char *s, size_t n, bool deleted, char *buf, size_t len);
 
 /* Name s (n bytes at most) escaped as il_text_escape() does, for a table column of width
  * columns: cut to at most width columns, ending in "..." when cut (escapes and characters

@@ -81,6 +81,7 @@ static void unchoose(struct il_layer_use *u)
 
 int il_layerset_choose(struct il_layerset *ls, enum il_family fam)
 {
+	il_plans_hold_notes(); /* a failure below is its one line, without them */
 	for (int i = 0; i < ls->nuses; i++) {
 		struct il_layer_use *u = &ls->uses[i];
 
@@ -91,17 +92,21 @@ int il_layerset_choose(struct il_layerset *ls, enum il_family fam)
 			continue;
 		/* il_plans_choose() said why in one line */
 		if (!u->label)
-			return -1;
+			goto fail;
 		for (int j = 0; fam != IL_FAM_ANY && j < u->n; j++)
 			if (il_plan_has_family(&u->plans[j], fam))
-				return -1;
+				goto fail;
 		il_warn("the %s layer is left out", u->label);
 		unchoose(u);
 	}
+	il_plans_release_notes(true);
 	for (int i = 0; i < ls->nuses; i++)
 		if (ls->uses[i].chosen && ls->uses[i].layer->chosen)
 			ls->uses[i].layer->chosen(ls->obj, ls->uses[i].plans, ls->uses[i].n);
 	return 0;
+fail:
+	il_plans_release_notes(false);
+	return -1;
 }
 
 bool il_layerset_chosen(const struct il_layerset *ls, const struct il_plan *plans)

@@ -201,6 +201,55 @@ bool il_plan_has_family(const struct il_plan *p, enum il_family fam)
 	return false;
 }
 
+/* Notes held by il_plans_hold_notes(): lines, each ending in '\n' */
+static char *held;
+static size_t held_len;
+static bool holding;
+
+void il_plans_hold_notes(void)
+{
+	holding = true;
+}
+
+void il_plans_release_notes(bool print)
+{
+	for (char *line = held, *nl; print && line && (nl = memchr(line, '\n', held + held_len - line));
+	     line = nl + 1)
+		il_warn("%.*s", (int)(nl - line), line);
+	free(held);
+	held = NULL;
+	held_len = 0;
+	holding = false;
+}
+
+/* "tool: " + the note, now, or held until il_plans_release_notes() (then lost when out of
+ * memory: a note, not an error). */
+static void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (!holding) {
+		il_warn("%s", s);
+	} else {
+		char *grown = realloc(held, held_len + n + 1);
+
+		if (grown) {
+			memcpy(grown + held_len, s, n);
+			grown[held_len + n] = '\n';
+			held = grown;
+			held_len += n + 1;
+		}
+	}
+	free(s);
+}
+
 int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 {
 	/* Everything listed starts off; the chosen programs are turned back on. */
@@ -265,7 +314,7 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 			}
 		}
 		if (no_such_family)
-			il_warn("%s: no %s method exists for it in %s; attaching with %s instead%s%s",
+			note("%s: no %s method exists for it in %s; attaching with %s instead%s%s",
 				p->what, il_family_name(fam), il_tool, il_method_name(o->method),
 				o->limits ? " — " : "", o->limits ? o->limits : "");
 		else

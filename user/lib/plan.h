@@ -93,6 +93,13 @@ enum il_family il_method_family(enum il_method m);
  * after printing one line that says what this kernel lacks. */
 int il_plans_choose(struct il_plan *plans, int n, enum il_family fam);
 
+/* The notes of il_plans_choose() that are no error ("no kprobe method exists for it ...;
+ * attaching with tp_btf instead") held from il_plans_hold_notes() until
+ * il_plans_release_notes(print): printed when the choice as a whole succeeded, dropped when
+ * it failed, so a failure is one line. */
+void il_plans_hold_notes(void);
+void il_plans_release_notes(bool print);
+
 /* Attach the chosen programs (after load). A program listed with the same target by several
  * of these plans is attached once. Returns 0, or -1 after printing one line. */
 int il_plans_attach(struct il_plan *plans, int n);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "log.h"
+#include "output.h"
 #include "run.h"
 
 #ifndef PIDFD_THREAD
@@ -175,10 +176,11 @@ int il_run(const struct il_run *r)
 			next += r->interval_s * 1000000000ULL;
 		}
 		fflush(stdout);
-		/* the reader went away: a write failed (EPIPE), or a pipe or socket says so */
+		/* the reader went away: a write failed (EPIPE, or EBADF, ENOSPC...), or a pipe or
+		 * socket says so */
 		if (ferror(stdout) || (out_i >= 0 && (fds[out_i].revents & (POLLERR | POLLHUP)))) {
 			out_gone = true;
-			il_info("the output cannot be written (its reader went away): tracing ends");
+			il_info("the output cannot be written: tracing ends");
 			break;
 		}
 		if ((tgt_i < 0 || fds[tgt_i].revents) && il_target_gone())
@@ -188,6 +190,8 @@ int il_run(const struct il_run *r)
 	}
 	if (r->rb && !out_gone)
 		ring_buffer__consume(r->rb); /* what is still queued belongs to the summary */
+	fflush(stdout);   /* rows first: a stuck stdout counts them */
+	il_out_summary(); /* the caller's summary: to stderr if stdout is blocked past a signal */
 	return done;
 }
 

@@ -11,9 +11,10 @@
  * its final summary and detach; a second one kills the process (default action). */
 extern volatile sig_atomic_t il_exiting;
 
-/* Install the handlers above, with SA_RESTART: a write to a blocked stdout that the signal
- * interrupts goes on where it was (no row is lost). SIGPIPE is ignored so a closed pipe ends
- * the loop with EPIPE instead of killing the tool before it detaches. */
+/* Install the handlers above, with SA_RESTART. A write to a blocked stdout does not sleep in
+ * write(2) (output.h): after a signal it waits IL_OUT_GRACE_MS for the reader, then gives up
+ * and counts what it could not write. SIGPIPE is ignored so a closed pipe ends the loop with
+ * EPIPE instead of killing the tool before it detaches. */
 void il_signals_init(void);
 
 /* Watch the traced process (pid; tid 0) or thread (tid) so that il_run() ends when it exits,
@@ -43,7 +44,8 @@ struct il_run {
  * exits (il_watch_target()), or the output goes away: a write to stdout failed (EPIPE, when
  * the reader of a pipe exits), or stdout is a pipe or socket whose reader has gone, seen
  * within 100 ms even while nothing is printed. stdout is flushed at every turn, so rows reach
- * a pipe as they come. Returns 1 when the count of ticks ended it (the last tick already
+ * a pipe as they come. As it returns, il_out_summary(): what the caller prints next is its
+ * summary (on stderr when stdout is blocked past a signal). Returns 1 when the count of ticks ended it (the last tick already
  * printed everything), 0 otherwise (the caller prints its final summary; when the output is
  * gone that fails quietly and il_tool_output_status() gives 0), -1 after printing one line
  * when polling fails. */

@@ -11,6 +11,7 @@
 #include "loadpool.h"
 #include "disk.h"
 #include "log.h"
+#include "output.h"
 #include "probes.h"
 #include "run.h"
 #include "tool.h"
@@ -78,6 +79,16 @@ static void print_version(void)
 	       "yes (tp_btf)" : "yes (raw_tp, tracepoint)");
 }
 
+static void capture_end(void);
+
+/* After -h, --usage or -V: 0, or 1 after one line when stdout did not take it (closed,
+ * /dev/full), said on the real stderr rather than through the parser's capture. */
+static int help_status(void)
+{
+	capture_end();
+	return il_tool_output_status();
+}
+
 static error_t parse(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
@@ -110,7 +121,7 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 'V':
 		print_version();
-		exit(IL_EXIT_OK);
+		exit(help_status());
 	case 'h': {
 		unsigned flags = ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK;
 
@@ -120,11 +131,11 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		if (tool_argp && tool_argp->doc && strstr(tool_argp->doc, "USAGE: "))
 			flags &= ~ARGP_HELP_SHORT_USAGE;
 		argp_state_help(state, stdout, flags);
-		exit(IL_EXIT_OK);
+		exit(help_status());
 	}
 	case OPT_USAGE:
 		argp_state_help(state, stdout, ARGP_HELP_USAGE);
-		exit(IL_EXIT_OK);
+		exit(help_status());
 	case ARGP_KEY_ARG: /* one the tool's own parser did not take */
 		il_argp_fail(state, "unexpected argument '%s'", arg);
 	default:
@@ -186,6 +197,7 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	size_t n = 0;
 	int err;
 
+	il_out_init(); /* fds 0-2 valid before anything opens one; stdout that a signal can end */
 	memset(&il_opts, 0, sizeof(il_opts));
 	il_opts.attach = IL_FAM_ANY;
 	enabled = opts;
@@ -247,6 +259,25 @@ void *il_tool_opened(void *skel)
 	return skel;
 }
 
+/* What to do about a load's error err (< 0 or > 0): the verifier's log only for what the
+ * verifier says (EINVAL, EACCES, E2BIG, ENOSPC: its log was too small). */
+static const char *load_hint(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case EINVAL: case EACCES: case E2BIG: case ENOSPC:
+		return " (run with -vv for the kernel's verifier log)";
+	case EPERM:
+		return " (the kernel refused: it needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN; "
+		       "a lockdown=confidentiality kernel refuses tracing to root too)";
+	case EMFILE: case ENFILE:
+		return " (too many open files: raise the limit, e.g. ulimit -n 4096)";
+	case ENOMEM:
+		return " (out of memory, or the locked-memory limit: ulimit -l)";
+	default:
+		return "";
+	}
+}
+
 int il_tool_loaded(int err)
 {
 	/* the programs verified on worker threads (il_load_handlers) take their stand-ins' fds */
@@ -260,17 +291,24 @@ int il_tool_loaded(int err)
 	malloc_trim(0);
 	if (!err)
 		return 0;
-	il_err("cannot load the BPF programs: %s (run with -vv for the kernel's verifier log)",
-	       il_errno_name(err));
+	il_err("cannot load the BPF programs: %s%s", il_errno_name(err), load_hint(err));
 	return -1;
 }
 
 int il_tool_output_status(void)
 {
-	if (fflush(stdout) == 0 && !ferror(stdout))
+	struct il_out_status st;
+
+	fflush(stdout);
+	st = il_out_stdout(); /* the failed write's own errno: errno may be a later call's */
+	if (!st.err && st.stuck && !il_out_told() && st.lost_lines)
+		il_warn("stdout is blocked (its reader does not read): %llu lines not written",
+			st.lost_lines);
+	if (!st.err && ferror(stdout))
+		st.err = EIO; /* not through our stream (il_out_init() could not make it) */
+	if (!st.err || st.err == EPIPE) /* the reader went away, as Unix filters take it */
 		return IL_EXIT_OK;
-	if (errno == EPIPE || il_output_gone()) /* errno may be a later call's by now */
-		return IL_EXIT_OK;
-	il_err("writing the output failed: %s", strerror(errno));
+	il_err("writing the output failed: %s (%s): %llu lines not written", strerror(st.err),
+	       il_errno_name(st.err), st.lost_lines);
 	return IL_EXIT_ERR;
 }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include "log.h"
 #include "run.h"
 #include "util.h"
@@ -23,9 +25,24 @@ void il_require_btf(void)
 		       "CONFIG_DEBUG_INFO_BTF=y");
 }
 
+/* Whether this process has capability cap (CAP_*, linux/capability.h) in its effective set;
+ * true when capget(2) fails (the kernel will say). */
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	if (syscall(SYS_capget, &h, d))
+		return true;
+	return d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
+}
+
 void il_require_tracing(void)
 {
 	il_require_root();
+	if (!has_cap(CAP_SYS_ADMIN) && !(has_cap(CAP_BPF) && has_cap(CAP_PERFMON)))
+		il_die("needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, which this root process "
+		       "lacks (a container or capability bounding set takes them away)");
 	il_require_btf();
 }
 

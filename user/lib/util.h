@@ -16,7 +16,9 @@
 void il_require_root(void);
 void il_require_btf(void);
 
-/* Call both of the above, in the order a user can act on. */
+/* Call both of the above, in the order a user can act on, and between them refuse in one line
+ * a root process without CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN (its effective set, by
+ * capget(2)). */
 void il_require_tracing(void);
 
 /* "ENOMEM" for 12 or -12; "E?" style fallback "errno 1234" for unknown values (static buffer). */
