@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 	struct fs_cfg *cfg;
 	char names[64] = "";
 
-	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
+	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
 		      IL_OPT_CSV, argc, argv);
 	skel = IL_SKEL_OPEN(fsslower_bpf);
 	cfg = il_fs_cfg(skel->obj);

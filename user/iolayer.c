@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	il_tool_option_doc('p', "Only this process: all its threads,\nnot its children");
 	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict\n(default 10; Ctrl-C ends early)");
 	il_tool_option_doc('j', "JSON output: one object, at the end");
-	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
+	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
 	if (serve && (top_n < 1 || top_n > IL_SERVE_MAX_TOP))

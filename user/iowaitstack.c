@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 	int rc = IL_EXIT_ERR;
 	struct iw_cfg *cfg;
 
-	il_tool_start("iowaitstack", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+	il_tool_start("iowaitstack", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
 		      argc, argv);
 	if (env.interval && !env.top_set)
 		env.top = 5;

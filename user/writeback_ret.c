@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 	int rc = IL_EXIT_ERR;
 	struct wb_cfg *cfg;
 
-	il_tool_start("writeback-ret", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+	il_tool_start("writeback-ret", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
 		      argc, argv);
 	resolve_func();
 	if ((int)strlen(env.func) > func_width)
