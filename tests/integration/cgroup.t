@@ -11,13 +11,14 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
 require_cmd curl curl
-plan 32
+plan 35
 
 loop_ext4_setup 64
 FS=$(tool fsslower)
 IL=$(tool iolayer)
 WB=$(tool writeback-ret)
 IW=$(tool iowaitstack)
+BS=$(tool biosnoop)
 
 V1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)blkio(,|$)/ { print $2; exit }' /proc/mounts)
 if [ -n "$V1" ]; then
@@ -36,11 +37,13 @@ hex() { head -c 64 /dev/urandom | sha256sum | cut -c1-"$1"; }
 ID=$(hex 64)
 IDX=${ID:0:6}$(hex 58)
 ID2=$(hex 64)
+ID3=$(hex 64)
 U=$(hex 32)
 UID_=${U:0:8}-${U:8:4}-${U:12:4}-${U:16:4}-${U:20:12}
 DOCKER=/system.slice/docker-$ID.scope
 POD=/kubepods/burstable/pod$UID_/$ID2
 OTHER=/docker/$IDX
+DOCKER3=/system.slice/docker-$ID3.scope
 
 # mkcg PATH: PATH in every hierarchy; what did not exist is removed at exit, deepest first,
 # once its processes are gone
@@ -59,6 +62,7 @@ mkcg() {
 mkcg "$DOCKER"
 mkcg "$POD"
 mkcg "$OTHER"
+mkcg "$DOCKER3"
 # enter PATH CMD...: CMD run in cgroup PATH of every hierarchy
 enter() { local p=$1; shift; sh -c 'p=$1; shift; for h in '"$HIER"'; do echo $$ >"$h$p/cgroup.procs" || exit 9; done; exec "$@"' sh "$p" "$@"; }
 
@@ -69,13 +73,22 @@ wl() { # wl NAME PATH|- CHILDREN CALLS: a fork_tree held at its start, in cgroup
 	else enter "$2" "$WL/fork_tree" -g "$TMPD/go" -c "$3" -n "$4" "$MNT/$1" >"$out" 2>&1 & fi
 	at_exit "kill -9 $!"
 	eval "BG_$1=$!"
-	wait_for 5 grep -q "^pid " "$out" || { cat "$out"; echo "Bail out! workload $1 did not start"; exit 1; }
+	wait_for 5 grep -qs "^pid " "$out" || { cat "$out"; echo "Bail out! workload $1 did not start"; exit 1; }
 }
 
 rm -f "$TMPD/go"
 wl a "$DOCKER" 2 7
 wl b - 2 5
 wl c "$POD" 1 4
+# direct writes of one block each, from a shell's child (dd): D in a second container, E outside
+ddw() { # ddw NAME PATH|- COUNT
+	local cmd="while [ ! -e $TMPD/go ]; do sleep 0.02; done; dd if=/dev/zero of=$MNT/$1 bs=4k count=$3 oflag=direct status=none"
+	if [ "$2" = - ]; then sh -c "$cmd" & else enter "$2" sh -c "$cmd" & fi
+	at_exit "kill -9 $!"
+	eval "BG_$1=$!"
+}
+ddw d "$DOCKER3" 20
+ddw e - 10
 check "workload A is in the Docker container's cgroup" grep -qx "$(awk '/^pid /{print $2}' "$TMPD/a.out")" "$ROOT$DOCKER/cgroup.procs"
 
 # the tracers, all at once over the same run
@@ -85,15 +98,18 @@ check "fsslower --cgroup an ancestor of the pod (relative path) starts" \
 	tool_start "$TMPD/fc.json" "$TMPD/fc.err" $FS --json -m 0 --cgroup "kubepods/burstable"
 FC=$TOOL_PID
 check "iolayer --json --cgroup the full cgroupfs path starts" \
-	tool_start "$TMPD/ia.json" "$TMPD/ia.err" $IL --json -d 30 --cgroup "$ROOT$DOCKER"
+	tool_start "$TMPD/ia.json" "$TMPD/ia.err" $IL --json --top 0 -d 30 --cgroup "$ROOT$DOCKER"
 IA=$TOOL_PID
 check "iolayer --cgroup the pod's container (text) starts" \
-	tool_start "$TMPD/ic.txt" "$TMPD/ic.err" $IL -d 30 --cgroup "$POD"
+	tool_start "$TMPD/ic.txt" "$TMPD/ic.err" $IL --top 0 -d 30 --cgroup "$POD"
 IC=$TOOL_PID
 PORT=$(free_port)
 check "iolayer --serve --cgroup starts" \
 	tool_start "$TMPD/is.out" "$TMPD/is.err" $IL --serve "127.0.0.1:$PORT" --cgroup "$ID2"
 IS=$TOOL_PID
+check "biosnoop -C an ancestor of the container starts" \
+	tool_start "$TMPD/bs.json" "$TMPD/bs.err" $BS --json -d "$LOOPNAME" -C /system.slice
+BSP=$TOOL_PID
 check "writeback-ret --cgroup starts" tool_start "$TMPD/wb.json" "$TMPD/wb.err" $WB --json --cgroup "$ID"
 WBP=$TOOL_PID
 check "iowaitstack --cgroup starts" tool_start "$TMPD/iw.json" "$TMPD/iw.err" $IW --json --cgroup "$ID"
@@ -103,13 +119,15 @@ touch "$TMPD/go"
 wait "$BG_a"; RA=$?
 wait "$BG_b"; RB=$?
 wait "$BG_c"; RC=$?
-is "$RA/$RB/$RC" 0/0/0 "the three workloads made all their calls"
+wait "$BG_d"; RD=$?
+wait "$BG_e"; RE=$?
+is "$RA/$RB/$RC/$RD/$RE" 0/0/0/0/0 "the five workloads made all their calls"
 PA=$(awk '/^pids /{$1 = ""; print}' "$TMPD/a.out" | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')
 PC=$(awk '/^pids /{$1 = ""; print}' "$TMPD/c.out" | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')
 diag "A: $(grep fsyncs "$TMPD/a.out"), pids $PA; C: $(grep fsyncs "$TMPD/c.out"), pids $PC; B: $(grep fsyncs "$TMPD/b.out")"
 METRICS=$(curl -sf "http://127.0.0.1:$PORT/metrics")
-for p in $FA $FC $WBP $IWP $IA $IC $IS; do kill -INT "$p" 2>/dev/null; done
-for p in $FA $FC $WBP $IWP $IA $IC $IS; do wait "$p"; done
+for p in $FA $FC $WBP $IWP $IA $IC $IS $BSP; do kill -INT "$p" 2>/dev/null; done
+for p in $FA $FC $WBP $IWP $IA $IC $IS $BSP; do wait "$p"; done
 
 # fsslower: exactly the container's fsyncs and processes
 fsyncs() { jq -s '[.[] | select(.summary) | .summary.fsync.count] | add' "$1"; }
@@ -127,6 +145,11 @@ is "$(jq -s '[.[] | select(.summary) | .summary[].count] | add' "$TMPD/wb.json")
 is "$(pids "$TMPD/wb.json")" "$PA" "writeback-ret --cgroup: A's processes only"
 is "$(jq -r '.stacks[]?.threads[].pid' "$TMPD/iw.json" | sort -nu | tr '\n' ' ')" "$PA" \
 	"iowaitstack --cgroup: the I/O waits of A's 5 processes only"
+
+# biosnoop: the container's direct writes, by the cgroup its bios are charged to
+bsw() { jq -r --arg f "$MNT/$1" 'select(.file == $f and (.rwbs | startswith("W"))) | "\(.bytes) \(.cgroup) \(.container_id)"' "$TMPD/bs.json" | sort | uniq -c | awk '{$1 = $1; print}'; }
+is "$(bsw d)" "20 4096 $DOCKER3 $ID3" "biosnoop -C /system.slice: D's 20 direct writes below it, with its container_id"
+is "$(bsw e)" "" "biosnoop -C /system.slice: none of E's outside"
 
 # iolayer: the processes whose calls it traced (those with file operations: the other
 # processes it lists submitted block I/O to the disks, the culprits it weighs), and names

@@ -82,6 +82,15 @@ int il_cgfilter_resolve(const char *arg, struct il_cgfilter *f, char *err, size_
 		return -1;
 	}
 	rl = strlen(root);
+	if (!strncmp(arg, "cgroup:", 7)) { /* by id, as tools print a cgroup they cannot name */
+		__u64 id;
+
+		if (il_cgroup_id(arg, &id) || il_cgroup_path(id, 0, full, sizeof(full))[0] != '/') {
+			snprintf(err, errlen, "no cgroup '%s' in %s", arg, root);
+			return -1;
+		}
+		return il_cgfilter_resolve(full, f, err, errlen);
+	}
 	if (!arg[0]) {
 		snprintf(err, errlen, "the cgroup is empty (a path in %s, or a container id)", root);
 		return -1;

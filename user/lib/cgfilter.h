@@ -5,7 +5,8 @@
  * hierarchy (cgroup.h: v1 blkio, else v2), given as a path in it ("/system.slice/x.service",
  * "system.slice/x.service", or the full "/sys/fs/cgroup/blkio/..."), or as a container's id or
  * a prefix of it that only one container's directory has (cgident.h), or as the name of one
- * directory in it ("redis.service"): a word that is not a path there is looked for as these. BPF side: il_cg_wanted()
+ * directory in it ("redis.service"): a word that is not a path there is looked for as these;
+ * or "cgroup:ID", its kernfs id. BPF side: il_cg_wanted()
  * (bpf/lib/common.bpf.h), called by every layer's task filter, from il_cg_cfg. Prefix
  * il_cgfilter_.
  */
