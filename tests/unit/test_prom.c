@@ -401,7 +401,14 @@ static const char top_text[] =
 	"# TYPE iolayer_file_disk_bytes_total counter\n"
 	DIRS("iolayer_file_disk_bytes_total", F0, "0", "4096000")
 	DIRS("iolayer_file_disk_bytes_total", F1, "4096", "0")
-	DIRS("iolayer_file_disk_bytes_total", "path=\"other\"", "0", "0");
+	DIRS("iolayer_file_disk_bytes_total", "path=\"other\"", "0", "0")
+	"# HELP iolayer_top_series_evicted_total Series of their own of the top processes "
+	"(table=\"process\") and files (table=\"file\") that stopped since start: the process or file "
+	"lost its place to busier ones, or went away; what it does later adds up in \"other\". The "
+	"series stay bounded by --top.\n"
+	"# TYPE iolayer_top_series_evicted_total counter\n"
+	"iolayer_top_series_evicted_total{table=\"process\"} 0\n"
+	"iolayer_top_series_evicted_total{table=\"file\"} 0\n";
 
 static void test_top_text(void **state)
 {
@@ -469,6 +476,9 @@ static void test_top_over_time(void **state)
 	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
 	assert_string_equal(value_of(got, "iolayer_process_fs_ops_total{" PO ",op=\"read\"}"), "1001");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0");
+	/* jbd2 lost its series: one eviction; the files kept theirs */
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"process\"}"), "1");
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"file\"}"), "0");
 	free(got);
 	/* at once: cat reads 1 s more, in its own series only; jbd2, in "other", sleeps 0.1 s
 	 * after its entry began again (0.25 s -> 0.1 s): "other" takes 0.1 s */
@@ -479,6 +489,8 @@ static void test_top_over_time(void **state)
 	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0.1");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" P0 "}"), "1.5");
+	/* the same two series: no more evictions, the count does not go down */
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"process\"}"), "1");
 	free(got);
 }
 

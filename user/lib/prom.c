@@ -445,6 +445,14 @@ static void top_table(struct il_prom *p, const struct il_prom_top *t, struct il_
 			}
 		}
 	}
+	/* a series of the last exposition that is not there now (same id, same labels) stopped */
+	for (int i = 0; i < tb->nrows; i++) {
+		const struct il_prom_top_row *o = &tb->rows[i], *r;
+
+		if (o->labels && (!(r = bsearch(o, cur, n, sizeof(*cur), cmp_id)) || !r->labels ||
+				  strcmp(r->labels, o->labels)))
+			tb->evicted++;
+	}
 	rows_free(tb->rows, tb->nrows);
 	tb->rows = cur;
 	tb->nrows = n;
@@ -476,6 +484,12 @@ void il_prom_who(struct il_prom *p, struct il_prom_top *t, const struct il_who_v
 		decay = exp2(-(double)(now_ns - t->t_ns) / 1e9 / IL_PROM_TOP_HALF_LIFE_S);
 	top_table(p, t, &t->procs, &proc_table, v, v->nprocs, decay);
 	top_table(p, t, &t->files, &file_table, v, v->nfiles, decay);
+	il_prom_family(p, "iolayer_top_series_evicted", IL_PROM_COUNTER, NULL, "Series of their own "
+		       "of the top processes (table=\"process\") and files (table=\"file\") that stopped "
+		       "since start: the process or file lost its place to busier ones, or went away; "
+		       "what it does later adds up in \"other\". The series stay bounded by --top.");
+	il_prom_value(p, (const char *[]){ "table", "process", NULL }, t->procs.evicted);
+	il_prom_value(p, (const char *[]){ "table", "file", NULL }, t->files.evicted);
 	t->started = true;
 	t->t_ns = now_ns;
 }
