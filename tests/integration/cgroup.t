@@ -46,12 +46,14 @@ OTHER=/docker/$IDX
 DOCKER3=/system.slice/docker-$ID3.scope
 
 # mkcg PATH: PATH in every hierarchy; what did not exist is removed at exit, deepest first,
-# once its processes are gone
+# once its processes are gone. On cgroup2, the io controller is enabled in every cgroup above
+# the leaf (bios are charged to the nearest cgroup that has it)
 mkcg() {
 	local h d p
 	for h in $HIER; do
 		p=
 		for d in $(tr / ' ' <<<"$1"); do
+			[ -z "$V1" ] && { grep -qw io "$h$p/cgroup.subtree_control" || echo +io >"$h$p/cgroup.subtree_control"; }
 			p=$p/$d
 			[ -d "$h$p" ] && continue
 			mkdir "$h$p" || { echo "Bail out! mkdir $h$p"; exit 1; }
