@@ -121,6 +121,9 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 		il_who_view_json(o, &w->view, m->elapsed_s, shown);
 		json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 		json_object_object_add(o, "untraced_children", il_children_json(&kids));
+		/* -C: the cgroup traced (its path in the io controller's hierarchy), else null */
+		json_object_object_add(o, "traced_cgroup", il_cgfilter_get() ?
+				       json_object_new_string(il_cgfilter_get()->path) : NULL);
 		for (int i = 0; i < w->nframes; i++)
 			json_object_array_add(st, json_object_new_string(w->frames[i]));
 		json_object_object_add(o, "top_iowait_stack", st);
@@ -131,7 +134,15 @@ static void report(struct il_window *w, const struct il_fs_aio_row *aio, int nai
 	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
 		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
-	else
+	else if (il_cgfilter_get()) {
+		char cg[4 * PATH_MAX], name[PATH_MAX];
+
+		il_text_escape(il_cgident_short_of(il_cgfilter_get()->path, name, sizeof(name)), sizeof(name),
+			       cg, sizeof(cg));
+		printf("\n%.1f s traced: the processes of cgroup %s and of those below it, children "
+		       "included (file operations, writeback, I/O wait); block layer: every process's\n\n",
+		       m->elapsed_s, cg);
+	} else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	il_window_table(stdout, w, &j.cause);
 	if (w->nframes) {
@@ -279,7 +290,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
-		il_opts.pid ? " of that process" : "", il_opts.duration_s);
+		il_opts.pid ? " of that process" : il_opts.cgroup ? " of that cgroup" : "", il_opts.duration_s);
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = skel->obj };
 	il_children_start(&kids, il_opts.pid, il_obj_map_fd(skel->obj, "fs_exited_io"));

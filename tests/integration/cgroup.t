@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
 require_cmd curl curl
-plan 35
+plan 37
 
 loop_ext4_setup 64
 FS=$(tool fsslower)
@@ -160,6 +160,9 @@ is "$(procs "$TMPD/ia.json")" "$PA" "iolayer --json --cgroup: A's 5 processes ha
 is "$(jq '[.processes[].ops.fsync.count] | add' "$TMPD/ia.json")" 35 "iolayer --cgroup: their 35 fsyncs, no other"
 is "$(jq -r '[.processes[] | select(.ops.fsync.count > 0) | "\(.container_id) \(.runtime) \(.cgroup)"] | unique | join(",")' "$TMPD/ia.json")" \
 	"$ID docker $DOCKER" "iolayer --json: each carries container_id, runtime docker and the cgroup path"
+is "$(jq -r .traced_cgroup "$TMPD/ia.json")" "$DOCKER" "iolayer --json: traced_cgroup, the full path given made relative"
+check "iolayer text says it traced the pod's container and those below it" \
+	grep -qF "s traced: the processes of cgroup pod:${UID_:0:8}/${ID2:0:12} and of those below it" "$TMPD/ic.txt"
 # text: PID COMM CGROUP READ_KB/s WRITE_KB/s FSYNC/s ...
 toprows() { awk '/^top processes:/ {t = 1; next} t && /^$/ {t = 0} t && $1 ~ /^[0-9]+$/ && $6 > 0' "$1"; }
 is "$(toprows "$TMPD/ic.txt" | awk '{print $3}' | sort -u)" "pod:${UID_:0:8}/${ID2:0:12}" \

@@ -26,6 +26,7 @@
 #include "bpfobj.h"
 #include "cause.h"
 #include "btf.h"
+#include "cgfilter.h"
 #include "cgident.h"
 #include "cgroup.h"
 #include "children.h"
