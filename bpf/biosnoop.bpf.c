@@ -6,7 +6,6 @@
 const volatile __u32 targ_dev = 0;         /* -d: this disk (major << 20 | minor); 0 all */
 const volatile bool targ_dev_part = false; /* -d names a partition: match the bio's device */
 const volatile __u32 targ_tgid = 0;        /* -p: this submitter */
-const volatile __u64 targ_cgroup = 0;      /* -C: this cgroup id */
 const volatile __u64 min_ns = 0;           /* -m: I/Os at least this long (from their first mark) */
 
 struct {
@@ -27,7 +26,7 @@ static __always_inline int emit(const struct blk_io *io)
 		return 0;
 	if (targ_tgid && io->tgid != targ_tgid)
 		return 0;
-	if (targ_cgroup && io->cgroup != targ_cgroup)
+	if (il_cg_cfg.id && !io->in_cg) /* -C: that cgroup or one below it (il_cg_under) */
 		return 0;
 	if (!start)
 		start = io->ts[BLK_MK_Q];

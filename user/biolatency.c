@@ -163,8 +163,9 @@ static size_t sorted_keys(int fd, struct bio_hist_key *keys, size_t max)
 static void key_label(struct json_object *o, const struct bio_hist_key *k, const char *cg,
 		      bool disk, bool op)
 {
-	char name[64], ecg[4 * 512 + 1];
+	char name[64], ecg[4 * 512 + 1], cgs[512];
 	const char *sep = "";
+	struct il_cgident id;
 
 	if (disk)
 		il_disk_name(k->dev, name, sizeof(name));
@@ -176,6 +177,8 @@ static void key_label(struct json_object *o, const struct bio_hist_key *k, const
 		if (env.per_cgroup) {
 			il_json_add_name(o, "cgroup", cg, strlen(cg) + 1);
 			json_object_object_add(o, "cgroup_id", json_object_new_uint64(k->cgroup));
+			if (il_cgident_parse(cg, &id)) /* container_id, pod_uid, unit, ... */
+				il_cgident_json_add(o, &id);
 		}
 		return;
 	}
@@ -184,7 +187,8 @@ static void key_label(struct json_object *o, const struct bio_hist_key *k, const
 	if (op)
 		printf("%sop = %s", sep, op_name(k->op)), sep = "  ";
 	if (env.per_cgroup)
-		printf("%scgroup = %s", sep, il_text_escape(cg, strlen(cg) + 1, ecg, sizeof(ecg)));
+		printf("%scgroup = %s", sep, /* a container's or a unit's short name, else the path */
+		       il_text_escape(il_cgident_short_of(cg, cgs, sizeof(cgs)), sizeof(cgs), ecg, sizeof(ecg)));
 	if (disk || op || env.per_cgroup)
 		putchar('\n');
 }

@@ -16,10 +16,9 @@
 #include "biosnoop.skel.h"
 
 static struct env {
-	const char *disk, *cgroup;
+	const char *disk;
 	__u32 dev;
 	bool dev_part;
-	__u64 cgroup_id;
 	unsigned long long min_ms;
 	unsigned ringbuf_mb;         /* --ringbuf: MiB of ring buffer for the rows */
 } env = { .ringbuf_mb = 1 };
@@ -38,7 +37,8 @@ static const char doc[] =
 "  biosnoop -d sda -m 10     # I/Os on sda of 10 ms or more\n"
 "  biosnoop -d sda1          # I/Os sent to partition sda1\n"
 "  biosnoop -p 1234          # I/Os submitted by process 1234\n"
-"  biosnoop -C /slow         # I/Os of cgroup /slow (blkio or v2 hierarchy)\n"
+"  biosnoop -C /slow         # I/Os of cgroup /slow and below (blkio or v2)\n"
+"  biosnoop -C 3f2a9c1b      # I/Os of a container (its id)\n"
 "  biosnoop --json > io.json\n"
 "\n"
 "T is blktrace's RWBS: R read, W write, F flush (first) or FUA (after the\n"
@@ -55,7 +55,6 @@ enum { OPT_RINGBUF = 0x100 };
 
 static const struct argp_option opts[] = {
 	{ "disk", 'd', "DISK", 0, "Only I/O of this disk, or sent to this partition\n(sda, nvme0n1, dm-0, sda1)", 0 },
-	{ "cgroup", 'C', "CGROUP", 0, "Only I/O of this cgroup\n(a path in the blkio or v2 hierarchy)", 0 },
 	{ "min", 'm', "MS", 0, "Only I/Os of at least MS milliseconds in all\n(default 0)", 0 },
 	{ "ringbuf", OPT_RINGBUF, "MB", 0, "Ring buffer for the rows, in MiB (default 1,\nrounded up to a power of two): give more\nwhen a burst of I/O loses rows", 0 },
 	{ 0 },
@@ -65,7 +64,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
 	case 'd': env.disk = arg; break;
-	case 'C': env.cgroup = arg; break;
 	case 'm': env.min_ms = il_arg_uint(arg, "the minimum latency (-m, milliseconds)", 0, 1000000000); break;
 	case OPT_RINGBUF: env.ringbuf_mb = il_arg_ringbuf_mb(arg); break;
 	default: return ARGP_ERR_UNKNOWN;
@@ -166,6 +164,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 	static const char *const flag_names[] = { "sync", "meta", "fua", "preflush", "rahead", "background" };
 	char disk[64], dname[64], from[64], rwbs[16], cg[512], file[WHO_PATH_DEPTH * WHO_NAME_LEN + 1024];
 	char comm[IL_TASK_COMM_LEN + 1], ecomm[4 * sizeof(comm)], ecg[4 * sizeof(cg)], efile[4 * sizeof(file)];
+	char cgs[sizeof(cg)];
+	struct il_cgident cgi;
 	char b[3][32], pid[16], sector[24];
 	long long t[3];
 	bool no_sector = e->sector == ~0ULL || (!e->bytes && e->op == IL_OP_FLUSH);
@@ -209,6 +209,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 		json_object_object_add(o, "bios", json_object_new_uint64(e->bios));
 		il_json_add_name(o, "cgroup", cg, sizeof(cg));
 		json_object_object_add(o, "cgroup_id", json_object_new_uint64(e->cgroup));
+		if (il_cgident_parse(cg, &cgi)) /* container_id, pod_uid, unit, ... */
+			il_cgident_json_add(o, &cgi);
 		il_json_add_name(o, "file", file, sizeof(file));
 		json_object_object_add(o, "ino", e->ino ? json_object_new_uint64(e->ino) : NULL);
 		json_object_object_add(o, "before_q_us", json_us(t[0]));
@@ -232,7 +234,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 	printf("%-11.6f %-16s %-7s %-9s %-4s %-12s %-8u %9s %9s %9s %-16s %s%s\n", when,
 	       comm[0] ? il_text_column(comm, sizeof(comm), 16, ecomm, sizeof(ecomm)) : "-", pid, disk,
 	       rwbs, sector, e->bytes, b[0], b[1], b[2],
-	       il_text_escape(cg, sizeof(cg), ecg, sizeof(ecg)),
+	       /* a container's or a unit's short name, else the path */
+	       il_text_escape(il_cgident_short_of(cg, cgs, sizeof(cgs)), sizeof(cgs), ecg, sizeof(ecg)),
 	       file[0] ? il_text_escape(file, sizeof(file), efile, sizeof(efile)) : "-",
 	       e->error ? "  (error)" : "");
 	return 0;
@@ -247,10 +250,9 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	int rc = IL_EXIT_ERR;
 
-	il_tool_start("biosnoop", &argp, IL_OPT_PID | IL_OPT_JSON, argc, argv);
+	il_tool_option_doc('C', "Only I/O charged to this cgroup (the bio's\nblkcg) or to one below it: a path in the\nblkio (v1) or v2 hierarchy, a container's id\nor a unique prefix of it, or a unit's name");
+	il_tool_start("biosnoop", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_JSON, argc, argv);
 	il_tool_disk(env.disk, &env.dev, &env.dev_part);
-	if (env.cgroup && il_cgroup_id(env.cgroup, &env.cgroup_id))
-		il_die("no cgroup '%s' (a path in the blkio or v2 hierarchy, e.g. /system.slice)", env.cgroup);
 
 	skel = IL_SKEL_OPEN(biosnoop_bpf);
 	il_blk_cfg(skel->obj);
@@ -258,7 +260,6 @@ int main(int argc, char **argv)
 	skel->rodata->targ_dev = env.dev;
 	skel->rodata->targ_dev_part = env.dev_part;
 	skel->rodata->targ_tgid = il_opts.pid;
-	skel->rodata->targ_cgroup = env.cgroup_id;
 	skel->rodata->min_ns = env.min_ms * 1000000ULL;
 	bpf_map__set_max_entries(skel->maps.bs_events, env.ringbuf_mb << 20);
 
@@ -280,7 +281,7 @@ int main(int argc, char **argv)
 		       "PID", "DISK", "T", "SECTOR", "BYTES", "BEFOREQ", "QUEUE", "DEVICE", "CGROUP", "FILE");
 	fflush(stdout);
 	fprintf(stderr, "Tracing block I/O%s (times in ms)... Hit Ctrl-C to end.\n",
-		env.disk || il_opts.pid || env.cgroup || env.min_ms ? ", filtered" : "");
+		env.disk || il_opts.pid || il_opts.cgroup || env.min_ms ? ", filtered" : "");
 
 	struct il_run run = { .rb = rb, .interval_s = 1, .tick = warn_lost,
 			      .ctx = (void *)(long)bpf_map__fd(skel->maps.il_drops) };

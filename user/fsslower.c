@@ -39,12 +39,15 @@ static const char doc[] =
 "xfs and btrfs slower than a threshold, with process, thread and file, and a\n"
 "per-operation summary at exit.\n"
 "\n"
-"USAGE: fsslower [-m MS] [-p PID | --tid TID] [-t TYPE[,TYPE...]] [-f PATH]\n"
-"                [-d SECONDS] [-L] [--split] [--csv | --json] [--ringbuf MB]\n"
+"USAGE: fsslower [-m MS] [-p PID | --tid TID | -C CGROUP] [-t TYPE[,TYPE...]]\n"
+"                [-f PATH] [-d SECONDS] [-L] [--split] [--csv | --json]\n"
+"                [--ringbuf MB]\n"
 "\n"
 "EXAMPLES:\n"
 "  fsslower                  # calls over 10 ms, every mounted ext4/xfs/btrfs\n"
 "  fsslower -m 0 -p 1234     # every call of process 1234 (all its threads)\n"
+"  fsslower -m 0 -C 3f2a9c1b # every call of a container's processes, children\n"
+"                            # included (its id; or -C /system.slice/x.service)\n"
 "  fsslower -p 1234 -L       # add a TID column\n"
 "  fsslower --tid 1240       # one thread only\n"
 "  fsslower -m 1 -f /var/lib/redis/appendonly.aof   # one file, over 1 ms\n"
@@ -295,7 +298,7 @@ int main(int argc, char **argv)
 	struct fs_cfg *cfg;
 	char names[64] = "";
 
-	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
+	il_tool_start("fsslower", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON |
 		      IL_OPT_CSV, argc, argv);
 	skel = IL_SKEL_OPEN(fsslower_bpf);
 	cfg = il_fs_cfg(skel->obj);

@@ -24,13 +24,15 @@ static const char doc[] =
 "Trace every kernel I/O layer at once -- syscall/VFS, filesystem, writeback,\n"
 "I/O wait, block queue, device -- then say which one is slow, and why.\n"
 "\n"
-"USAGE: iolayer [-p PID] [-d SECONDS] [--json] [--html FILE]\n"
-"       iolayer --serve [ADDR:]PORT [-p PID]\n"
+"USAGE: iolayer [-p PID | -C CGROUP] [-d SECONDS] [--json] [--html FILE]\n"
+"       iolayer --serve [ADDR:]PORT [-p PID | -C CGROUP]\n"
 "\n"
 "EXAMPLES:\n"
 "  iolayer               # 10 seconds of every process, then the verdict\n"
 "  iolayer -p 1234       # one process (all its threads, not its children);\n"
 "                        # block layer: the disk it used\n"
+"  iolayer -C 3f2a9c1b   # a container's processes, children included (its\n"
+"                        # id; or a cgroup path, or a unit: -C redis.service)\n"
 "  iolayer -d 60         # a minute (default 10 s; Ctrl-C ends early)\n"
 "  iolayer --json        # one JSON object, at the end\n"
 "  iolayer --top 10      # the 10 top processes and files\n"
@@ -40,8 +42,8 @@ static const char doc[] =
 "  iolayer --serve 0.0.0.0 # every address, port 19435; runs until stopped\n"
 "\n"
 "-p follows one process: its children (a server's workers, a shell's commands)\n"
-"are not in it; give their own pids. File operations are traced on ext4, xfs\n"
-"and btrfs only (not tmpfs, NFS, ...).\n"
+"are not in it; give their own pids, or -C their cgroup. File operations are\n"
+"traced on ext4, xfs and btrfs only (not tmpfs, NFS, ...).\n"
 "\n"
 "Then dig into the layer it names with fsslower, writeback-ret, iowaitstack or\n"
 "biolatency.\n"
@@ -122,6 +124,9 @@ static struct json_object *report_json(struct il_window *w, const struct il_judg
 	il_who_view_json(o, &w->view, w->m.elapsed_s, shown);
 	json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
 	json_object_object_add(o, "untraced_children", il_children_json(&kids));
+	/* -C: the cgroup traced (its path in the io controller's hierarchy), else null */
+	json_object_object_add(o, "traced_cgroup", il_cgfilter_get() ?
+			       json_object_new_string(il_cgfilter_get()->path) : NULL);
 	for (int i = 0; i < w->nframes; i++)
 		json_object_array_add(st, json_object_new_string(w->frames[i]));
 	json_object_object_add(o, "top_iowait_stack", st);
@@ -242,7 +247,15 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	if (il_opts.pid)
 		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
 		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
-	else
+	else if (il_cgfilter_get()) {
+		char cg[4 * PATH_MAX], name[PATH_MAX];
+
+		il_text_escape(il_cgident_short_of(il_cgfilter_get()->path, name, sizeof(name)), sizeof(name),
+			       cg, sizeof(cg));
+		printf("\n%.1f s traced: the processes of cgroup %s and of those below it, children "
+		       "included (file operations, writeback, I/O wait); block layer: every process's\n\n",
+		       m->elapsed_s, cg);
+	} else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
 	il_window_table(stdout, w, &j.cause);
 	if (w->nframes) {
@@ -325,7 +338,7 @@ int main(int argc, char **argv)
 	il_tool_option_doc('p', "Only this process: all its threads,\nnot its children");
 	il_tool_option_doc('d', "Trace for SECONDS, then print the verdict\n(default 10; Ctrl-C ends early)");
 	il_tool_option_doc('j', "JSON output: one object, at the end");
-	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
+	il_tool_start("iolayer", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_DURATION | IL_OPT_JSON, argc, argv);
 	if (serve && il_opts.format == IL_FMT_JSON)
 		il_die("--serve and --json cannot be combined (/verdict serves the JSON)");
 	if (serve && (top_n < 1 || top_n > IL_SERVE_MAX_TOP))
@@ -423,7 +436,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
-		il_opts.pid ? " of that process" : "", il_opts.duration_s);
+		il_opts.pid ? " of that process" : il_opts.cgroup ? " of that cgroup" : "", il_opts.duration_s);
 	struct tick_ctx tc = { skel->obj, &src, heat, t0 };
 	struct il_run run = { .duration_s = il_opts.duration_s, .interval_s = 1, .tick = note_procs,
 			      .ctx = &tc };

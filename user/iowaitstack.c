@@ -33,7 +33,7 @@ static const char doc[] =
 "the moment a task leaves the CPU with its in-iowait flag set until it runs\n"
 "again.\n"
 "\n"
-"USAGE: iowaitstack [-p PID | --tid TID] [-m USECS] [-M USECS] [-U]\n"
+"USAGE: iowaitstack [-p PID | --tid TID | -C CGROUP] [-m USECS] [-M USECS] [-U]\n"
 "                   [-i SECONDS [-c COUNT]] [--top N] [--folded | --json]\n"
 "                   [--flamegraph FILE] [-d SECONDS | DURATION]\n"
 "\n"
@@ -41,6 +41,7 @@ static const char doc[] =
 "  iowaitstack               # stacks by total wait until Ctrl-C, with threads\n"
 "  iowaitstack 10            # trace for 10 seconds\n"
 "  iowaitstack -p 1234       # only process 1234 (all its threads)\n"
+"  iowaitstack -C redis.service # the I/O waits of a unit's processes\n"
 "  iowaitstack --tid 1240    # only thread 1240\n"
 "  iowaitstack -i 1          # each second: waits per thread, top stacks\n"
 "  iowaitstack -m 10000      # only sleeps of 10 ms or more\n"
@@ -401,7 +402,7 @@ int main(int argc, char **argv)
 	int rc = IL_EXIT_ERR;
 	struct iw_cfg *cfg;
 
-	il_tool_start("iowaitstack", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+	il_tool_start("iowaitstack", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
 		      argc, argv);
 	if (env.interval && !env.top_set)
 		env.top = 5;

@@ -24,8 +24,8 @@ static const char doc[] =
 "Show what the writeback path returns, call by call: ext4_writepages\n"
 "(default), do_writepages, or any kernel function that returns int.\n"
 "\n"
-"USAGE: writeback-ret [-f FUNC] [-p PID | --tid TID] [--errors] [--stack]\n"
-"                     [-d SECONDS] [--json]\n"
+"USAGE: writeback-ret [-f FUNC] [-p PID | --tid TID | -C CGROUP] [--errors]\n"
+"                     [--stack] [-d SECONDS] [--json]\n"
 "\n"
 "One row per return of the traced function: the value (signed, with its errno\n"
 "name), the writeback_control's sync mode, pages written, latency, device,\n"
@@ -41,6 +41,7 @@ static const char doc[] =
 "  writeback-ret                     # every ext4_writepages call\n"
 "  writeback-ret --errors --stack    # failing calls only, with kernel stacks\n"
 "  writeback-ret -p 1234             # calls made by process 1234\n"
+"  writeback-ret -C 3f2a9c1b          # calls made in a container (its id)\n"
 "  writeback-ret -f do_writepages    # do_writepages instead\n"
 "  writeback-ret -f vfs_fsync_range  # any int-returning kernel function\n"
 "                                    # (needs fexit or kretprobes)\n"
@@ -333,7 +334,7 @@ int main(int argc, char **argv)
 	int rc = IL_EXIT_ERR;
 	struct wb_cfg *cfg;
 
-	il_tool_start("writeback-ret", &argp, IL_OPT_PID | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
+	il_tool_start("writeback-ret", &argp, IL_OPT_PID | IL_OPT_CGROUP | IL_OPT_TID | IL_OPT_DURATION | IL_OPT_JSON,
 		      argc, argv);
 	resolve_func();
 	if ((int)strlen(env.func) > func_width)

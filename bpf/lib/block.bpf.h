@@ -216,6 +216,7 @@ struct il_bio_info {
 	__u32 bytes, opf;        /* at Q: bi_iter.bi_size, bi_opf */
 	__u32 held;              /* Q ran in another task than the submitter's (pid): a worker
 				  * queued it after holding it (blk-throttle's dispatch) */
+	__u32 in_cg;             /* with --cgroup: its cgroup is il_cg_cfg's or below it */
 	char comm[IL_TASK_COMM_LEN];
 };
 
@@ -584,14 +585,18 @@ static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
 	b->opf = BPF_CORE_READ(bio, bi_opf);
 	b->part = il_bio_part_dev(bio);
 	b->cgroup = il_bio_cgroup(bio);
+	b->in_cg = il_cg_cfg.id && il_cg_under(il_bio_cgroup_of(bio));
 	dio = il_bio_iomap_dio(bio);
 	if (!b->tgid)
 		il_bio_who(bio, dio, b);
 	/* queued by another task than its submitter: held and let go by a worker */
 	b->held = b->pid && b->pid != (__u32)bpf_get_current_pid_tgid();
 	il_sub_touch(b->queue_ns);
-	if (!b->cgroup) /* no blk-cgroup: the submitter's, when it is the current task */
-		b->cgroup = b->tgid == bpf_get_current_pid_tgid() >> 32 ? bpf_get_current_cgroup_id() : 0;
+	if (!b->cgroup && b->tgid == bpf_get_current_pid_tgid() >> 32) { /* no blk-cgroup: the
+									* submitter's, when it is the current task */
+		b->cgroup = bpf_get_current_cgroup_id();
+		b->in_cg = il_cg_cfg.id && il_cg_wanted();
+	}
 	if (blk_cfg.files && !b->ino)
 		il_bio_file(bio, dio, b);
 	IL_DISK_COUNT(who_bio_dev(bio), bios_queued);
@@ -825,6 +830,7 @@ static __always_inline void il_io_from_bio(struct blk_io *io, const struct il_bi
 	io->part = b->part;
 	io->from = b->from;
 	io->held = b->held;
+	io->in_cg = b->in_cg;
 	__builtin_memcpy(io->comm, b->comm, sizeof(io->comm));
 }
 

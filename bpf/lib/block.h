@@ -94,7 +94,9 @@ struct blk_io {
 	__u8 held;              /* its first bio was queued (block_bio_queue) by another task
 				 * than its submitter: held, then let go by a worker (blk-throttle's
 				 * dispatch work) */
-	__u8 pad[5];
+	__u8 in_cg;             /* with --cgroup (struct il_cg_cfg): its first bio's cgroup (as
+				 * cgroup) is that one or below it */
+	__u8 pad[4];
 	char comm[IL_TASK_COMM_LEN]; /* submitter's thread name */
 };
 _Static_assert(__builtin_offsetof(struct blk_io, comm) + IL_TASK_COMM_LEN == sizeof(struct blk_io),

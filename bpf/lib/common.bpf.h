@@ -124,4 +124,69 @@ static __always_inline void il_ringbuf_output(void *rb, void *data, __u64 size, 
 		il_drop(IL_DROP_RINGBUF_FULL);
 }
 
+/* ---- the --cgroup filter (struct il_cg_cfg, shared.h), one for every layer ---------- */
+
+const volatile struct il_cg_cfg il_cg_cfg = {};
+
+/* struct cgroup before 6.0, which kept its ancestors' ids rather than pointers to them. */
+struct cgroup___ids {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The cgroup task's io controller charges it to (v1: the blkio hierarchy's):
+ * task->cgroups->subsys[io_cgrp_id]->cgroup (include/linux/cgroup-defs.h); NULL on a kernel
+ * without CONFIG_BLK_CGROUP. */
+static __always_inline struct cgroup *il_task_io_cgroup(struct task_struct *task)
+{
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cs;
+	__u32 idx;
+
+	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
+		return NULL;
+	idx = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
+	cs = BPF_CORE_READ(task, cgroups);
+	if (!cs)
+		return NULL;
+	bpf_probe_read_kernel(&css, sizeof(css),
+			      (void *)cs + bpf_core_field_offset(struct css_set, subsys) + idx * sizeof(css));
+	return css ? BPF_CORE_READ(css, cgroup) : NULL;
+}
+
+/* Whether cgroup cg is il_cg_cfg's or below it: its ancestor at il_cg_cfg.level (itself at its
+ * own level) is il_cg_cfg.id -- cgroup.ancestors[level]->kn->id (6.0+), else
+ * cgroup.ancestor_ids[level] (5.10..5.19); one look, whatever the depth. */
+static __always_inline bool il_cg_under(struct cgroup *cg)
+{
+	__u32 lvl = il_cg_cfg.level;
+	struct cgroup *a = NULL;
+	__u64 id = 0;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)lvl)
+		return false;
+	if (bpf_core_field_exists(struct cgroup, ancestors)) {
+		bpf_probe_read_kernel(&a, sizeof(a), (void *)cg +
+				      bpf_core_field_offset(struct cgroup, ancestors) + lvl * sizeof(a));
+		id = a ? BPF_CORE_READ(a, kn, id) : 0;
+	} else {
+		bpf_probe_read_kernel(&id, sizeof(id), (void *)cg +
+				      bpf_core_field_offset(struct cgroup___ids, ancestor_ids) + lvl * sizeof(id));
+	}
+	return id == il_cg_cfg.id;
+}
+
+/* The --cgroup filter for the current task: true when there is none, or when the task's
+ * cgroup (il_cg_cfg.v1: its blkio one, else its v2 one) is the one given or below it. Every
+ * layer's task filter calls it (at sched_switch, current is still the task switched out). */
+static __always_inline bool il_cg_wanted(void)
+{
+	struct task_struct *task;
+
+	if (!il_cg_cfg.id)
+		return true;
+	task = (struct task_struct *)bpf_get_current_task();
+	return il_cg_under(il_cg_cfg.v1 ? il_task_io_cgroup(task) : BPF_CORE_READ(task, cgroups, dfl_cgrp));
+}
+
 #endif /* IOLAYER_COMMON_BPF_H */

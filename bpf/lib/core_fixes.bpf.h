@@ -151,19 +151,28 @@ static __always_inline __u32 il_bio_part_dev(struct bio *bio)
 }
 
 /* The cgroup the block layer charges a bio to: its blkcg (bio.bi_blkg, set from the
- * submitter when the bio was made, so still right when a worker queues it later), as the
- * cgroup's kernfs id -- the inode number of its directory in the hierarchy blkio belongs to
- * (v1 blkio, or v2). 0 when the kernel has no blk-cgroup or the bio none. */
-static __always_inline __u64 il_bio_cgroup(struct bio *bio)
+ * submitter when the bio was made, so still right when a worker queues it later):
+ * bi_blkg->blkcg->css.cgroup, in the hierarchy blkio belongs to (v1 blkio, or v2). NULL when
+ * the kernel has no blk-cgroup or the bio none. */
+static __always_inline struct cgroup *il_bio_cgroup_of(struct bio *bio)
 {
 	struct blkcg_gq *g;
 
 	if (!bpf_core_field_exists(bio->bi_blkg))
-		return 0;
+		return NULL;
 	g = BPF_CORE_READ(bio, bi_blkg);
 	if (!g)
-		return 0;
-	return BPF_CORE_READ(g, blkcg, css.cgroup, kn, id);
+		return NULL;
+	return BPF_CORE_READ(g, blkcg, css.cgroup);
+}
+
+/* That cgroup's kernfs id -- the inode number of its directory in the hierarchy; 0 when
+ * there is none. */
+static __always_inline __u64 il_bio_cgroup(struct bio *bio)
+{
+	struct cgroup *cg = il_bio_cgroup_of(bio);
+
+	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
 }
 
 /* task_struct.in_iowait: set by io_schedule_prepare() (io_schedule, io_schedule_timeout and

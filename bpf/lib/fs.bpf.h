@@ -129,7 +129,7 @@ static __always_inline bool fs_task_wanted(__u64 pid_tgid)
 		return false;
 	if (fs_cfg.targ_tid && tid != fs_cfg.targ_tid)
 		return false;
-	return tgid != fs_cfg.self_tgid;
+	return tgid != fs_cfg.self_tgid && il_cg_wanted();
 }
 
 /* The -f file filter: struct inode.i_ino and i_sb->s_dev of file. */

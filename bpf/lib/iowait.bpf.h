@@ -187,7 +187,8 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 
 	tid = IL_BTF_READ(btf, prev, pid);
 	tgid = IL_BTF_READ(btf, prev, tgid);
-	if (!tid || (iw_cfg.targ_tgid && tgid != iw_cfg.targ_tgid) || (iw_cfg.targ_tid && tid != iw_cfg.targ_tid))
+	if (!tid || (iw_cfg.targ_tgid && tgid != iw_cfg.targ_tgid) || (iw_cfg.targ_tid && tid != iw_cfg.targ_tid) ||
+	    !il_cg_wanted())
 		return;
 	if (prev_state == 0) /* TASK_RUNNING: woken before it slept */
 		return;

@@ -30,6 +30,17 @@ enum il_rq_flag {
 	IL_RQF_RAHEAD = 16, IL_RQF_BACKGROUND = 32,
 };
 
+/* The --cgroup filter every layer applies (il_cg_wanted(), common.bpf.h), set by
+ * il_cgfilter_apply() (user/lib/cgfilter.c) in const volatile il_cg_cfg: a task is traced when
+ * its cgroup in the io controller's hierarchy (v1 blkio: task->cgroups->subsys[io_cgrp_id];
+ * else v2: dfl_cgrp) is cgroup id or a descendant, i.e. its ancestor at depth level is id.
+ * id 0: no filter. */
+struct il_cg_cfg {
+	__u64 id;      /* kernfs id (the directory's inode number) of the cgroup */
+	__u32 level;   /* its depth below the hierarchy's root (the root: 0) */
+	__u32 v1;      /* the hierarchy is v1 blkio's, not cgroup2's */
+};
+
 /* What the kernel side could not count, one per-CPU counter each (map `il_drops`). */
 enum il_drop {
 	IL_DROP_RINGBUF_FULL, /* bpf_ringbuf_reserve() failed: an event was lost */

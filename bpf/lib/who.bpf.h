@@ -230,19 +230,9 @@ static __always_inline struct who_file *who_file_get(struct inode *inode, struct
  * kernel without CONFIG_BLK_CGROUP. */
 static __always_inline __u64 who_io_cgroup_id(struct task_struct *task)
 {
-	struct cgroup_subsys_state *css = NULL;
-	struct css_set *cs;
-	__u32 idx;
+	struct cgroup *cg = il_task_io_cgroup(task);
 
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, io_cgrp_id))
-		return 0;
-	idx = bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id);
-	cs = BPF_CORE_READ(task, cgroups);
-	if (!cs)
-		return 0;
-	bpf_probe_read_kernel(&css, sizeof(css),
-			      (void *)cs + bpf_core_field_offset(struct css_set, subsys) + idx * sizeof(css));
-	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+	return cg ? BPF_CORE_READ(cg, kn, id) : 0;
 }
 
 /* Who task is, into p: its process's name (the thread group leader's comm: a worker thread

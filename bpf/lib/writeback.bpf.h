@@ -78,7 +78,7 @@ static __always_inline bool wb_filtered(__u64 pid_tgid)
 		return true;
 	if (wb_cfg.targ_tid && (__u32)pid_tgid != wb_cfg.targ_tid)
 		return true;
-	return false;
+	return !il_cg_wanted();
 }
 
 /*

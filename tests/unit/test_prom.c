@@ -320,10 +320,10 @@ static void who(struct il_prom *p)
 	il_prom_who(p, &top, &view, now_ns);
 }
 
-#define P0 "pid=\"4242\",comm=\"fsync_loop\",cgroup=\"/user.slice\""
-#define P1 "pid=\"17\",comm=\"jbd2/loop0-8\",cgroup=\"/\""
-#define P2 "pid=\"99\",comm=\"cat\",cgroup=\"/\""
-#define PO "pid=\"other\",comm=\"other\",cgroup=\"other\""
+#define P0 "pid=\"4242\",comm=\"fsync_loop\",cgroup=\"/user.slice\",container_id=\"\",pod_uid=\"\",unit=\"user.slice\""
+#define P1 "pid=\"17\",comm=\"jbd2/loop0-8\",cgroup=\"/\",container_id=\"\",pod_uid=\"\",unit=\"\""
+#define P2 "pid=\"99\",comm=\"cat\",cgroup=\"/\",container_id=\"\",pod_uid=\"\",unit=\"\""
+#define PO "pid=\"other\",comm=\"other\",cgroup=\"other\",container_id=\"other\",pod_uid=\"other\",unit=\"other\""
 #define OPS(fam, who, r, w, o, f, s) \
 	fam "{" who ",op=\"read\"} " r "\n" fam "{" who ",op=\"write\"} " w "\n" \
 	fam "{" who ",op=\"open\"} " o "\n" fam "{" who ",op=\"fsync\"} " f "\n" \
@@ -401,7 +401,14 @@ static const char top_text[] =
 	"# TYPE iolayer_file_disk_bytes_total counter\n"
 	DIRS("iolayer_file_disk_bytes_total", F0, "0", "4096000")
 	DIRS("iolayer_file_disk_bytes_total", F1, "4096", "0")
-	DIRS("iolayer_file_disk_bytes_total", "path=\"other\"", "0", "0");
+	DIRS("iolayer_file_disk_bytes_total", "path=\"other\"", "0", "0")
+	"# HELP iolayer_top_series_evicted_total Series of their own of the top processes "
+	"(table=\"process\") and files (table=\"file\") that stopped since start: the process or file "
+	"lost its place to busier ones, or went away; what it does later adds up in \"other\". The "
+	"series stay bounded by --top.\n"
+	"# TYPE iolayer_top_series_evicted_total counter\n"
+	"iolayer_top_series_evicted_total{table=\"process\"} 0\n"
+	"iolayer_top_series_evicted_total{table=\"file\"} 0\n";
 
 static void test_top_text(void **state)
 {
@@ -469,6 +476,9 @@ static void test_top_over_time(void **state)
 	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
 	assert_string_equal(value_of(got, "iolayer_process_fs_ops_total{" PO ",op=\"read\"}"), "1001");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0");
+	/* jbd2 lost its series: one eviction; the files kept theirs */
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"process\"}"), "1");
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"file\"}"), "0");
 	free(got);
 	/* at once: cat reads 1 s more, in its own series only; jbd2, in "other", sleeps 0.1 s
 	 * after its entry began again (0.25 s -> 0.1 s): "other" takes 0.1 s */
@@ -479,6 +489,8 @@ static void test_top_over_time(void **state)
 	assert_string_equal(value_of(got, "iolayer_process_fs_seconds_total{" PO ",op=\"read\"}"), "8.000001");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" PO "}"), "0.1");
 	assert_string_equal(value_of(got, "iolayer_process_iowait_seconds_total{" P0 "}"), "1.5");
+	/* the same two series: no more evictions, the count does not go down */
+	assert_string_equal(value_of(got, "iolayer_top_series_evicted_total{table=\"process\"}"), "1");
 	free(got);
 }
 
@@ -539,6 +551,28 @@ static void test_accept(void **state)
 	}
 }
 
+/* A process in a Kubernetes pod's container (systemd driver) and one in a unit: their series
+ * carry container_id and pod_uid, or unit, from the cgroup path (cgident.h). */
+static void test_top_container_labels(void **state)
+{
+	char *got;
+
+	strcpy(procs[0].cgroup, "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3f1c2d4e_5a6b_"
+	       "7c8d_9e0f_a1b2c3d4e5f6.slice/cri-containerd-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f302112"
+	       "03f4e5d6c7b8a9.scope");
+	strcpy(procs[1].cgroup, "/system.slice/redis.service");
+	got = expose(false, who);
+	assert_non_null(strstr(got, "iolayer_process_iowait_seconds_total{pid=\"4242\",comm=\"fsync_loop\","
+			       "cgroup=\"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3f1c2d4e_"
+			       "5a6b_7c8d_9e0f_a1b2c3d4e5f6.slice/cri-containerd-9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c"
+			       "6d5e4f30211203f4e5d6c7b8a9.scope\",container_id=\"9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c"
+			       "6d5e4f30211203f4e5d6c7b8a9\",pod_uid=\"3f1c2d4e-5a6b-7c8d-9e0f-a1b2c3d4e5f6\",unit=\"\"} 1.5\n"));
+	assert_non_null(strstr(got, "iolayer_process_iowait_seconds_total{pid=\"17\",comm=\"jbd2/loop0-8\","
+			       "cgroup=\"/system.slice/redis.service\",container_id=\"\",pod_uid=\"\","
+			       "unit=\"redis.service\"} 0.25\n"));
+	free(got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +590,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_top_over_time, top_setup, top_teardown),
 		cmocka_unit_test_setup_teardown(test_top_same_label, top_setup, top_teardown),
 		cmocka_unit_test_setup_teardown(test_top_cut_escapes, top_setup, top_teardown),
+		cmocka_unit_test_setup_teardown(test_top_container_labels, top_setup, top_teardown),
 	};
 
 	return cmocka_run_group_tests_name("prom", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* A tool's layers and their lifecycle (layerset.h). */
 #include <stdlib.h>
+#include "cgfilter.h"
 #include "layerset.h"
 #include "log.h"
 #include "tool.h"
@@ -81,6 +82,7 @@ static void unchoose(struct il_layer_use *u)
 
 int il_layerset_choose(struct il_layerset *ls, enum il_family fam)
 {
+	il_cgfilter_apply(ls->obj); /* --cgroup, for every layer of the object */
 	il_plans_hold_notes(); /* a failure below is its one line, without them */
 	for (int i = 0; i < ls->nuses; i++) {
 		struct il_layer_use *u = &ls->uses[i];

@@ -26,6 +26,8 @@
 #include "bpfobj.h"
 #include "cause.h"
 #include "btf.h"
+#include "cgfilter.h"
+#include "cgident.h"
 #include "cgroup.h"
 #include "children.h"
 #include "disk.h"

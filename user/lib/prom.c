@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "cgident.h"
 #include "escape.h"
 #include "layers/fs.h"
 #include "lib/shared.h"
@@ -306,10 +307,16 @@ static char *proc_labels(const struct il_who_view *v, int i)
 {
 	const struct il_who_sum *p = &v->procs[i];
 	char comm[2 * IL_PROM_LABEL_MAX + 1], cg[2 * IL_PROM_PATH_LABEL_MAX + 1], *s;
+	char unit[2 * IL_PROM_LABEL_MAX + 1];
+	struct il_cgident id;
 
-	if (asprintf(&s, "pid=\"%u\",comm=\"%s\",cgroup=\"%s\"", p->pid,
-		     label_value(p->comm, sizeof(p->comm), label_max("comm"), comm, sizeof(comm)),
-		     label_value(p->cgroup, sizeof(p->cgroup), label_max("cgroup"), cg, sizeof(cg))) < 0)
+	/* container_id, pod_uid, unit: bounded as the process series are (cgident.h) */
+	il_cgident_parse(p->cgroup, &id);
+	if (asprintf(&s, "pid=\"%u\",comm=\"%s\",cgroup=\"%s\",container_id=\"%s\",pod_uid=\"%s\",unit=\"%s\"",
+		     p->pid, label_value(p->comm, sizeof(p->comm), label_max("comm"), comm, sizeof(comm)),
+		     label_value(p->cgroup, sizeof(p->cgroup), label_max("cgroup"), cg, sizeof(cg)),
+		     id.container_id, id.pod_uid,
+		     label_value(id.unit, sizeof(id.unit), label_max("unit"), unit, sizeof(unit))) < 0)
 		return NULL;
 	return s;
 }
@@ -331,7 +338,8 @@ _Static_assert(FS_OP__MAX == 5, "proc_time");
 
 static const struct top_table proc_table = {
 	proc_fams, IL_ARRAY_SIZE(proc_fams), proc_time, IL_ARRAY_SIZE(proc_time),
-	"pid=\"other\",comm=\"other\",cgroup=\"other\"", proc_rows, proc_labels,
+	"pid=\"other\",comm=\"other\",cgroup=\"other\",container_id=\"other\",pod_uid=\"other\",unit=\"other\"",
+	proc_rows, proc_labels,
 };
 
 static const struct top_table file_table = {
@@ -437,6 +445,14 @@ static void top_table(struct il_prom *p, const struct il_prom_top *t, struct il_
 			}
 		}
 	}
+	/* a series of the last exposition that is not there now (same id, same labels) stopped */
+	for (int i = 0; i < tb->nrows; i++) {
+		const struct il_prom_top_row *o = &tb->rows[i], *r;
+
+		if (o->labels && (!(r = bsearch(o, cur, n, sizeof(*cur), cmp_id)) || !r->labels ||
+				  strcmp(r->labels, o->labels)))
+			tb->evicted++;
+	}
 	rows_free(tb->rows, tb->nrows);
 	tb->rows = cur;
 	tb->nrows = n;
@@ -468,6 +484,12 @@ void il_prom_who(struct il_prom *p, struct il_prom_top *t, const struct il_who_v
 		decay = exp2(-(double)(now_ns - t->t_ns) / 1e9 / IL_PROM_TOP_HALF_LIFE_S);
 	top_table(p, t, &t->procs, &proc_table, v, v->nprocs, decay);
 	top_table(p, t, &t->files, &file_table, v, v->nfiles, decay);
+	il_prom_family(p, "iolayer_top_series_evicted", IL_PROM_COUNTER, NULL, "Series of their own "
+		       "of the top processes (table=\"process\") and files (table=\"file\") that stopped "
+		       "since start: the process or file lost its place to busier ones, or went away; "
+		       "what it does later adds up in \"other\". The series stay bounded by --top.");
+	il_prom_value(p, (const char *[]){ "table", "process", NULL }, t->procs.evicted);
+	il_prom_value(p, (const char *[]){ "table", "file", NULL }, t->files.evicted);
 	t->started = true;
 	t->t_ns = now_ns;
 }

@@ -102,6 +102,7 @@ struct il_prom_top_table {
 	struct il_prom_top_row *rows;    /* every process (file) of the last exposition, by id */
 	int nrows;
 	__u64 other[IL_PROM_TOP_VALS];   /* the values of the "other" series */
+	__u64 evicted;                   /* series of their own that stopped since start */
 };
 
 /* What il_prom_who() keeps from one exposition to the next. */
@@ -133,7 +134,10 @@ void il_prom_top_free(struct il_prom_top *t);
  * happened outside the series that were there, with the same labels, at both, so it never
  * goes down, and what leaves or enters a series of its own is not lost between the two. In
  * each family, the series of their own in rank order, then "other". At most 15 * (n + 1)
- * process series and 6 * (n + 1) file series. */
+ * process series and 6 * (n + 1) file series. The process series also carry container_id,
+ * pod_uid and unit, read from the cgroup path (cgident.h): bounded as the series are, never one
+ * per cgroup. Then iolayer_top_series_evicted_total{table="process"|"file"}: how many series of
+ * their own stopped since start (their process or file lost its place, or went away). */
 void il_prom_who(struct il_prom *p, struct il_prom_top *t, const struct il_who_view *v,
 		 unsigned long long now_ns);
 

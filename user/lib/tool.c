@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "btf.h"
+#include "cgfilter.h"
 #include "loadpool.h"
 #include "disk.h"
 #include "log.h"
@@ -30,6 +31,7 @@ enum { OPT_ATTACH = 0x1000, OPT_TID, OPT_CSV, OPT_USAGE };
 static const struct { unsigned need; struct argp_option o; } all_options[] = {
 	{ IL_OPT_PID, { "pid", 'p', "PID", 0, "Only this process (all its threads)", 1 } },
 	{ IL_OPT_TID, { "tid", OPT_TID, "TID", 0, "Only this thread", 1 } },
+	{ IL_OPT_CGROUP, { "cgroup", 'C', "CGROUP", 0, "Only the processes of this cgroup and of those\nbelow it, children forked later included: a path\nin the blkio (v1) or v2 hierarchy, a container's\nid or a unique prefix of it, or a unit's name", 1 } },
 	{ IL_OPT_DURATION, { "duration", 'd', "SECONDS", 0, "Trace for SECONDS, then print the summary\n(default: until Ctrl-C)", 1 } },
 	{ IL_OPT_JSON, { "json", 'j', NULL, 0, "JSON output (one object per line)", 1 } },
 	{ IL_OPT_CSV, { "csv", OPT_CSV, NULL, 0, "Comma-separated rows, RFC 4180\n(the summary on stderr)", 1 } },
@@ -97,6 +99,9 @@ static error_t parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_TID:
 		il_opts.tid = il_arg_uint(arg, "TID", 1, INT_MAX);
+		break;
+	case 'C':
+		il_opts.cgroup = arg;
 		break;
 	case 'd':
 		if (il_opts.duration_s)
@@ -230,12 +235,24 @@ void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int
 	/* -p PID | --tid TID: a thread is in one process, so together they say nothing more */
 	if (il_opts.pid && il_opts.tid)
 		il_argp_fail(NULL, "-p and --tid cannot be combined: --tid TID alone traces thread TID");
+	if (il_opts.cgroup && (il_opts.pid || il_opts.tid))
+		il_argp_fail(NULL, "--cgroup and %s cannot be combined: --cgroup traces every process of the cgroup",
+			     il_opts.pid ? "-p" : "--tid");
 	il_log_init(name, il_opts.verbose);
 	il_require_tracing();
 	if (il_opts.pid)
 		il_require_pid(il_opts.pid, enabled & IL_OPT_TID);
 	if (il_opts.tid)
 		il_require_tid(il_opts.tid, il_opts.pid);
+	if (il_opts.cgroup) {
+		struct il_cgfilter f;
+		char why[PATH_MAX + 256];
+
+		if (il_cgfilter_resolve(il_opts.cgroup, &f, why, sizeof(why)))
+			il_die("%s", why);
+		il_cgfilter_set(&f);
+		fprintf(stderr, "%s\n", il_cgfilter_describe(why, sizeof(why)));
+	}
 	il_watch_target(il_opts.pid, il_opts.tid); /* il_run() ends when it exits */
 	/* Ctrl-C from here on, during the load too, ends the run with its summary: a signal
 	 * taken before the handlers were in place killed the tool, or was lost where the shell

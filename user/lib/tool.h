@@ -11,7 +11,7 @@
  *
  * Shared options: -v/--verbose (repeatable), --attach=METHOD, -h/--help, --usage,
  * -V/--version, and those the tool asks for: -p/--pid PID, --tid TID, -d/--duration SECONDS,
- * -j/--json, --csv.
+ * -j/--json, --csv, -C/--cgroup CGROUP.
  */
 #ifndef IOLAYER_TOOL_H
 #define IOLAYER_TOOL_H
@@ -31,6 +31,7 @@ enum il_tool_opt {
 	IL_OPT_DURATION = 4,   /* -d SECONDS */
 	IL_OPT_JSON = 8,       /* -j/--json */
 	IL_OPT_CSV = 16,       /* --csv */
+	IL_OPT_CGROUP = 32,    /* -C/--cgroup CGROUP: the processes of a cgroup and below (cgfilter.h) */
 };
 
 enum il_format { IL_FMT_TEXT, IL_FMT_JSON, IL_FMT_CSV };
@@ -39,6 +40,7 @@ struct il_common_opts {
 	int verbose;            /* count of -v */
 	enum il_family attach;  /* --attach, IL_FAM_ANY by default */
 	unsigned pid, tid;      /* 0: not given */
+	const char *cgroup;     /* --cgroup as given, NULL: not given (resolved: il_cgfilter_get()) */
 	unsigned duration_s;    /* 0: until Ctrl-C */
 	enum il_format format;
 };
@@ -53,7 +55,8 @@ extern const struct argp_child il_argp_children[];
  * in `opts` (enum il_tool_opt); set the log's name and verbosity; then refuse, in one line and
  * exit 1, what cannot trace: non-root, no BTF, -p of no process or of a thread that is not a
  * process's main thread, --tid of no thread or outside -p. argp's own errors (an unknown
- * option) are one line too. -h, --usage and -V print and exit 0. The -p/--tid target is then
+ * option) are one line too. --cgroup with -p or --tid, or of no cgroup, is refused the same way;
+ * else resolved once (il_cgfilter_set()), and il_layerset_choose() applies it to the object. -h, --usage and -V print and exit 0. The -p/--tid target is then
  * watched (il_watch_target()): il_run() ends when it exits.
  */
 void il_tool_start(const char *name, const struct argp *argp, unsigned opts, int argc, char **argv);

@@ -136,7 +136,8 @@ struct il_who_disk {
 struct il_who_sum {
 	__u32 pid;
 	char comm[16];
-	char cgroup[128];            /* cgroup path, "-" unknown */
+	char cgroup[256];            /* cgroup path, "-" unknown (a Kubernetes pod container's
+				      * with the systemd driver: about 195 bytes) */
 	__u64 op_ns[FS_OP__MAX];     /* time in each file operation, ns */
 	__u64 op_count[FS_OP__MAX];
 	__u64 iowait_ns;
@@ -162,7 +163,7 @@ struct il_culprit {
 	bool found;
 	__u32 pid;
 	char comm[16];
-	char cgroup[128];
+	char cgroup[256];
 	char file[512];
 	char disk[32];
 	double bytes_per_s;          /* the bytes the sentence speaks of, per second */

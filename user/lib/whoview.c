@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cgident.h"
 #include "cgroup.h"
 #include "disk.h"
 #include "escape.h"
@@ -476,7 +477,7 @@ static double rate(__u64 bytes, double s)
 void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, int top)
 {
 	int np = top && top < v->nprocs ? top : v->nprocs, nf = top && top < v->nfiles ? top : v->nfiles;
-	char comm[4 * 16 + 1], cg[4 * 128 + 1], path[4 * 512 + 1], t1[24], t2[24];
+	char comm[4 * 16 + 1], cg[4 * 256 + 1], path[4 * 512 + 1], t1[24], t2[24], cgs[256];
 
 	fprintf(f, "\ntop processes:\n%-7s %-16s %-24s %10s %10s %8s %10s %10s %10s  %s\n", "PID",
 		"COMM", "CGROUP", "READ_KB/s", "WRITE_KB/s", "FSYNC/s", "FS_TIME", "IOWAIT",
@@ -490,7 +491,8 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 		/* escaped, a hostile comm is longer than its column: cut, so the columns stay */
 		fprintf(f, "%-7u %-16s %-24s %10.1f %10.1f %8.1f %10s %10s %10.1f  %s\n", p->pid,
 			il_text_column(p->comm, sizeof(p->comm), 16, comm, sizeof(comm)),
-			il_text_escape(p->cgroup, sizeof(p->cgroup), cg, sizeof(cg)),
+			/* a container's or a unit's short name (cgident.h), else the path */
+			il_text_escape(il_cgident_short_of(p->cgroup, cgs, sizeof(cgs)), sizeof(cgs), cg, sizeof(cg)),
 			rate(p->read_bytes, elapsed_s), rate(p->write_bytes, elapsed_s),
 			elapsed_s > 0 ? p->op_count[FS_OP_FSYNC] / elapsed_s : 0,
 			il_fmt_ns(fs, t1, sizeof(t1)), il_fmt_ns(p->iowait_ns, t2, sizeof(t2)),
@@ -547,10 +549,13 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 	for (int i = 0; i < np; i++) {
 		const struct il_who_sum *p = &v->procs[i];
 		struct json_object *x = json_object_new_object(), *ops = json_object_new_object();
+		struct il_cgident cgi;
 
 		json_object_object_add(x, "pid", json_object_new_uint64(p->pid));
 		il_json_add_name(x, "comm", p->comm, sizeof(p->comm));
 		il_json_add_name(x, "cgroup", p->cgroup, sizeof(p->cgroup));
+		if (il_cgident_parse(p->cgroup, &cgi)) /* container_id, pod_uid, unit, ... */
+			il_cgident_json_add(x, &cgi);
 		json_object_object_add(x, "read_bytes", json_object_new_uint64(p->read_bytes));
 		json_object_object_add(x, "write_bytes", json_object_new_uint64(p->write_bytes));
 		for (int o2 = 0; o2 < FS_OP__MAX; o2++) {
