@@ -23,7 +23,7 @@ not_measured() { awk '/^msync syncs not measured/ {n = $NF} END {print n + 0}' "
 wl_start "$TMPD/wl.out" -n $N -m msync "$F"
 check "fsslower -v -m 0 -p PID starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS -v -m 0 -p "$WL_PID"
 FS_PID=$TOOL_PID
-check "iolayer --json -p PID starts" tool_start "$TMPD/i.json" "$TMPD/i.err" $IL --json -p "$WL_PID"
+check "iolayer --json -p PID starts" tool_start "$TMPD/i.json" "$TMPD/i.err" $IL --json -d 600 -p "$WL_PID"
 IL_PID=$TOOL_PID
 wl_go
 is "$WL_RC" 0 "workload ran $N stores + msync(MS_SYNC)"
