@@ -19,16 +19,26 @@ F=$MNT/data FS=$(tool fsslower) IL=$(tool iolayer)
 # not_measured FILE: the count of the "msync syncs not measured" line (0 when absent).
 not_measured() { awk '/^msync syncs not measured/ {n = $NF} END {print n + 0}' "$1"; }
 
-# 1. fsslower -m 0 -p PID (text) and iolayer --json -p PID on the same N msyncs.
+# One run of N msyncs watched by four tools at once (under TCG a run takes minutes):
+# fsslower -m 0 (text) and --json, iolayer --json and iolayer --serve (/metrics), all -p PID.
+PORT=$(free_port)
 wl_start "$TMPD/wl.out" -n $N -m msync "$F"
 check "fsslower -v -m 0 -p PID starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS -v -m 0 -p "$WL_PID"
 FS_PID=$TOOL_PID
+check "fsslower --json -m 0 -p PID starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
+FJ_PID=$TOOL_PID
 check "iolayer --json -p PID starts" tool_start "$TMPD/i.json" "$TMPD/i.err" $IL --json -d 600 -p "$WL_PID"
 IL_PID=$TOOL_PID
+check "iolayer --serve -p PID starts" tool_start "$TMPD/s.out" "$TMPD/s.err" $IL --serve "127.0.0.1:$PORT" -p "$WL_PID"
+SV_PID=$TOOL_PID
 wl_go
 is "$WL_RC" 0 "workload ran $N stores + msync(MS_SYNC)"
+curl -s "http://127.0.0.1:$PORT/metrics" >"$TMPD/metrics.txt"
+TOOL_PID=$SV_PID tool_stop
 TOOL_PID=$FS_PID tool_stop
 is "$TOOL_RC" 0 "fsslower: exit status 0"
+TOOL_PID=$FJ_PID tool_stop
+is "$TOOL_RC" 0 "fsslower --json: exit status 0"
 TOOL_PID=$IL_PID tool_stop
 is "$TOOL_RC" 0 "iolayer: exit status 0"
 
@@ -62,18 +72,6 @@ is "$(il '"\(.verdict.victim.op) \(.verdict.victim.calls)"')" "$([ $SEEN -gt 0 ]
 	"iolayer: the verdict's victim is the process's top operation, $SEEN msync syncs"
 diag "iolayer verdict: $(il '.verdict.reason')"
 
-# 2. fsslower --json -m 0 and iolayer --serve -p PID (/metrics) on N more.
-PORT=$(free_port)
-wl_start "$TMPD/wl2.out" -n $N -m msync "$F"
-check "fsslower --json -m 0 -p PID starts" tool_start "$TMPD/j.out" "$TMPD/j.err" $FS --json -m 0 -p "$WL_PID"
-FS_PID=$TOOL_PID
-check "iolayer --serve -p PID starts" tool_start "$TMPD/s.out" "$TMPD/s.err" $IL --serve "127.0.0.1:$PORT" -p "$WL_PID"
-IL_PID=$TOOL_PID
-wl_go
-is "$WL_RC" 0 "workload ran $N more"
-curl -s "http://127.0.0.1:$PORT/metrics" >"$TMPD/metrics.txt"
-TOOL_PID=$IL_PID tool_stop
-TOOL_PID=$FS_PID tool_stop
 is "$(jq -r --arg f "$F" 'select(.op == "F" and .file == $f) | .sync' "$TMPD/j.out" | sort | uniq -c | awk '{print $1, $2}')" \
 	"$([ $SEEN -gt 0 ] && echo "$SEEN msync")" "--json: $SEEN F rows, each sync=msync"
 is "$(jq -s '[.[] | select(.summary) | .summary.fsync.count] | add' "$TMPD/j.out")" $SEEN "--json summary: $SEEN fsyncs"
