@@ -13,7 +13,13 @@
  *    and sys_exit (one BTF tracepoint program each, the syscall told by its number): the fd
  *    is resolved to its struct file through the task's fdtable and kept only when its
  *    superblock's magic is one of fs_cfg.sys_magic[]. ext4:ext4_sync_file_enter/exit add the
- *    fsync that an O_SYNC/O_DSYNC write runs inside the write.
+ *    fsync that an O_SYNC/O_DSYNC write runs inside the write, and the one msync runs on
+ *    each shared mapping of its range (msync is marked at raw_syscalls; the mapping's file is
+ *    found by address with bpf_find_vma, 5.17+, else the sync is counted as IL_DROP_MSYNC).
+ *
+ * msync(MS_SYNC) calls the filesystem's fsync function for each file mapped shared in its
+ * range (mm/msync.c, vfs_fsync_range): fentry and kprobes see it there, marked FS_EV_MSYNC
+ * by msync's own syscall tracepoints; either way it is an fsync (F) of that file.
  *
  * sync_file_range(2) reaches no file operation of its own (it writes back and waits on the
  * page cache directly), so fentry and kprobes count it at its syscall tracepoints, for the
@@ -542,7 +548,8 @@ static __always_inline int fs_open_begin(struct file *file)
 }
 
 /* FS_sync_file(struct file *file, loff_t start, loff_t end, int datasync); nested when the
- * thread is inside a traced write (generic_write_sync of an O_SYNC/O_DSYNC write). */
+ * thread is inside a traced write (generic_write_sync of an O_SYNC/O_DSYNC write), msync's
+ * (FS_EV_MSYNC) when inside msync(2) (fs_sys_enter_msync marked it). */
 static __always_inline int fs_fsync_begin(struct file *file, int datasync)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -552,6 +559,8 @@ static __always_inline int fs_fsync_begin(struct file *file, int datasync)
 		return 0;
 	if (fs_inflight_get(pid_tgid, FS_OP_WRITE))
 		flags |= FS_EV_NESTED;
+	else if (fs_inflight_get(pid_tgid, (enum fs_op)FS_MSYNC_CALL))
+		flags |= FS_EV_MSYNC;
 	return fs_begin(pid_tgid, FS_OP_FSYNC, file, 0, 0, flags);
 }
 
@@ -640,6 +649,30 @@ SEC("tp/syscalls/sys_exit_sync_file_range")
 int fs_sys_exit_sync_file_range(struct fs_sys_exit_rec *ctx)
 { return fs_sys_end(ctx, FS_OP_SYNC_RANGE, ctx->ret); }
 
+/* msync(addr, len, flags) for fentry and kprobes: marks the thread as inside msync
+ * (FS_MSYNC_CALL, with its address range) for the filesystem's fsync function it runs on
+ * each shared file mapping of the range (mm/msync.c, vfs_fsync_range), which then counts as
+ * an F row marked msync. The tracepoint method takes msync at raw_syscalls. */
+SEC("tp/syscalls/sys_enter_msync")
+int fs_sys_enter_msync(struct fs_sys_enter_rec *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!fs_task_wanted(pid_tgid))
+		return 0;
+	return fs_begin(pid_tgid, (enum fs_op)FS_MSYNC_CALL, NULL, ctx->args[0], ctx->args[1],
+			FS_EV_SYSCALL);
+}
+
+SEC("tp/syscalls/sys_exit_msync")
+int fs_sys_exit_msync(struct fs_sys_exit_rec *ctx)
+{
+	struct fs_start s;
+
+	fs_take(bpf_get_current_pid_tgid(), (enum fs_op)FS_MSYNC_CALL, &s);
+	return 0;
+}
+
 /* The tail of a slow call's event from a syscall tracepoint's exit (fs_emit_tail): its comm
  * and path, then out. Attached nowhere: reached only through fs_send_prog. */
 SEC("tp")
@@ -687,28 +720,96 @@ struct fs_ext4_sync_file_exit_rec {
 	__s32 ret;
 };
 
-SEC("tp/ext4/ext4_sync_file_enter")
-int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
+/* What fs_msync_vma looks for in one VMA (bpf_find_vma's callback context): the file of
+ * superblock dev, inode ino; next, the end of the VMA seen. */
+struct fs_msync_find {
+	struct file *file; /* found: vm_area_struct.vm_file, else NULL */
+	__u64 next;        /* vm_area_struct.vm_end of the VMA seen, 0 if none */
+	__u64 ino;         /* inode.i_ino wanted */
+	__u32 dev;         /* super_block.s_dev wanted (kernel encoding) */
+	__u32 pad;
+};
+
+/* bpf_find_vma's callback: vma holds the address; note its end and, when it maps the file
+ * wanted (vm_file->f_inode: i_ino and i_sb->s_dev), that file. */
+static long fs_msync_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct fs_msync_find *f = data;
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+
+	f->next = BPF_CORE_READ(vma, vm_end);
+	if (file && BPF_CORE_READ(inode, i_ino) == f->ino && BPF_CORE_READ(inode, i_sb, s_dev) == f->dev)
+		f->file = file;
+	return 0;
+}
+
+/* The VMAs msync walks (mm/msync.c) over its range [addr, addr + len) one by one, at most
+ * FS_MSYNC_VMAS: the file mapped there with superblock dev and inode ino, NULL when none
+ * (a hole ends the walk) or the current mm's lock was taken (bpf_find_vma: -EBUSY). */
+#define FS_MSYNC_VMAS 16
+static __always_inline struct file *fs_msync_file(__u64 addr, __u64 len, __u32 dev, __u64 ino)
+{
+	struct fs_msync_find f = { .ino = ino, .dev = dev };
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 end = addr + len;
+	int i;
+
+	for (i = 0; i < FS_MSYNC_VMAS && addr < end; i++) {
+		f.next = 0;
+		if (bpf_find_vma(task, addr, fs_msync_vma, &f, 0) || f.file || f.next <= addr)
+			break;
+		addr = f.next;
+	}
+	return f.file;
+}
+
+/* ext4_sync_file_enter: the sync inside a traced write of this thread (nested, the write's
+ * file), or msync's on a shared mapping (FS_MSYNC_CALL in flight: FS_EV_MSYNC, the file
+ * found among the range's mappings by the record's dev and ino where vma, the twin
+ * fs_tp_ext4_sync_file_enter_vma for kernels with bpf_find_vma, 5.17+; else IL_DROP_MSYNC).
+ * Any other (fsync(2), fdatasync(2)) is measured by its own syscall tracepoints. */
+static __always_inline int fs_ext4_sync_enter(struct fs_ext4_sync_file_enter_rec *ctx, bool vma)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 datasync = ctx->datasync ? FS_EV_DATASYNC : 0;
 	struct fs_start *ws;
+	struct file *file;
 
 	if (!fs_task_wanted(pid_tgid))
 		return 0;
 	ws = fs_inflight_get(pid_tgid, FS_OP_WRITE);
+	if (ws)
+		return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
+				FS_EV_NESTED | (ws->flags & FS_EV_SYSCALL) | datasync);
+	ws = fs_inflight_get(pid_tgid, (enum fs_op)FS_MSYNC_CALL);
 	if (!ws)
 		return 0;
-	return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
-			FS_EV_NESTED | (ws->flags & FS_EV_SYSCALL) | (ctx->datasync ? FS_EV_DATASYNC : 0));
+	file = vma ? fs_msync_file(ws->offset, ws->size, ctx->dev, ctx->ino) : NULL;
+	if (!file) {
+		il_drop(IL_DROP_MSYNC);
+		return 0;
+	}
+	if (!fs_sys_file_wanted(file))
+		return 0;
+	return fs_begin(pid_tgid, FS_OP_FSYNC, file, 0, 0, FS_EV_MSYNC | FS_EV_SYSCALL | datasync);
 }
+
+SEC("tp/ext4/ext4_sync_file_enter")
+int fs_tp_ext4_sync_file_enter(struct fs_ext4_sync_file_enter_rec *ctx)
+{ return fs_ext4_sync_enter(ctx, false); }
+
+SEC("tp/ext4/ext4_sync_file_enter")
+int fs_tp_ext4_sync_file_enter_vma(struct fs_ext4_sync_file_enter_rec *ctx)
+{ return fs_ext4_sync_enter(ctx, true); }
 
 SEC("tp/ext4/ext4_sync_file_exit")
 int fs_tp_ext4_sync_file_exit(struct fs_ext4_sync_file_exit_rec *ctx)
 {
 	struct fs_start *sp = fs_inflight_get(bpf_get_current_pid_tgid(), FS_OP_FSYNC);
 
-	if (!sp || !(sp->flags & FS_EV_NESTED))
-		return 0; /* not nested: the fsync(2) exit tracepoint ends it */
+	if (!sp || !(sp->flags & (FS_EV_NESTED | FS_EV_MSYNC)))
+		return 0; /* neither nested nor msync's: the fsync(2) exit tracepoint ends it */
 	return fs_sys_end(ctx, FS_OP_FSYNC, ctx->ret);
 }
 
@@ -1152,15 +1253,16 @@ static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool c
 		return 0;
 	if (fs_compat_syscall(task)) /* its number means another call */
 		fs_sys_compat(task, regs, sc.kind32, cast);
-	else if (sc.kind == FS_SK_OPEN || sc.kind == FS_SK_AIO)
+	else if (sc.kind == FS_SK_OPEN || sc.kind == FS_SK_AIO || sc.kind == FS_SK_MSYNC)
 		rec = true; /* a start without a file */
 	else if (sc.kind != FS_SK_NONE)
 		rec = (file = fs_sys_fd_file(task, regs->di, cast)) != NULL;
 	fs_none_set(task, (__u32)pid_tgid, !rec);
 	if (!rec)
 		return 0;
-	if (!file)
-		return fs_begin_of(task, pid_tgid, sc.op, NULL, 0, 0, FS_EV_SYSCALL);
+	if (!file) /* msync: its address range, where ext4_sync_file_enter finds the file */
+		return fs_begin_of(task, pid_tgid, sc.op, NULL, sc.kind == FS_SK_MSYNC ? regs->di : 0,
+				   sc.kind == FS_SK_MSYNC ? regs->si : 0, FS_EV_SYSCALL);
 	if (sc.kind == FS_SK_SYNC_RANGE)
 		return fs_begin_of(task, pid_tgid, sc.op, file, regs->si, regs->dx,
 				   sc.flags | FS_EV_SYSCALL);
@@ -1191,7 +1293,8 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 		return fs_aio_exit(sc.op, ret);
 	task = fs_cur_task();
 	pid_tgid = fs_pid_tgid(task);
-	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s))
+	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s) ||
+	    sc.kind == FS_SK_MSYNC) /* its syncs were accounted at ext4_sync_file_exit */
 		return 0;
 	file = s.file;
 	if (sc.kind == FS_SK_OPEN) {

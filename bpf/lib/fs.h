@@ -32,6 +32,8 @@ enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };
 #define FS_EV_DATASYNC 0x2 /* fdatasync (or an O_DSYNC write's sync): data only */
 #define FS_EV_SYSCALL 0x8  /* a system call */
 #define FS_EV_URING 0x10   /* an io_uring request, timed from submission to completion */
+#define FS_EV_MSYNC 0x20   /* the fsync msync(MS_SYNC) runs on a shared mapping's file (an F row
+			    * marked msync: one per file, as the kernel's vfs_fsync_range calls) */
 
 /* The interfaces a summary line is about (fs_uring_stats holds FS_IF_URING's). */
 enum fs_iface { FS_IF_ANY, FS_IF_SYSCALL, FS_IF_URING, FS_IF_AIO, FS_IF__MAX };
@@ -40,10 +42,16 @@ enum fs_iface { FS_IF_ANY, FS_IF_SYSCALL, FS_IF_URING, FS_IF_AIO, FS_IF__MAX };
  * entry to return (their requests cannot be timed at the syscall layer). */
 enum fs_aio_call { FS_AIO_SUBMIT = 16, FS_AIO_GETEVENTS = 17 };
 
+/* Pseudo-operation keyed beside them: the thread is inside msync(2) (start: its address as
+ * offset, its length as size; no file). Never accounted itself: the syncs msync runs are
+ * (FS_OP_FSYNC, FS_EV_MSYNC), each with its mapping's file. */
+#define FS_MSYNC_CALL 18
+
 /* In-flight slots of a thread in task-local storage: one per enum fs_op, then the AIO calls. */
 #define FS_SLOTS 8
 #define FS_SLOT(op) ((op) < FS_OP__MAX ? (op) : FS_OP__MAX + (op) - FS_AIO_SUBMIT)
-_Static_assert((FS_SLOTS & (FS_SLOTS - 1)) == 0 && FS_SLOT((int)FS_AIO_GETEVENTS) < FS_SLOTS,
+_Static_assert((FS_SLOTS & (FS_SLOTS - 1)) == 0 && FS_SLOT((int)FS_AIO_GETEVENTS) < FS_SLOTS &&
+	       FS_SLOT(FS_MSYNC_CALL) < FS_SLOTS,
 	       "FS_SLOTS: a power of two (slots are masked with FS_SLOTS - 1) above every slot");
 
 /* What fs_sys_enter/fs_sys_exit (raw_syscalls:sys_enter/exit) do with a syscall. */
@@ -55,6 +63,7 @@ enum fs_sys_kind {
 	FS_SK_FSYNC, /* fsync, fdatasync: fd */
 	FS_SK_AIO,   /* io_submit, io_getevents, io_pgetevents: counted per process (fs_aio) */
 	FS_SK_SYNC_RANGE, /* sync_file_range: fd, offset, nbytes, flags */
+	FS_SK_MSYNC, /* msync: addr, len, flags: marks the thread (FS_MSYNC_CALL) for the syncs */
 };
 
 /* One traced syscall, by its number (fs_cfg.sys[nr]). */

@@ -51,6 +51,7 @@ enum il_drop {
 	IL_DROP_MISSED_RETURN, /* a call's entry was seen but not its return (kretprobe out of instances) */
 	IL_DROP_MISSED_END,   /* a start whose end event never came (a sleeper ran again with no sched_switch to it): not measured */
 	IL_DROP_COMPAT,       /* a 32-bit system call on a traced file, at raw_syscalls:sys_enter: not measured */
+	IL_DROP_MSYNC,        /* a sync run by msync whose mapping's file could not be found (no bpf_find_vma before 5.17, or the mapping's lock was held): not measured */
 	IL_DROP__MAX
 };
 

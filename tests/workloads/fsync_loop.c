@@ -2,13 +2,16 @@
 /*
  * fsync_loop: the bundled write+fsync workload with known answers.
  *
- *   fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE]
+ *   fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none|msync] [-g GOFILE]
  *              [-w ENDFILE] PATH
  *
  * Each of THREADS threads opens its own file (PATH when THREADS is 1, else PATH.0, PATH.1,
  * ...) and does COUNT times: pwrite(BYTES at offset i*BYTES), then fsync (-m sync, default),
  * fdatasync (-m data), nothing (-m none), or opens the file O_SYNC so the write syncs itself
- * (-m osync). With -g it first prints "pid PID" and the thread ids ("tid TID" lines) and
+ * (-m osync). With -m msync it writes no call at all: the file is sized to COUNT*BYTES and
+ * mapped shared, and each time it stores BYTES into the mapping at i*BYTES and calls
+ * msync(MS_SYNC) on those bytes (BYTES a multiple of the page size): one fsync of the file by
+ * the kernel per msync (mm/msync.c: vfs_fsync_range). With -g it first prints "pid PID" and the thread ids ("tid TID" lines) and
  * waits until GOFILE exists, so a tracer can be started on the pid before the first write.
  * With -w, once every thread is done (/proc/PID/status says "Threads: 1") it waits until
  * ENDFILE exists before exiting, writing nothing more, so a test can read /proc/PID/io then.
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,9 +39,37 @@ static void wait_file(const char *f)
 		usleep(10000);
 }
 
+/* -m msync on fd: COUNT stores of BYTES into a shared mapping of it, each followed by
+ * msync(MS_SYNC) of those bytes. 0, or -1 after a line on stderr. */
+static int msync_loop(int fd)
+{
+	char *map;
+
+	if (ftruncate(fd, count * size)) {
+		fprintf(stderr, "fsync_loop: ftruncate: %s\n", strerror(errno));
+		return -1;
+	}
+	if (!count)
+		return 0;
+	map = mmap(NULL, count * size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "fsync_loop: mmap: %s\n", strerror(errno));
+		return -1;
+	}
+	for (long i = 0; i < count; i++) {
+		memset(map + i * size, 'x', size);
+		if (msync(map + i * size, size, MS_SYNC)) {
+			fprintf(stderr, "fsync_loop: msync: %s\n", strerror(errno));
+			munmap(map, count * size);
+			return -1;
+		}
+	}
+	return munmap(map, count * size);
+}
+
 static void *worker(void *arg)
 {
-	long idx = (long)arg;
+	long idx = (long)arg, n = count;
 	char name[4096], *buf;
 	int fd, flags = O_WRONLY | O_CREAT | O_TRUNC;
 
@@ -47,6 +79,8 @@ static void *worker(void *arg)
 		snprintf(name, sizeof(name), "%s.%ld", path, idx);
 	if (!strcmp(mode, "osync"))
 		flags |= O_SYNC;
+	if (!strcmp(mode, "msync"))
+		flags = O_RDWR | O_CREAT | O_TRUNC; /* a shared writable mapping needs read too */
 	buf = malloc(size);
 	memset(buf, 'x', size);
 	printf("tid %ld\n", (long)syscall(SYS_gettid));
@@ -59,7 +93,12 @@ static void *worker(void *arg)
 		failed = 1;
 		return NULL;
 	}
-	for (long i = 0; i < count; i++) {
+	if (!strcmp(mode, "msync")) {
+		if (msync_loop(fd))
+			failed = 1;
+		n = 0; /* no write */
+	}
+	for (long i = 0; i < n; i++) {
 		if (pwrite(fd, buf, size, i * size) != size) {
 			failed = 1;
 			break;
@@ -91,7 +130,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1 || count < 0 || size <= 0 || nthreads < 1 || nthreads > 64 ||
-	    (strcmp(mode, "sync") && strcmp(mode, "data") && strcmp(mode, "osync") && strcmp(mode, "none")))
+	    (strcmp(mode, "sync") && strcmp(mode, "data") && strcmp(mode, "osync") && strcmp(mode, "none") &&
+	     strcmp(mode, "msync")))
 		goto usage;
 	path = argv[optind];
 	if (gofile) {
@@ -107,6 +147,6 @@ int main(int argc, char **argv)
 	wait_file(endfile);
 	return failed;
 usage:
-	fprintf(stderr, "usage: fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none] [-g GOFILE] [-w ENDFILE] PATH\n");
+	fprintf(stderr, "usage: fsync_loop [-n COUNT] [-s BYTES] [-t THREADS] [-m sync|data|osync|none|msync] [-g GOFILE] [-w ENDFILE] PATH\n");
 	return 2;
 }

@@ -17,6 +17,7 @@ static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: a call began again before its end was seen (a kretprobe out of instances, or an exit event the kernel did not emit)" },
 	[IL_DROP_MISSED_END] = { "missed_end", "sleeps not measured: the kernel reported no switch back to the sleeper" },
 	[IL_DROP_COMPAT] = { "compat_syscall", "32-bit system calls not measured (a 32-bit process's, or int 0x80): reads, writes and syncs on traced files" },
+	[IL_DROP_MSYNC] = { "msync", "msync syncs not measured: the mapping's file was not found (the kernel has no bpf_find_vma, before 5.17, or the mapping's lock was held)" },
 };
 
 const char *il_drop_name(enum il_drop d)

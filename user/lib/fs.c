@@ -43,6 +43,7 @@ static const char *const iface_names[FS_IF__MAX] = { "-", "syscall", "io_uring",
  * raw_syscalls:sys_enter/exit, told apart by number through fs_cfg.sys[]. x86_64's numbers
  * (the BPF side reads x86 registers); nr -1: the C library does not know the call. */
 #define SYNC_RANGE_EVENT "sync_file_range"
+#define MSYNC_EVENT "msync"
 #ifndef SYS_openat2 /* C libraries older than it; the same number on every architecture */
 #define SYS_openat2 437
 #endif
@@ -72,6 +73,7 @@ static const struct { const char *name; int nr, nr32; struct fs_sys sys; } sys_c
 	{ "io_submit", SYS_io_submit, 248, { FS_SK_AIO, FS_AIO_SUBMIT, 0, 0 } },
 	{ "io_getevents", SYS_io_getevents, 247, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
 	{ "io_pgetevents", SYS_io_pgetevents, 385, { FS_SK_AIO, FS_AIO_GETEVENTS, 0, 0 } },
+	{ "msync", SYS_msync, 144, { FS_SK_MSYNC, FS_MSYNC_CALL, 0, 0 } },
 };
 /* With them, optional (io_uring may be built out, and each kernel has one name of the submit
  * tracepoint): io_uring's tracepoints, programs fs_uring_NAME. */
@@ -80,7 +82,7 @@ static const char *uring_events[] = { "submit_req", "submit_sqe", "complete" };
 static const char *limits_fn =
 	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
 	"(sync_file_range at its syscall tracepoints): every caller (syscalls, io_uring, aio, "
-	"nfsd), not mmap page faults or writeback";
+	"nfsd, msync: an F row marked msync), not mmap page faults or writeback";
 static const char *limits_tp =
 	"measures at the syscall boundary (read, write, pread64, pwrite64, readv, writev, preadv, "
 	"pwritev, preadv2, pwritev2, open, creat, openat, openat2, fsync, fdatasync, "
@@ -89,8 +91,10 @@ static const char *limits_tp =
 	"submit tracepoint carries the request: 5.14 and later, and Debian's 5.10): latency includes fd lookup and locking; the size of a vectored call or an "
 	"io_uring request is the bytes it moved; Linux AIO requests are only counted, per "
 	"process, from io_submit's return value (a line says so); cannot see "
-	"sendfile/splice/copy_file_range, failed opens, mmap writeback, msync (its address "
-	"range names no file), or the sync inside an O_SYNC write on xfs/btrfs";
+	"sendfile/splice/copy_file_range, failed opens, mmap writeback, msync's sync of a "
+	"mapping on xfs/btrfs, or the sync inside an O_SYNC write on xfs/btrfs; msync's sync "
+	"of an ext4 mapping is an F row marked msync where the kernel has bpf_find_vma (5.17+), "
+	"else counted as not measured (a line says so)";
 
 int il_fs_by_name(const char *name)
 {
@@ -176,6 +180,9 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 		 * by several plans is attached once, so no call is counted twice. */
 		il_plan_add(p, obj, "fs_sys_enter_" SYNC_RANGE_EVENT, "syscalls:sys_enter_" SYNC_RANGE_EVENT, true);
 		il_plan_add(p, obj, "fs_sys_exit_" SYNC_RANGE_EVENT, "syscalls:sys_exit_" SYNC_RANGE_EVENT, true);
+		/* msync runs the fsync function: its tracepoints mark those syncs msync's */
+		il_plan_add(p, obj, "fs_sys_enter_" MSYNC_EVENT, "syscalls:sys_enter_" MSYNC_EVENT, true);
+		il_plan_add(p, obj, "fs_sys_exit_" MSYNC_EVENT, "syscalls:sys_exit_" MSYNC_EVENT, true);
 		if (c->targ_tgid) /* -p: what its exited threads did (user/lib/children.c) */
 			il_plan_add(p, obj, "fs_thread_exit", "sched:sched_process_exit", true);
 	}
@@ -183,7 +190,10 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	il_plan_add(p, obj, c->file_btf_id ? "fs_sys_enter_cast" : "fs_sys_enter", "raw_syscalls:sys_enter", false);
 	il_plan_add(p, obj, c->file_btf_id ? "fs_sys_exit_cast" : "fs_sys_exit", "raw_syscalls:sys_exit", false);
 	if (t == FS_EXT4) {
-		il_plan_add(p, obj, "fs_tp_ext4_sync_file_enter", "ext4:ext4_sync_file_enter", true);
+		/* the twin that finds msync's file by address where the kernel has bpf_find_vma */
+		il_plan_add(p, obj, il_btf_vmlinux_id("bpf_find_vma", BTF_KIND_FUNC) ?
+			    "fs_tp_ext4_sync_file_enter_vma" : "fs_tp_ext4_sync_file_enter",
+			    "ext4:ext4_sync_file_enter", true);
 		il_plan_add(p, obj, "fs_tp_ext4_sync_file_exit", "ext4:ext4_sync_file_exit", true);
 	}
 	/* Shared by every filesystem's plan (attached once); fs_cfg.sys_magic[] keeps only the
@@ -508,6 +518,8 @@ const char *il_fs_sync_kind(const struct fs_event *e)
 {
 	if (e->op != FS_OP_FSYNC)
 		return "";
+	if (e->flags & FS_EV_MSYNC)
+		return "msync";
 	if (e->flags & FS_EV_NESTED)
 		return e->flags & FS_EV_DATASYNC ? "o_dsync" : "o_sync";
 	return e->flags & FS_EV_DATASYNC ? "fdatasync" : "fsync";

@@ -99,8 +99,9 @@ const char *il_fs_iface_name(enum fs_iface iface);
 /* The interface an event's call came through (its FS_EV_SYSCALL/FS_EV_URING flag). */
 enum fs_iface il_fs_event_iface(const struct fs_event *e);
 
-/* The sync an event of FS_OP_FSYNC was: "fsync", "fdatasync", or the sync run inside an
- * O_SYNC/O_DSYNC write (FS_EV_NESTED): "o_sync", "o_dsync"; "" for any other operation. */
+/* The sync an event of FS_OP_FSYNC was: "fsync", "fdatasync", the sync run inside an
+ * O_SYNC/O_DSYNC write (FS_EV_NESTED): "o_sync", "o_dsync", or msync(MS_SYNC)'s of a shared
+ * mapping's file (FS_EV_MSYNC): "msync"; "" for any other operation. */
 const char *il_fs_sync_kind(const struct fs_event *e);
 
 /* The per-operation summary (fsslower's at exit), text, to f: a header line (T COUNT SLOW
