@@ -217,14 +217,19 @@ done <"$TMPD/rules.tsv"
 is "$(wc -l <"$TMPD/rules.tsv") $bad_rules" "$NRULES 0" "every rule's expression returns data ($NRULES rules)"
 
 # The dashboard's queries, read from its JSON: each variable at its default (All: its
-# allValue), Grafana's $__rate_interval as 1m (the workload ran within the last minute).
+# allValue), Grafana's $__rate_interval as 1m (the workload ran within the last minute); and
+# each variable's label_values(SELECTOR, LABEL) as count by (LABEL) (SELECTOR).
 # Data: at least one sample (Grafana draws NaN as a gap, so those are listed apart).
 jq -r '[.templating.list[] | select(.type != "datasource") |
 		(.current.value | if type == "array" then .[0] else . end) as $c |
 		{name, value: (if $c == "$__all" then .allValue else $c end)}] as $vars |
-	.panels[] | select(.targets) | .title as $t | .targets[] |
-	reduce $vars[] as $v (.expr; gsub("\\$" + $v.name + "\\b"; $v.value)) |
-	gsub("\\$__rate_interval"; "1m") | "\($t)\t\(.)"' "$DOCS/grafana/iolayer.json" >"$TMPD/panels.tsv"
+	def subst: reduce $vars[] as $v (.; gsub("\\$" + $v.name + "\\b"; $v.value)) |
+		gsub("\\$__rate_interval"; "1m");
+	(.panels[] | select(.targets) | .title as $t | .targets[] | "\($t)\t\(.expr | subst)"),
+	(.templating.list[] | select(.type == "query") | .name as $n | .definition |
+		"variable \($n)\t" + (capture("^label_values\\((?<sel>.+), *(?<l>[A-Za-z_]+)\\)$") //
+			{sel: ., l: "?"} | "count by (\(.l)) (\(.sel | subst))"))' \
+	"$DOCS/grafana/iolayer.json" >"$TMPD/panels.tsv"
 bad_panels=0 npanels=0
 while IFS=$'\t' read -r title query; do
 	npanels=$((npanels + 1))
@@ -239,7 +244,7 @@ while IFS=$'\t' read -r title query; do
 done <"$TMPD/panels.tsv"
 diag "dashboard: $npanels queries, $bad_panels without data"
 check "the dashboard has its panels' queries (more than 20)" test "$npanels" -gt 20
-is "$bad_panels" 0 "every dashboard query returns data ($npanels queries)"
+is "$bad_panels" 0 "every dashboard query returns data ($npanels: panels' and variables')"
 
 kill -INT "$FS_PID"; wait "$FS_PID"
 FS_RC=$?
