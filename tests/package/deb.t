@@ -20,7 +20,7 @@ DEB=${debs[0]}
 # the tools of the source tree, as the Makefile finds them: bpf/NAME.bpf.c + user/NAME.c
 TOOLS=$(for f in "$SRC"/user/*.c; do t=$(basename "$f" .c); [ -f "$SRC/bpf/$t.bpf.c" ] && echo "${t//_/-}"; done | sort)
 NT=$(echo "$TOOLS" | wc -l)
-plan $((17 + 2 * NT))
+plan $((18 + 2 * NT))
 apt_() { DEBIAN_FRONTEND=noninteractive apt-get -qq -o DPkg::Lock::Timeout=300 "$@" >"$TMPD/apt.out" 2>&1; }
 
 # What the package holds, before installing it.
@@ -33,6 +33,9 @@ is "$(grep -E '^/usr/sbin/' "$TMPD/ours" | sed 's|^/usr/sbin/||' | tr '\n' ' ')"
 	"$(echo "$TOOLS" | sed 's/^/il-/' | tr '\n' ' ')" "/usr/sbin holds every tool as il-NAME ($NT), nothing else"
 is "$(grep -E '^/usr/share/man/man8/' "$TMPD/ours" | sed 's|^/usr/share/man/man8/||' | tr '\n' ' ')" \
 	"$(echo "$TOOLS" | sed 's/^/il-/; s/$/.8.gz/' | tr '\n' ' ')" "... each with its man page il-NAME.8"
+is "$(grep -E '^/usr/share/iolayer/.*\.' "$TMPD/ours" | tr '\n' ' ')" \
+	"/usr/share/iolayer/grafana/iolayer.json /usr/share/iolayer/prometheus/iolayer-rules.yml " \
+	"the dashboard and the rules in /usr/share/iolayer"
 
 at_exit "dpkg-query -W iolayer >/dev/null 2>&1 && apt_ purge -y iolayer"
 apt_ install -y --no-install-recommends "$DEB" || diag_file "$TMPD/apt.out"
