@@ -267,7 +267,7 @@ is "$(tail -1 "$TMPD/m.om")" "# EOF" "OpenMetrics ends with # EOF"
 check "iolayer_info names the version, kernel and each layer's method" \
 	grep -qE '^iolayer_info\{version="[^"]+",kernel="'"$(uname -r)"'",pid="'"$WL_PID"'",block="[a-z_/]+",fs="ext4:[a-z_/]+.*",writeback="[a-z_/]+",iowait="[a-z_/]+"\} 1$' "$TMPD/m.txt"
 is "$(curl -s "$URL/verdict" | jq -r '.layers.syscall.fsync.count')" "$N" "/verdict: $N fsyncs in its window"
-check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|none)$\")' >/dev/null"
+check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|block layer|CPU|none)$\")' >/dev/null"
 V=$(curl -s "$URL/verdict" | jq -r '"\(.verdict.process.pid) \(.verdict.process.comm) \(.verdict.file)"')
 diag "/verdict: $(curl -s "$URL/verdict" | jq -c '.verdict | del(.reason)')"
 is "$V" "$WL_PID fsync_loop $MNT/data" "/verdict names the workload's process (pid $WL_PID) and its file"
