@@ -182,7 +182,6 @@ is "$(q "iolayer_process_fs_ops_total{job=\"iolayer\",pid=\"$WL_PID\",comm=\"fsy
 is "$(q "iolayer_file_fsyncs_total{job=\"iolayer\",path=\"$MNT/data\"}")" "$N" \
 	"Prometheus: its file $MNT/data: $N fsyncs"
 curl -s "$URL/metrics" >"$TMPD/top.txt"
-diag "writeback: $(grep "^iolayer_writeback" "$TMPD/top.txt" | tr "\n" " ")"
 diag "process series: $(awk -F'"' '/^iolayer_process_fs_ops_total\{/ && /op="fsync"/ {v = $NF; sub(/^} /, "", v); printf "%s(%s)=%s ", $4, $2, v}' "$TMPD/top.txt")"
 check "at most 5 processes and 5 files of their own, then \"other\" last" awk '
 	/^iolayer_process_iowait_seconds_total\{/ {np++; lp = $0}
