@@ -51,6 +51,8 @@ help:
 	@echo "sudo make bench         benchmarks beside the peers (libbpf-tools, bpftrace): docs/benchmarks.md"
 	@echo "make install [PREFIX=/usr/local DESTDIR= PROGRAM_PREFIX=]   install binaries and man pages"
 	@echo "                         (PROGRAM_PREFIX=il- -> il-biolatency: keeps Debian's libbpf-tools biolatency, fsslower visible)"
+	@echo "make deb                 the Debian package into $(BUILD)/deb (tools/debian: il-biolatency, il-iolayer...)"
+	@echo "sudo make check-deb      make deb, then install it beside libbpf-tools, run its tools, remove it"
 
 deps:
 	@tools/install-deps
@@ -141,6 +143,22 @@ install: all
 	@set -e; for f in $(MANS); do \
 		echo "install -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man8/$(PROGRAM_PREFIX)$${f##*/}"; \
 		install -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man8/$(PROGRAM_PREFIX)$${f##*/}; done
+
+# The Debian package (tools/debian): what building needs, copied to $(BUILD)/deb/iolayer with
+# tools/debian as debian/, built there; the .deb (il-NAME commands) lands in $(BUILD)/deb/.
+.PHONY: deb
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/iolayer
+	cp -a Makefile README.md bpf user vmlinux docs $(BUILD)/deb/iolayer/
+	cp -a tools/debian $(BUILD)/deb/iolayer/debian
+	cd $(BUILD)/deb/iolayer && IOLAYER_COMMIT=$(VERSION) dpkg-buildpackage -b -us -uc
+	lintian --fail-on error $(BUILD)/deb/iolayer_*.changes
+
+# The package installed beside Debian's libbpf-tools, its tools run once, then removed (root).
+.PHONY: check-deb
+check-deb: deps
+	@$(MAKE) --no-print-directory deb
+	IOLAYER_BUILD=$(abspath $(BUILD)) prove -v tests/package/deb.t
 
 clean:
 	rm -rf $(BUILD)

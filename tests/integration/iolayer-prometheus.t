@@ -3,7 +3,10 @@
 # known count on a loop ext4, then Prometheus's HTTP API must give back that count exactly and
 # a p99 in the log2 bucket of fsslower's p99 of the same run (fsslower -m 0 traces the same
 # calls at the same time); the workload's process and file in the top series with that count
-# too, and /verdict names that process and file. Meanwhile: malformed requests, 200 connections at once, a client
+# too, and /verdict names that process and file. The dashboard (docs/grafana/iolayer.json) and
+# the rules (docs/prometheus/iolayer-rules.yml, loaded by this prometheus): every panel's query
+# and every rule's expression answers with data here; promtool checks and unit-tests the rules
+# (iolayer-rules.test.yml). Meanwhile: malformed requests, 200 connections at once, a client
 # that reads one byte a second and one that sends one byte a second; tracing stays exact.
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -11,12 +14,14 @@ require_cmd prometheus prometheus promtool
 require_cmd curl curl
 require_cmd jq jq
 require_cmd python3 python3
-plan 34
+plan 40
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
 FS=$(tool fsslower)
 N=500
+DOCS=$(cd "$(dirname "$0")/../../docs" && pwd)
+RULES=$DOCS/prometheus/iolayer-rules.yml
 
 PORT=$(free_port)
 PPORT=$(free_port)
@@ -39,6 +44,8 @@ cat >"$TMPD/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ['$RULES']
 scrape_configs:
   - job_name: iolayer
     static_configs:
@@ -181,6 +188,67 @@ check "at most 5 processes and 5 files of their own, then \"other\" last" awk '
 	/^iolayer_file_fsyncs_total\{/ {nf++; lf = $0}
 	END {exit !(np >= 2 && np <= 6 && nf >= 2 && nf <= 6 && lp ~ /pid="other"/ && lf ~ /path="other"/)}' "$TMPD/top.txt"
 
+# The rules: promtool's checks, and its tests on made-up series (each alert firing and not).
+check "promtool check rules docs/prometheus/iolayer-rules.yml" promtool check rules "$RULES"
+check "promtool test rules: iolayer-rules.test.yml passes" sh -c "cd '$DOCS/prometheus' && promtool test rules iolayer-rules.test.yml"
+
+# qall FILE: each line "NAME<tab>PROMQL" of FILE as an instant query, printed back with
+# "SAMPLES NUMBERS" after it (its samples, and those not NaN), or "error" when Prometheus
+# refuses it. One curl for all the queries (URLs encoded by jq), one jq for all the answers.
+qall() {
+	jq -Rr --arg api "$API/query" '(split("\t")[1] | @uri) as $q | "url = \"\($api)?query=\($q)\""' \
+		"$1" >"$1.curl"
+	curl -s -K "$1.curl" >"$1.json"
+	jq -r 'if .status == "success" then "\(.data.result | length) \([.data.result[] | select(.value[1] != "NaN")] | length)" else "error" end' \
+		"$1.json" >"$1.ans" 2>/dev/null
+	[ "$(wc -l <"$1.ans")" = "$(wc -l <"$1")" ] || sed 's/.*/error/' "$1" >"$1.ans"
+	paste "$1" "$1.ans"
+}
+# Every rule of the file loaded, and evaluated (each second) without error; then each rule's
+# expression, an alert's without its threshold (the file writes them "VALUE OP NUMBER": the
+# value is there whether the alert fires or not), returns samples.
+NRULES=$(grep -cE '^ *- (record|alert):' "$RULES")
+rules_ok() { [ "$(curl -s "$API/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = "$NRULES" ]; }
+wait_for 10 rules_ok ||
+	curl -s "$API/rules" | jq -c '.data.groups[].rules[] | select(.health != "ok") | {name, health, lastError}' | sed 's/^/# /'
+check "prometheus loaded the $NRULES rules of iolayer-rules.yml, each evaluated without error" rules_ok
+curl -s "$API/rules" | jq -r '.data.groups[].rules[] | [.name, (if .type == "alerting" then
+	.query | sub(" (>|<|>=|<=|==|!=) [-+0-9.e]+$"; "") else .query end)] | @tsv' >"$TMPD/rules.tsv"
+bad_rules=0
+while IFS=$'\t' read -r name query r; do
+	case "$r" in error|"0 "*) bad_rules=$((bad_rules + 1)); diag "rule $name: no data ($r): $query" ;; esac
+done < <(qall "$TMPD/rules.tsv")
+is "$(wc -l <"$TMPD/rules.tsv") $bad_rules" "$NRULES 0" "every rule's expression returns data ($NRULES rules)"
+
+# The dashboard's queries, read from its JSON: each variable at its default (All: its
+# allValue), Grafana's $__rate_interval as 1m (the workload ran within the last minute); and
+# each variable's label_values(SELECTOR, LABEL) as count by (LABEL) (SELECTOR).
+# Data: at least one sample (Grafana draws NaN as a gap, so those are listed apart).
+jq -r '[.templating.list[] | select(.type != "datasource") |
+		(.current.value | if type == "array" then .[0] else . end) as $c |
+		{name, value: (if $c == "$__all" then .allValue else $c end)}] as $vars |
+	def subst: reduce $vars[] as $v (.; gsub("\\$" + $v.name + "\\b"; $v.value)) |
+		gsub("\\$__rate_interval"; "1m");
+	(.panels[] | select(.targets) | .title as $t | .targets[] | "\($t)\t\(.expr | subst)"),
+	(.templating.list[] | select(.type == "query") | .name as $n | .definition |
+		"variable \($n)\t" + (capture("^label_values\\((?<sel>.+), *(?<l>[A-Za-z_]+)\\)$") //
+			{sel: ., l: "?"} | "count by (\(.l)) (\(.sel | subst))"))' \
+	"$DOCS/grafana/iolayer.json" >"$TMPD/panels.tsv"
+bad_panels=0 npanels=0
+while IFS=$'\t' read -r title query r; do
+	npanels=$((npanels + 1))
+	case "$query" in *'$'*) r="a variable left: $r" ;; esac
+	case "$r" in
+	a*|error|"0 "*) bad_panels=$((bad_panels + 1)); diag "panel \"$title\": no data ($r): $query" ;;
+	# NaN: a ratio or quantile of what did not change in the last minute (the writeback series
+	# are born with the first call, which rate() does not count): Grafana draws a gap
+	*" 0") diag "panel \"$title\": NaN only ($r): $query" ;;
+	esac
+done < <(qall "$TMPD/panels.tsv")
+diag "dashboard: $npanels queries, $bad_panels without data"
+check "the dashboard has its panels' queries (more than 20)" test "$npanels" -gt 20
+is "$bad_panels" 0 "every dashboard query returns data ($npanels: panels' and variables')"
+
 kill -INT "$FS_PID"; wait "$FS_PID"
 FS_RC=$?
 is "$FS_RC" 0 "fsslower exits 0"
@@ -202,7 +270,7 @@ is "$(tail -1 "$TMPD/m.om")" "# EOF" "OpenMetrics ends with # EOF"
 check "iolayer_info names the version, kernel and each layer's method" \
 	grep -qE '^iolayer_info\{version="[^"]+",kernel="'"$(uname -r)"'",pid="'"$WL_PID"'",block="[a-z_/]+",fs="ext4:[a-z_/]+.*",writeback="[a-z_/]+",iowait="[a-z_/]+"\} 1$' "$TMPD/m.txt"
 is "$(curl -s "$URL/verdict" | jq -r '.layers.syscall.fsync.count')" "$N" "/verdict: $N fsyncs in its window"
-check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|none)$\")' >/dev/null"
+check "/verdict names a layer" sh -c "curl -s '$URL/verdict' | jq -e '.verdict.layer | test(\"^(syscall/VFS|filesystem|writeback|block queue|device|block layer|CPU|none)$\")' >/dev/null"
 V=$(curl -s "$URL/verdict" | jq -r '"\(.verdict.process.pid) \(.verdict.process.comm) \(.verdict.file)"')
 diag "/verdict: $(curl -s "$URL/verdict" | jq -c '.verdict | del(.reason)')"
 is "$V" "$WL_PID fsync_loop $MNT/data" "/verdict names the workload's process (pid $WL_PID) and its file"
