@@ -14,7 +14,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 63
+plan 66
 
 loop_ext4_setup
 FS=$(tool fsslower)
