@@ -62,6 +62,6 @@ wl_go
 tool_stop
 is "$(awk -F, 'NR > 1 && $5 == "F"' "$TMPD/c.out" | wc -l)" 50 "--csv -f: 50 F rows"
 is "$(awk -F, -v f="$F" 'NR > 1 && $NF != f' "$TMPD/c.out" | wc -l)" 0 "-f: no row for another file"
-is "$(head -1 "$TMPD/c.out")" "time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,file" "CSV header"
+is "$(head -1 "$TMPD/c.out")" "time,comm,pid,tid,op,bytes,offset,lat_us,errno,sync,interface,deleted,file" "CSV header"
 check "fsslower(8) --csv gives the header as written" grep -qF "$(head -1 "$TMPD/c.out")" "$MAN8"
 done_testing
