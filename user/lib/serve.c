@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -678,6 +679,10 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		return -1;
 	}
 	server_init(sv, src);
+	/* a scrape's arrays (maps read whole, views) are large and short-lived: mapped and
+	 * unmapped each time, not left in the heaps of two threads to fragment them (a fixed
+	 * threshold: glibc's would otherwise rise to the largest freed) */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* the HTTP thread inherits this mask: signals go to the main thread, which ends the loop */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -727,6 +732,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 			if (!snap_now(sv, IL_SNAP_VERDICT, true, &s))
 				ring_push(sv, &s);
 			next += step;
+			malloc_trim(0); /* give back what the heaps hold free */
 		}
 	}
 	MHD_stop_daemon(d);

@@ -357,5 +357,15 @@ void il_who_note_procs(struct bpf_object *obj)
 
 const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len)
 {
-	return il_cgroup_path(il_cgroup_v1() ? p->io_cgroup_id : p->cgroup_id, pid, buf, len);
+	/* /proc/PID/cgroup only where files may be looked at: not once per process per scrape */
+	return il_cgroup_path(il_cgroup_v1() ? p->io_cgroup_id : p->cgroup_id, check_budget ? pid : 0,
+			      buf, len);
+}
+
+const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len)
+{
+	if (check_budget)
+		return il_cgroup_of_pid(pid, buf, len);
+	snprintf(buf, len, "-");
+	return buf;
 }

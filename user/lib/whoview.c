@@ -245,7 +245,7 @@ static void untraced_dirtiers(const struct il_who *w, struct il_who_view *v)
 			s->untraced = true;
 			memcpy(s->comm, pd->comm, sizeof(pd->comm));
 			s->comm[sizeof(s->comm) - 1] = 0;
-			il_cgroup_of_pid(s->pid, s->cgroup, sizeof(s->cgroup));
+			il_who_pid_cgroup(s->pid, s->cgroup, sizeof(s->cgroup));
 		}
 		if ((d = proc_disk(s, w->pd[j].k.dev))) {
 			d->dirtied_bytes += pd->dirtied_bytes;
