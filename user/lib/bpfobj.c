@@ -112,6 +112,59 @@ void il_autoload_none(struct bpf_object *obj)
 		bpf_program__set_autoload(prog, false);
 }
 
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's, for an operation a map type lacks */
+#endif
+
+int il_map_read_batch(int fd, size_t ksz, size_t vsz, size_t rsz, size_t voff, char **out)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 ilen = sizeof(info), cap, n = 0, count;
+	char *keys, *vals, *rows, in[64], outb[64];
+	bool first = true;
+	int err = 0;
+
+	*out = NULL;
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || info.key_size != ksz || info.value_size != vsz)
+		return -EOPNOTSUPP;
+	cap = info.max_entries + 64; /* room for a hash bucket past the end (else ENOSPC) */
+	keys = malloc((size_t)cap * ksz);
+	vals = malloc((size_t)cap * vsz);
+	rows = calloc(cap + 1, rsz);
+	if (!keys || !vals || !rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (n < cap) {
+		count = cap - n;
+		err = bpf_map_lookup_batch(fd, first ? NULL : in, outb, keys, vals, &count, NULL);
+		if (err && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		for (__u32 i = 0; i < count && n < cap; i++, n++) {
+			memcpy(rows + n * rsz, keys + i * ksz, ksz);
+			memcpy(rows + n * rsz + voff, vals + i * vsz, vsz);
+		}
+		if (err) { /* ENOENT: the end */
+			err = 0;
+			break;
+		}
+		memcpy(in, outb, ksz);
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	if (err) {
+		free(rows);
+		return first && (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUPP) ? -EOPNOTSUPP :
+		       err == -EOPNOTSUPP ? -EIO : err;
+	}
+	*out = rows;
+	return n;
+}
+
 int il_map_keys(int fd, void *keys, size_t key_size, int max)
 {
 	char *k = keys;

@@ -30,6 +30,12 @@ bool il_obj_has_map(struct bpf_object *obj, const char *name);
 /* Turn autoload off for every program of obj: the plans then turn on what they chose. */
 void il_autoload_none(struct bpf_object *obj);
 
+/* Every entry of hash map fd (keys of ksz bytes, values of vsz) into *rows, malloc'ed: row i
+ * (rsz bytes each) holds a key at offset 0 and its value at voff. Read in batches
+ * (BPF_MAP_LOOKUP_BATCH, 5.6+): a few bpf() calls however many entries there are. The count,
+ * or -errno: -EOPNOTSUPP when the kernel or the map cannot (read it key by key then). */
+int il_map_read_batch(int fd, size_t ksz, size_t vsz, size_t rsz, size_t voff, char **rows);
+
 /* The keys of hash map fd (key_size bytes each), up to max of them, into keys (room for max).
  * Returns how many. */
 int il_map_keys(int fd, void *keys, size_t key_size, int max);

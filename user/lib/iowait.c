@@ -35,13 +35,23 @@ int il_iw_foreach(struct bpf_object *obj,
 		      int (*fn)(const struct iw_key *k, const struct iw_val *v, void *ctx), void *ctx)
 {
 	int fd = il_obj_map_fd(obj, "iw_waits");
+	struct row { struct iw_key k; struct iw_val v; } *rows;
 	struct iw_key k, next;
 	struct iw_val v;
 	void *prev = NULL;
-	int stop;
+	int stop, n;
 
 	if (fd < 0)
 		return -ENOENT;
+	n = il_map_read_batch(fd, sizeof(k), sizeof(v), sizeof(*rows), offsetof(struct row, v),
+			      (char **)&rows);
+	if (n != -EOPNOTSUPP) {
+		stop = 0;
+		for (int i = 0; i < n && !stop; i++)
+			stop = fn(&rows[i].k, &rows[i].v, ctx);
+		free(n < 0 ? NULL : rows);
+		return n < 0 ? n : stop < 0 ? stop : 0;
+	}
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		k = next;
 		prev = &k;

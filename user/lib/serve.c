@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "hist.h"
 #include "layers.h"
 #include "layers/fs.h"
+#include "layers/who.h"
 #include "log.h"
 #include "measure.h"
 #include "prom.h"
@@ -121,6 +123,10 @@ struct server {
 	bool wb_other;
 	__u64 lost[IL_DROP__MAX];
 	struct il_prom_top top;
+	/* The connections as the admission policy sees them (see "connections" below): changed
+	 * by the HTTP thread's callbacks, swept by the main thread for deadlines. */
+	pthread_mutex_t conn_lock;
+	struct conn *conns;
 };
 
 static const char *method_of(const struct il_plan *p)
@@ -138,6 +144,7 @@ static void server_init(struct server *sv, const struct il_serve_src *src)
 	memset(sv, 0, sizeof(*sv));
 	sv->src = src;
 	pthread_mutex_init(&sv->lock, NULL);
+	pthread_mutex_init(&sv->conn_lock, NULL);
 	snprintf(sv->kernel, sizeof(sv->kernel), "%s", uname(&u) ? "unknown" : u.release);
 	snprintf(sv->methods[0], sizeof(sv->methods[0]), "%s", method_of(src->block));
 	for (int i = 0; i < src->nfs && o < sizeof(sv->methods[1]); i++)
@@ -154,12 +161,16 @@ static void server_init(struct server *sv, const struct il_serve_src *src)
 	sv->n = 1;
 }
 
-/* A snapshot of now into s (what flags ask for), under the lock. 0, or -ENOMEM. */
-static int snap_now(struct server *sv, unsigned flags, struct il_snap *s)
+/* A snapshot of now into s (what flags ask for), under the lock. Files' names are checked
+ * against the filesystem (renamed, deleted) only with check, IL_SERVE_NAME_CHECKS files at a
+ * time, which the main thread's step asks for and a scrape never does: what an HTTP client
+ * asks for opens nothing by path. 0, or -ENOMEM. */
+static int snap_now(struct server *sv, unsigned flags, bool check, struct il_snap *s)
 {
 	int err;
 
 	pthread_mutex_lock(&sv->lock);
+	il_who_names_check(check ? IL_SERVE_NAME_CHECKS : 0);
 	err = il_snap_read(sv->src->m, il_now_ns(), flags, s);
 	pthread_mutex_unlock(&sv->lock);
 	return err;
@@ -294,7 +305,7 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 	FILE *f;
 	int bad;
 
-	if (snap_now(sv, IL_SNAP_MAPS | IL_SNAP_WHO, &s))
+	if (snap_now(sv, IL_SNAP_MAPS | IL_SNAP_WHO, false, &s))
 		return NULL;
 	f = open_memstream(&buf, len);
 	if (!f) {
@@ -355,7 +366,7 @@ static char *verdict(struct server *sv, size_t *len)
 	char *body = NULL;
 	int err;
 
-	if (!j || snap_now(sv, IL_SNAP_VERDICT, &now)) {
+	if (!j || snap_now(sv, IL_SNAP_VERDICT, false, &now)) {
 		free(j);
 		return NULL;
 	}
@@ -377,6 +388,185 @@ static char *verdict(struct server *sv, size_t *len)
 	if (body)
 		*len = strlen(body);
 	return body;
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+/* libmicrohttpd's own limits refuse a new connection when the slots are full, and its
+ * timeout restarts at every byte, so slow clients (a header byte a second) could hold every
+ * slot for ever. Its limits are set loose instead and these rules apply at accept (the
+ * accept policy callback) and every 100 ms (serve_sweep()): a connection waiting for a
+ * request (from its accept, or from its last answer) gets IL_SERVE_HEADER_S to send the
+ * request line and headers; one that is being answered, IL_SERVE_ANSWER_S to take it. A new
+ * connection over IL_SERVE_PER_IP from its address, or over IL_SERVE_CONNECTIONS in all, takes
+ * the place of the oldest connection that is waiting for a request (from that address, or
+ * from any), and is refused only when every one is being answered. A connection is ended with
+ * shutdown(2) of its socket, which libmicrohttpd sees as the client's close; the socket is
+ * closed by libmicrohttpd after its CLOSED notification, which takes conn_lock, so a sweep
+ * never shuts down a socket number that was reused. */
+struct conn {
+	struct conn *next;
+	int fd;
+	struct sockaddr_storage addr;     /* the client's, port zeroed */
+	unsigned long long since_ns;      /* il_now_ns() at accept, request or last answer */
+	bool answering;                   /* the headers are in: being answered */
+	bool ended;                       /* shut down by the policy, closing */
+};
+
+/* The client's address without its port, for comparison. */
+static void addr_key(const struct sockaddr *sa, struct sockaddr_storage *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+		struct sockaddr_in6 *k6 = (void *)k;
+
+		k6->sin6_family = AF_INET6;
+		k6->sin6_addr = s6->sin6_addr;
+	} else if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)sa;
+		struct sockaddr_in *k4 = (void *)k;
+
+		k4->sin_family = AF_INET;
+		k4->sin_addr = s4->sin_addr;
+	}
+}
+
+/* End connection x (under conn_lock): libmicrohttpd then reads the end and closes it. */
+static void conn_end(struct conn *x)
+{
+	x->ended = true;
+	shutdown(x->fd, SHUT_RDWR);
+}
+
+/* The oldest connection waiting for a request, from address k (NULL: any), or NULL; *n is
+ * set to how many live (not ended) connections there are from k (or in all). */
+static struct conn *conn_oldest_waiting(struct server *sv, const struct sockaddr_storage *k, int *n)
+{
+	struct conn *old = NULL;
+
+	*n = 0;
+	for (struct conn *x = sv->conns; x; x = x->next) {
+		if (x->ended || (k && memcmp(&x->addr, k, sizeof(*k))))
+			continue;
+		(*n)++;
+		if (!x->answering && (!old || x->since_ns < old->since_ns))
+			old = x;
+	}
+	return old;
+}
+
+/* libmicrohttpd's accept policy: room is made for the new connection, or it is refused. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct server *sv = cls;
+	struct sockaddr_storage k;
+	enum MHD_Result ok = MHD_YES;
+	struct conn *old;
+	int n;
+
+	addr_key(sa, &k);
+	pthread_mutex_lock(&sv->conn_lock);
+	old = conn_oldest_waiting(sv, &k, &n);
+	if (n >= IL_SERVE_PER_IP) {
+		if (old)
+			conn_end(old);
+		else
+			ok = MHD_NO;
+	}
+	old = conn_oldest_waiting(sv, NULL, &n);
+	if (ok == MHD_YES && n >= IL_SERVE_CONNECTIONS) {
+		if (old)
+			conn_end(old);
+		else
+			ok = MHD_NO;
+	}
+	pthread_mutex_unlock(&sv->conn_lock);
+	if (ok == MHD_NO && il_verbose >= 1)
+		fprintf(stderr, "%s: http: refused a connection: every slot is being answered\n", il_tool);
+	return ok;
+}
+
+/* libmicrohttpd's connection notifications: the list kept in step. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	static bool named;
+	struct server *sv = cls;
+	struct conn *x = *ctx;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+		if (!named) /* the HTTP thread by its name in ps -L, top -H, strace */
+			named = !pthread_setname_np(pthread_self(), "iolayer-http");
+		if (!fd || !ad || !(x = calloc(1, sizeof(*x))))
+			return; /* not tracked: libmicrohttpd's own timeout still applies */
+		x->fd = fd->connect_fd;
+		addr_key(ad->client_addr, &x->addr);
+		x->since_ns = il_now_ns();
+		pthread_mutex_lock(&sv->conn_lock);
+		x->next = sv->conns;
+		sv->conns = x;
+		pthread_mutex_unlock(&sv->conn_lock);
+		*ctx = x;
+		return;
+	}
+	if (!x)
+		return;
+	pthread_mutex_lock(&sv->conn_lock);
+	for (struct conn **pp = &sv->conns; *pp; pp = &(*pp)->next)
+		if (*pp == x) {
+			*pp = x->next;
+			break;
+		}
+	pthread_mutex_unlock(&sv->conn_lock);
+	free(x);
+	*ctx = NULL;
+}
+
+/* The connection's entry, or NULL. */
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/* Mark c as answering (its headers are in) or waiting for its next request, from now. */
+static void conn_mark(struct server *sv, struct MHD_Connection *c, bool answering)
+{
+	struct conn *x = conn_of(c);
+
+	if (!x)
+		return;
+	pthread_mutex_lock(&sv->conn_lock);
+	x->answering = answering;
+	x->since_ns = il_now_ns();
+	pthread_mutex_unlock(&sv->conn_lock);
+}
+
+/* libmicrohttpd's end of a request (answered, or given up): wait for the next one. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode toe)
+{
+	conn_mark(cls, c, false);
+}
+
+/* End the connections past their deadline (main thread, every 100 ms). */
+static void serve_sweep(struct server *sv)
+{
+	unsigned long long now = il_now_ns();
+
+	pthread_mutex_lock(&sv->conn_lock);
+	for (struct conn *x = sv->conns; x; x = x->next) {
+		unsigned long long limit = (x->answering ? IL_SERVE_ANSWER_S : IL_SERVE_HEADER_S) * 1000000000ULL;
+
+		if (!x->ended && now - x->since_ns >= limit)
+			conn_end(x);
+	}
+	pthread_mutex_unlock(&sv->conn_lock);
 }
 
 /* ---- HTTP ------------------------------------------------------------------------------- */
@@ -425,8 +615,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	const char *cl, *accept;
 	size_t len = 0;
 	char *body;
+	const union MHD_ConnectionInfo *hs;
 	bool om;
 
+	if (!*req) { /* the request line and headers are in */
+		conn_mark(sv, c, true);
+		hs = MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+		/* libmicrohttpd's own 414/431 come past IL_SERVE_POOL_BYTES: these below */
+		if (hs && hs->header_size > IL_SERVE_REQUEST_BYTES)
+			return strlen(method) + strlen(url) + strlen(version) + 4 > IL_SERVE_REQUEST_BYTES ?
+			       text(c, MHD_HTTP_URI_TOO_LONG, "request line too long\n") :
+			       text(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large\n");
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -479,6 +679,10 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		return -1;
 	}
 	server_init(sv, src);
+	/* a scrape's arrays (maps read whole, views) are large and short-lived: mapped and
+	 * unmapped each time, not left in the heaps of two threads to fragment them (a fixed
+	 * threshold: glibc's would otherwise rise to the largest freed) */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* the HTTP thread inherits this mask: signals go to the main thread, which ends the loop */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -487,12 +691,14 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 			     (a->ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, on_request, sv,
+			     0, on_accept, sv, on_request, sv,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a->ss,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)IL_SERVE_CONNECTIONS,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)IL_SERVE_PER_IP,
+			     /* room for the connections ended by the policy while they close */
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)(2 * IL_SERVE_CONNECTIONS),
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IL_SERVE_TIMEOUT_S,
-			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)IL_SERVE_REQUEST_BYTES,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)IL_SERVE_POOL_BYTES,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, sv,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, sv,
 			     MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 			     MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
 			     MHD_OPTION_END);
@@ -513,6 +719,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		unsigned long long now;
 
 		usleep(100000);
+		serve_sweep(sv);
 		now = il_now_ns();
 		if (end && now >= end)
 			break;
@@ -522,9 +729,10 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		if (now >= next) {
 			struct il_snap s;
 
-			if (!snap_now(sv, IL_SNAP_VERDICT, &s))
+			if (!snap_now(sv, IL_SNAP_VERDICT, true, &s))
 				ring_push(sv, &s);
 			next += step;
+			malloc_trim(0); /* give back what the heaps hold free */
 		}
 	}
 	MHD_stop_daemon(d);
@@ -532,6 +740,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 		il_snap_free(&sv->ring[(sv->head + i) % RING]);
 	il_prom_top_free(&sv->top);
 	pthread_mutex_destroy(&sv->lock);
+	pthread_mutex_destroy(&sv->conn_lock);
 	free(sv);
 	return 0;
 }

@@ -8,8 +8,10 @@
  * slow or stuck client costs a connection slot, never the tracing (which is in the kernel) nor
  * the other clients. What a client sends selects a page and a format, nothing else: requests
  * only read the layers' maps through their readers, nothing is written to the BPF side.
- * Limits: IL_SERVE_CONNECTIONS connections, IL_SERVE_PER_IP from one address, requests of at
- * most IL_SERVE_REQUEST_BYTES (headers included), IL_SERVE_TIMEOUT_S s without progress;
+ * Limits: IL_SERVE_CONNECTIONS connections, IL_SERVE_PER_IP from one address (a new one takes
+ * the place of the oldest that waits for a request), IL_SERVE_HEADER_S s to send a request's
+ * headers, IL_SERVE_ANSWER_S s to take its answer, requests of at most IL_SERVE_REQUEST_BYTES
+ * (request line and headers), IL_SERVE_TIMEOUT_S s without progress;
  * methods other than GET and HEAD get 405, a GET with a body 400, other paths 404.
  */
 #ifndef IOLAYER_SERVE_H
@@ -29,6 +31,13 @@
 #define IL_SERVE_PER_IP 8
 #define IL_SERVE_REQUEST_BYTES 16384
 #define IL_SERVE_TIMEOUT_S 10
+/* A connection's deadlines, from its accept or its last answer: to send a request's line and
+ * headers, and then to take the answer (s). */
+#define IL_SERVE_HEADER_S 5
+#define IL_SERVE_ANSWER_S 30
+/* libmicrohttpd's memory per connection: the request's IL_SERVE_REQUEST_BYTES and the room to
+ * answer it (requests beyond this get libmicrohttpd's own 414/431). */
+#define IL_SERVE_POOL_BYTES (4 * IL_SERVE_REQUEST_BYTES)
 
 /* Label values a layer may take before the rest go to "other" (kept in the order first seen,
  * so a series never moves between its own label and "other"). */
@@ -41,6 +50,9 @@
  * of IL_SERVE_STEP_S. */
 #define IL_SERVE_WINDOW_S 60
 #define IL_SERVE_STEP_S 5
+/* Files whose names are checked for a rename or a deletion at each step (who.h:
+ * il_who_names_check()): every one of 4,096 files within 80 s, the lock held briefly. */
+#define IL_SERVE_NAME_CHECKS 256
 
 struct il_serve_addr {
 	struct sockaddr_storage ss;

@@ -156,6 +156,7 @@ const char *il_usyms_format(struct il_usyms *u, int pid, __u64 addr, char *buf, 
 /* ---- named stacks, cached -------------------------------------------------------------- */
 
 #define IL_STACK_MAX_DEPTH 127 /* the kernel's PERF_MAX_STACK_DEPTH */
+#define IL_STACK_NAMED_MAX 32768 /* (pid, stack) pairs kept named at once */
 
 struct named {
 	__u32 pid;                /* 0 for kernel stacks */
@@ -398,6 +399,11 @@ const struct il_frames *il_stacknames_add(struct il_stacknames *s, __u32 pid, __
 	}
 	if (!(f = frames_intern(s, f)))
 		return NULL;
+	/* bounded: where processes come and go (a server's --serve for weeks), the (pid, stack)
+	 * pairs named would grow for ever; past IL_STACK_NAMED_MAX they are named anew (the
+	 * frames stay interned, so what was handed out stays valid) */
+	if (s->n >= IL_STACK_NAMED_MAX)
+		s->n = 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 128;
 		struct named *v = realloc(s->v, cap * sizeof(*s->v));

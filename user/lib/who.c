@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include "bpfobj.h"
 #include "btf.h"
@@ -18,6 +19,7 @@
 #include "disk.h"
 #include "layers/who.h"
 #include "mounts.h"
+#include "run.h"
 #include "util.h"
 
 static const char *const who_maps[WHO_MAP__MAX] = { "who_procs", "who_files", "who_pd" };
@@ -66,7 +68,9 @@ void il_who_plan(struct bpf_object *obj, struct il_plan *p)
 }
 
 /* Read every entry of map `name` (key size ksz, value size vsz) into a malloc'ed array of
- * rows of rsz bytes, key first at offset 0 and value at voff. Returns the count, or -errno. */
+ * rows of rsz bytes, key first at offset 0 and value at voff. In batches of the map's size
+ * (BPF_MAP_LOOKUP_BATCH, 5.6+: a few bpf() calls whatever the map holds), else one key at a
+ * time. Returns the count, or -errno. */
 static int read_map(struct bpf_object *obj, const char *name, size_t ksz, size_t vsz, size_t rsz,
 		    size_t voff, void **out)
 {
@@ -78,6 +82,12 @@ static int read_map(struct bpf_object *obj, const char *name, size_t ksz, size_t
 	*out = NULL;
 	if (fd < 0 || ksz > sizeof(key))
 		return -ENOENT;
+	n = il_map_read_batch(fd, ksz, vsz, rsz, voff, &rows);
+	if (n != -EOPNOTSUPP) {
+		*out = rows;
+		return n;
+	}
+	n = 0;
 	while (!bpf_map_get_next_key(fd, prev, key)) {
 		memcpy(cur, key, ksz);
 		prev = cur;
@@ -94,7 +104,6 @@ static int read_map(struct bpf_object *obj, const char *name, size_t ksz, size_t
 		memcpy(rows + n * rsz, key, ksz);
 		if (!bpf_map_lookup_elem(fd, key, rows + n * rsz + voff))
 			n++;
-		(void)vsz;
 	}
 	*out = rows;
 	return n;
@@ -146,17 +155,22 @@ void il_who_free(struct il_who *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Is path the file (ino, generation gen)? The inode number must match; for a regular file
- * whose filesystem gives its generation (FS_IOC_GETVERSION: ext4, xfs, btrfs), that too, as
- * a file made after another was deleted may have its number. */
-static bool same_file(const char *path, __u64 ino, __u32 gen)
+/* Is path the file k? Looked at without following a symlink at its end: the inode number
+ * must match, and the device where it is a real one (an anonymous device's number, major 0,
+ * may be a btrfs subvolume's own, not its filesystem's); for a regular file whose filesystem
+ * gives its generation (FS_IOC_GETVERSION: ext4, xfs, btrfs), that too, as a file made after
+ * another was deleted may have its number. */
+static bool same_file(const char *path, const struct who_file_key *k)
 {
 	struct stat st;
 	unsigned int v;
 	bool same = true;
 	int fd;
 
-	if (lstat(path, &st) || st.st_ino != ino)
+	if (lstat(path, &st) || st.st_ino != k->ino)
+		return false;
+	if (major(st.st_dev) && (major(st.st_dev) != IL_DEV_MAJOR(k->dev) ||
+				 minor(st.st_dev) != IL_DEV_MINOR(k->dev)))
 		return false;
 	if (!S_ISREG(st.st_mode))
 		return true;
@@ -164,46 +178,136 @@ static bool same_file(const char *path, __u64 ino, __u32 gen)
 	if (fd < 0)
 		return true;
 	if (!ioctl(fd, FS_IOC_GETVERSION, &v))
-		same = v == gen;
+		same = v == k->gen;
 	close(fd);
 	return same;
+}
+
+/* What the last check of a file found: when, and whether its recorded path still leads to
+ * it, or its name now in the same directory, or that it is in neither place (deleted). Kept
+ * so that a file is looked at once per round of checks (not once per process that used it),
+ * and so that a reader that may not look at the filesystem (a scrape) still shows what the
+ * last check found. An open-addressing table of NOTES entries, emptied when 3/4 full (files
+ * then show their recorded paths until their next check). */
+#define NOTES 8192
+struct name_note {
+	struct who_file_key k;
+	unsigned long long checked_ns;   /* il_now_ns() of the last check; 0: never */
+	bool used, deleted;
+	char *name;                      /* malloc'ed: its name now in that directory, or NULL */
+};
+static struct name_note *notes;
+static int nnotes;
+static int check_budget = -1;            /* files that may still be looked at; -1: any */
+static unsigned long long round_ns;      /* il_now_ns() when this round of checks began */
+
+void il_who_names_check(int budget)
+{
+	check_budget = budget;
+	round_ns = il_now_ns();
+}
+
+/* The note of k (a new one with add, the table emptied first when 3/4 full), or NULL. */
+static struct name_note *note_of(const struct who_file_key *k, bool add)
+{
+	size_t h = (k->ino * 0x9e3779b97f4a7c15ULL ^ k->dev ^ (__u64)k->gen << 32) % NOTES;
+
+	if (!notes && (!add || !(notes = calloc(NOTES, sizeof(*notes)))))
+		return NULL;
+	if (add && nnotes >= NOTES * 3 / 4) {
+		for (int i = 0; i < NOTES; i++)
+			free(notes[i].name);
+		memset(notes, 0, NOTES * sizeof(*notes));
+		nnotes = 0;
+	}
+	for (size_t i = 0; i < NOTES; i++, h = (h + 1) % NOTES) {
+		struct name_note *n = &notes[h];
+
+		if (n->used && !memcmp(&n->k, k, sizeof(*k)))
+			return n;
+		if (!n->used) {
+			if (!add)
+				return NULL;
+			memset(n, 0, sizeof(*n));
+			n->used = true;
+			n->k = *k;
+			nnotes++;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+/* buf (a path whose last name starts after slash) as note n says: renamed, or deleted. */
+static void apply_note(char *buf, size_t len, char *slash, const struct name_note *n)
+{
+	if (n->name && slash)
+		snprintf(slash + 1, len - (slash + 1 - buf), "%s", n->name);
+	else if (n->deleted && strlen(buf) + 11 < len)
+		strcat(buf, " (deleted)");
+}
+
+/* Look for file k, recorded at path buf, into note n: in place, renamed in the directory it
+ * was in (by inode number and generation), or deleted. */
+static void check_name(char *buf, char *slash, const struct who_file_key *k, struct name_note *n)
+{
+	struct dirent *e;
+	int dfd;
+	DIR *d;
+
+	free(n->name);
+	n->name = NULL;
+	n->deleted = false;
+	n->checked_ns = il_now_ns();
+	if (same_file(buf, k))
+		return;
+	n->deleted = true;
+	if (!slash)
+		return;
+	*slash = 0;
+	dfd = open(buf, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	*slash = '/';
+	while (d && (e = readdir(d))) {
+		char cand[PATH_MAX];
+
+		if (e->d_ino != k->ino || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		*slash = 0;
+		snprintf(cand, sizeof(cand), "%s/%s", buf, e->d_name);
+		*slash = '/';
+		if (!same_file(cand, k))
+			continue;
+		n->deleted = false;
+		n->name = strdup(e->d_name);
+		break;
+	}
+	if (d)
+		closedir(d);
 }
 
 /* Names are taken when a file is first seen: a file renamed since (a rotated log, app.log
  * -> app.log.1) is looked for by inode number and generation in the directory it was in,
  * and path in buf becomes its name there now; " (deleted)" is added when it is in neither
- * place. */
-static void renamed(char *buf, size_t len, __u64 ino, __u32 gen)
+ * place. Each file is looked at once per round (il_who_names_check()), within its budget;
+ * otherwise what its last check found stands. */
+static void renamed(char *buf, size_t len, const struct who_file_key *k)
 {
 	char *slash = strrchr(buf, '/');
-	struct dirent *e;
-	DIR *d;
+	struct name_note *n;
 
-	if (same_file(buf, ino, gen))
-		return;
-	if (slash && slash != buf) {
-		*slash = 0;
-		d = opendir(buf);
-		*slash = '/';
-		while (d && (e = readdir(d))) {
-			char cand[PATH_MAX];
-
-			if (e->d_ino != ino || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			*slash = 0;
-			snprintf(cand, sizeof(cand), "%s/%s", buf, e->d_name);
-			*slash = '/';
-			if (!same_file(cand, ino, gen))
-				continue;
-			snprintf(slash + 1, len - (slash + 1 - buf), "%s", e->d_name);
-			closedir(d);
-			return;
-		}
-		if (d)
-			closedir(d);
+	if (slash == buf)
+		slash = NULL;
+	n = note_of(k, false);
+	if (check_budget && (!n || n->checked_ns < round_ns) && (n || (n = note_of(k, true)))) {
+		if (check_budget > 0)
+			check_budget--;
+		check_name(buf, slash, k, n);
 	}
-	if (strlen(buf) + 11 < len)
-		strcat(buf, " (deleted)");
+	if (n)
+		apply_note(buf, len, slash, n);
 }
 
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
@@ -235,7 +339,7 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 	for (int i = depth - 1; i >= 0 && n < len; i--)
 		n += snprintf(buf + n, len - n, "/%.*s", WHO_NAME_LEN, f->names[i]);
 	if (!f->deeper && mp && n < len)
-		renamed(buf, len, k->ino, k->gen);
+		renamed(buf, len, k);
 	return buf;
 }
 
@@ -253,5 +357,15 @@ void il_who_note_procs(struct bpf_object *obj)
 
 const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len)
 {
-	return il_cgroup_path(il_cgroup_v1() ? p->io_cgroup_id : p->cgroup_id, pid, buf, len);
+	/* /proc/PID/cgroup only where files may be looked at: not once per process per scrape */
+	return il_cgroup_path(il_cgroup_v1() ? p->io_cgroup_id : p->cgroup_id, check_budget ? pid : 0,
+			      buf, len);
+}
+
+const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len)
+{
+	if (check_budget)
+		return il_cgroup_of_pid(pid, buf, len);
+	snprintf(buf, len, "-");
+	return buf;
 }

@@ -70,6 +70,91 @@ static bool same_path(const char *a, const char *b)
 	return n == base_len(b) && !strncmp(a, b, n);
 }
 
+/* A hash index over up to n items: chains of item numbers by bucket, walked in the order
+ * items were added (so a view is the same as the linear scans it replaces, which made a
+ * scrape quadratic in the processes and files kept: 1,024 x 4,096). */
+struct index {
+	int *head, *tail, *next;
+	unsigned mask;
+};
+
+static int index_init(struct index *x, int n)
+{
+	unsigned size = 64;
+
+	while (size < 2u * (unsigned)n)
+		size *= 2;
+	x->mask = size - 1;
+	x->head = malloc(size * sizeof(int));
+	x->tail = malloc(size * sizeof(int));
+	x->next = malloc((n + 1) * sizeof(int));
+	if (!x->head || !x->tail || !x->next)
+		return -ENOMEM;
+	memset(x->head, -1, size * sizeof(int));
+	return 0;
+}
+
+static void index_add(struct index *x, unsigned long h, int item)
+{
+	unsigned b = h & x->mask;
+
+	x->next[item] = -1;
+	if (x->head[b] < 0)
+		x->head[b] = item;
+	else
+		x->next[x->tail[b]] = item;
+	x->tail[b] = item;
+}
+
+static void index_free(struct index *x)
+{
+	free(x->head);
+	free(x->tail);
+	free(x->next);
+}
+
+static unsigned long hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	unsigned long h = 1469598103934665603UL; /* FNV-1a */
+
+	while (n--)
+		h = (h ^ *c++) * 1099511628211UL;
+	return h;
+}
+
+/* The indexes of an il_who read: files by key, files by each of their pids (items f * 4 + a
+ * for pids[a]), (process, disk) rows by tgid. */
+struct who_index {
+	struct index file, file_pid, pd;
+};
+
+static void who_index_free(struct who_index *ix)
+{
+	index_free(&ix->file);
+	index_free(&ix->file_pid);
+	index_free(&ix->pd);
+}
+
+static int who_index_make(struct who_index *ix, const struct il_who *w)
+{
+	memset(ix, 0, sizeof(*ix));
+	if (index_init(&ix->file, w->nfiles) || index_init(&ix->file_pid, w->nfiles * WHO_FILE_PIDS) ||
+	    index_init(&ix->pd, w->npd)) {
+		who_index_free(ix);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < w->nfiles; i++) {
+		index_add(&ix->file, hash_bytes(&w->files[i].k, sizeof(w->files[i].k)), i);
+		for (int a = 0; a < WHO_FILE_PIDS; a++)
+			if (w->files[i].v.pids[a])
+				index_add(&ix->file_pid, w->files[i].v.pids[a], i * WHO_FILE_PIDS + a);
+	}
+	for (int j = 0; j < w->npd; j++)
+		index_add(&ix->pd, w->pd[j].k.tgid, j);
+	return 0;
+}
+
 static bool pids_have(const __u32 pids[WHO_FILE_PIDS], __u32 pid)
 {
 	for (int i = 0; i < WHO_FILE_PIDS; i++)
@@ -94,12 +179,13 @@ static struct il_who_disk *proc_disk(struct il_who_sum *p, __u32 dev)
 /* A process's bytes per disk: those it submitted (who_pd), then those of the files it used
  * (who_file.pids), the order il_who_view_disks() keeps for equal weights; and the disk of the
  * file with the most operation time among those (used_disk). */
-static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32 *file_disks)
+static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32 *file_disks,
+		       const struct who_index *ix)
 {
 	__u64 top_ns = 0;
 	bool top = false;
 
-	for (int j = 0; j < w->npd; j++) {
+	for (int j = ix->pd.head[s->pid & ix->pd.mask]; j >= 0; j = ix->pd.next[j]) {
 		struct il_who_disk *d;
 
 		if (w->pd[j].k.tgid != s->pid || !(d = proc_disk(s, w->pd[j].k.dev)))
@@ -111,11 +197,12 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 		d->bio_bytes += w->pd[j].v.bytes;
 		d->foreign_bytes += w->pd[j].v.foreign_bytes;
 	}
-	for (int j = 0; j < w->nfiles; j++) {
+	for (int it = ix->file_pid.head[s->pid & ix->file_pid.mask]; it >= 0; it = ix->file_pid.next[it]) {
+		int j = it / WHO_FILE_PIDS;
 		const struct who_file *f = &w->files[j].v;
 		struct il_who_disk *d;
 
-		if (!pids_have(f->pids, s->pid) || !(d = proc_disk(s, file_disks[j])))
+		if (f->pids[it % WHO_FILE_PIDS] != s->pid || !(d = proc_disk(s, file_disks[j])))
 			continue;
 		d->wb_bytes += f->foreign_write_bytes;
 		if (f->rdev) /* a block device's own pages: no file of the process's */
@@ -159,7 +246,7 @@ static void untraced_dirtiers(const struct il_who *w, struct il_who_view *v)
 			s->untraced = true;
 			memcpy(s->comm, pd->comm, sizeof(pd->comm));
 			s->comm[sizeof(s->comm) - 1] = 0;
-			il_cgroup_of_pid(s->pid, s->cgroup, sizeof(s->cgroup));
+			il_who_pid_cgroup(s->pid, s->cgroup, sizeof(s->cgroup));
 		}
 		if ((d = proc_disk(s, w->pd[j].k.dev))) {
 			d->dirtied_bytes += pd->dirtied_bytes;
@@ -169,7 +256,8 @@ static void untraced_dirtiers(const struct il_who *w, struct il_who_view *v)
 }
 
 /* Process i of w summed into s, named (comm, cgroup, top file). */
-static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const __u32 *file_disks)
+static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const __u32 *file_disks,
+		     const struct who_index *ix)
 {
 	const struct who_proc *p = &w->procs[i].v;
 	const struct who_file_key *top = NULL;
@@ -186,7 +274,7 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 	s->write_bytes = p->write_bytes;
 	s->bio_bytes = p->bio_bytes;
 	s->bio_write_bytes = p->bio_write_bytes;
-	proc_disks(s, w, file_disks);
+	proc_disks(s, w, file_disks, ix);
 	/* its top file: the one of its own file time counts (who_proc.files) with the most, the
 	 * files that were one path summed (a file deleted and made again, as SQLite's -journal
 	 * is at each transaction, is one file) */
@@ -202,7 +290,8 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 		paths[j][0] = 0;
 		if (!p->files[j].k.ino)
 			continue;
-		for (int i = 0; i < w->nfiles; i++)
+		for (int i = ix->file.head[hash_bytes(&p->files[j].k, sizeof(p->files[j].k)) & ix->file.mask];
+		     i >= 0; i = ix->file.next[i])
 			if (!memcmp(&w->files[i].k, &p->files[j].k, sizeof(p->files[j].k)))
 				fs[j] = &w->files[i].v;
 		il_who_file_path(&p->files[j].k, fs[j], paths[j], sizeof(paths[j]));
@@ -233,19 +322,26 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 
 /* Files of one path (a file deleted and made again under it) summed into one entry, its
  * path without " (deleted)" (il_who_file_sum.inodes: how many). */
-static void merge_paths(struct il_who_view *v)
+static int merge_paths(struct il_who_view *v)
 {
+	struct index x;
 	int n = 0;
 
+	if (index_init(&x, v->nfiles)) {
+		index_free(&x);
+		return -ENOMEM;
+	}
 	for (int i = 0; i < v->nfiles; i++) {
 		struct il_who_file_sum *f = &v->files[i], *t = NULL;
+		unsigned long h = hash_bytes(f->path, base_len(f->path));
 
-		for (int j = 0; j < n && !t; j++)
+		for (int j = x.head[h & x.mask]; j >= 0 && !t; j = x.next[j])
 			if (same_path(v->files[j].path, f->path))
 				t = &v->files[j];
 		if (!t) {
 			v->files[n] = *f;
-			v->files[n++].inodes = 1;
+			v->files[n].inodes = 1;
+			index_add(&x, h, n++);
 			continue;
 		}
 		t->inodes++;
@@ -270,17 +366,20 @@ static void merge_paths(struct il_who_view *v)
 		}
 	}
 	v->nfiles = n;
+	index_free(&x);
+	return 0;
 }
 
 int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 {
 	__u32 *file_disks = calloc(w->nfiles + 1, sizeof(*file_disks));
+	struct who_index ix;
 
 	memset(v, 0, sizeof(*v));
 	memcpy(v->evicted, w->evicted, sizeof(v->evicted));
 	v->procs = calloc(w->nprocs + w->npd + 1, sizeof(*v->procs));
 	v->files = calloc(w->nfiles + 1, sizeof(*v->files));
-	if (!v->procs || !v->files || !file_disks) {
+	if (!v->procs || !v->files || !file_disks || who_index_make(&ix, w)) {
 		free(file_disks);
 		il_who_view_free(v);
 		return -ENOMEM;
@@ -307,10 +406,14 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 		s->bio_read_bytes = f->bio_read_bytes;
 	}
 	for (int i = 0; i < w->nprocs; i++)
-		proc_sum(&v->procs[v->nprocs++], w, i, file_disks);
+		proc_sum(&v->procs[v->nprocs++], w, i, file_disks, &ix);
 	untraced_dirtiers(w, v);
 	free(file_disks);
-	merge_paths(v);
+	who_index_free(&ix);
+	if (merge_paths(v)) {
+		il_who_view_free(v);
+		return -ENOMEM;
+	}
 	qsort(v->procs, v->nprocs, sizeof(*v->procs), cmp_proc);
 	qsort(v->files, v->nfiles, sizeof(*v->files), cmp_file);
 	return 0;

@@ -52,10 +52,25 @@ void il_who_free(struct il_who *w);
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
 			     size_t len);
 
+/* Begin a round of il_who_file_path() checks of files renamed or deleted since they were first
+ * seen: each file is looked at (lstat, and open with O_NOFOLLOW for its generation) at most
+ * once per round, at most budget files in all (-1: no limit, the default; 0: none, nothing is
+ * opened or looked up by path). A file not looked at shows what its last check found, or the
+ * path recorded when it was first seen (iolayer --serve: a scrape checks none, its main thread
+ * 256 every 5 s). Not thread-safe: the callers of il_who_file_path() take turns (serve.c:
+ * under its lock). */
+void il_who_names_check(int budget);
+
 /* The cgroup path of process pid (attribution entry p) into buf: the cgroup the kernel
  * charged its I/O to, by id (p->io_cgroup_id in the v1 blkio hierarchy where one is mounted,
- * else p->cgroup_id in cgroup2), as il_cgroup_path() (cgroup.h) names it. Returns buf. */
+ * else p->cgroup_id in cgroup2), as il_cgroup_path() (cgroup.h) names it; /proc/PID/cgroup
+ * is read for an id not found only while il_who_names_check() allows looking at files.
+ * Returns buf. */
 const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, size_t len);
+
+/* The cgroup path of process pid from /proc/PID/cgroup (il_cgroup_of_pid()), or "-" without
+ * il_who_names_check() (a scrape opens no file per process). Returns buf. */
+const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len);
 
 /* Remember the cgroup paths of the processes attribution has seen so far, while they run
  * (call it every second or so): il_cgroup_of_pid() answers from it after they exit. */
