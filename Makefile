@@ -51,7 +51,7 @@ help:
 	@echo "sudo make bench         benchmarks beside the peers (libbpf-tools, bpftrace): docs/benchmarks.md"
 	@echo "make install [PREFIX=/usr/local DESTDIR= PROGRAM_PREFIX=]   install binaries and man pages"
 	@echo "                         (PROGRAM_PREFIX=il- -> il-biolatency: keeps Debian's libbpf-tools biolatency, fsslower visible)"
-	@echo "make deb                 the Debian package into $(BUILD)/deb (tools/debian: il-biolatency, il-iolayer...)"
+	@echo "make deb                 the Debian package into $(BUILD)/deb (tools/debian: iolayer, il-biolatency...)"
 	@echo "sudo make check-deb      make deb, then install it beside libbpf-tools, run its tools, remove it"
 
 deps:
@@ -145,7 +145,7 @@ install: all
 		install -m 0644 $$f $(DESTDIR)$(PREFIX)/share/man/man8/$(PROGRAM_PREFIX)$${f##*/}; done
 
 # The Debian package (tools/debian): what building needs, copied to $(BUILD)/deb/iolayer with
-# tools/debian as debian/, built there; the .deb (il-NAME commands) lands in $(BUILD)/deb/.
+# tools/debian as debian/, built there; the .deb (iolayer, il-NAME commands) lands in $(BUILD)/deb/.
 .PHONY: deb
 deb:
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/iolayer

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package built by `make deb` ($IOLAYER_BUILD/deb/iolayer_*.deb), installed beside
 # Debian's libbpf-tools: no file of one is a file of the other; each command is il-NAME with
-# its man page il-NAME(8); both biolatency's run at once and count the same 1000 direct writes
-# on a loop device; the installed tools run (-V, il-iolayer -d 1); the systemd unit is
+# its man page il-NAME(8), iolayer itself iolayer; both biolatency's run at once and count the same 1000 direct writes
+# on a loop device; the installed tools run (-V, iolayer -d 1); the systemd unit is
 # installed disabled; removing the package leaves libbpf-tools whole. Run by `make check-deb`.
 source "$(dirname "$0")/../integration/lib.sh"
 require_root
@@ -20,6 +20,9 @@ DEB=${debs[0]}
 # the tools of the source tree, as the Makefile finds them: bpf/NAME.bpf.c + user/NAME.c
 TOOLS=$(for f in "$SRC"/user/*.c; do t=$(basename "$f" .c); [ -f "$SRC/bpf/$t.bpf.c" ] && echo "${t//_/-}"; done | sort)
 NT=$(echo "$TOOLS" | wc -l)
+# the installed name of tool $1: il-NAME, but iolayer itself (tools/debian/rules)
+inst() { if [ "$1" = iolayer ]; then echo iolayer; else echo "il-$1"; fi; }
+INST=$(for t in $TOOLS; do inst "$t"; done | LC_ALL=C sort)
 plan $((18 + 2 * NT))
 apt_() { DEBIAN_FRONTEND=noninteractive apt-get -qq -o DPkg::Lock::Timeout=300 "$@" >"$TMPD/apt.out" 2>&1; }
 
@@ -30,9 +33,9 @@ dpkg-query -L libbpf-tools | sort >"$TMPD/theirs"
 shared=$(comm -12 "$TMPD/ours" "$TMPD/theirs" | while read -r p; do [ -d "$p" ] || echo "$p"; done)
 is "$shared" "" "no file of the package is a file of libbpf-tools"
 is "$(grep -E '^/usr/sbin/' "$TMPD/ours" | sed 's|^/usr/sbin/||' | tr '\n' ' ')" \
-	"$(echo "$TOOLS" | sed 's/^/il-/' | tr '\n' ' ')" "/usr/sbin holds every tool as il-NAME ($NT), nothing else"
+	"$(echo "$INST" | tr '\n' ' ')" "/usr/sbin holds every tool as il-NAME, iolayer as iolayer ($NT), nothing else"
 is "$(grep -E '^/usr/share/man/man8/' "$TMPD/ours" | sed 's|^/usr/share/man/man8/||' | tr '\n' ' ')" \
-	"$(echo "$TOOLS" | sed 's/^/il-/; s/$/.8.gz/' | tr '\n' ' ')" "... each with its man page il-NAME.8"
+	"$(echo "$INST" | sed 's/$/.8.gz/' | tr '\n' ' ')" "... each with its man page of the same name"
 is "$(grep -E '^/usr/share/iolayer/.*\.' "$TMPD/ours" | tr '\n' ' ')" \
 	"/usr/share/iolayer/grafana/iolayer.json /usr/share/iolayer/prometheus/iolayer-rules.yml " \
 	"the dashboard and the rules in /usr/share/iolayer"
@@ -47,14 +50,15 @@ is "$(dpkg-query -S /usr/sbin/biolatency)" "libbpf-tools: /usr/sbin/biolatency" 
 
 VER=$(dpkg-query -W -f='${Version}' iolayer)
 for t in $TOOLS; do
-	out=$("/usr/sbin/il-$t" -V 2>&1); rc=$?
+	n=$(inst "$t")
+	out=$("/usr/sbin/$n" -V 2>&1); rc=$?
 	case "$out" in "$t $VER"*) ;; *) rc="$rc, printed: $(head -1 <<<"$out")" ;; esac
-	is "$rc" 0 "il-$t -V: exit 0, '$t $VER...'"
-	is "$(man -w "il-$t")" "/usr/share/man/man8/il-$t.8.gz" "man il-$t finds its page"
+	is "$rc" 0 "$n -V: exit 0, '$t $VER...'"
+	is "$(man -w "$n")" "/usr/share/man/man8/$n.8.gz" "man $n finds its page"
 done
 
-/usr/sbin/il-iolayer -d 1 >"$TMPD/il.out" 2>"$TMPD/il.err"
-is "$?" 0 "il-iolayer -d 1 exits 0"
+/usr/sbin/iolayer -d 1 >"$TMPD/il.out" 2>"$TMPD/il.err"
+is "$?" 0 "iolayer -d 1 exits 0"
 verdict_after_1s() { grep -qE '^1\.[0-9] s traced' "$TMPD/il.out" && grep -q '^verdict: ' "$TMPD/il.out"; }
 verdict_after_1s || { diag_file "$TMPD/il.out"; diag_file "$TMPD/il.err"; }
 check "... and gives a verdict after 1.0 s" verdict_after_1s
@@ -85,7 +89,7 @@ is "$(count_of "$TMPD/ours.out" "$LOOPNAME") $(count_of "$TMPD/theirs.out" "$LOO
 
 # The unit: installed, pointing at the installed iolayer, disabled and not started.
 U=/lib/systemd/system/iolayer.service
-is "$(sed -n 's/^ExecStart=//p' "$U")" "/usr/sbin/il-iolayer --serve 127.0.0.1:19435" "iolayer.service runs /usr/sbin/il-iolayer --serve"
+is "$(sed -n 's/^ExecStart=//p' "$U")" "/usr/sbin/iolayer --serve 127.0.0.1:19435" "iolayer.service runs /usr/sbin/iolayer --serve"
 is "$(systemctl is-enabled iolayer.service 2>&1)" disabled "iolayer.service is installed disabled"
 
 apt_ purge -y iolayer || diag_file "$TMPD/apt.out"
