@@ -230,10 +230,12 @@ struct blk_rq_bio {
 };
 
 /* struct request * -> its first bio's record, until the request completes, for a request
- * that does not hold its slot of blk_rq_slots (its times in blk_rq_start, or none). */
+ * that does not hold its slot of blk_rq_slots (its times in blk_rq_start, or none): rare, so
+ * entries are made on demand, not the 3 MB preallocated at start-up. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BLK_MAX_INFLIGHT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct blk_rq_bio);
 } blk_rq_bio SEC(".maps");
