@@ -653,6 +653,21 @@ def targets_25(recs, a, c, e):
             table(["what", "target", "measured", ""], rows)]
 
 
+KEPT_BEGIN, KEPT_END = "<!-- kept by hand: tools/bench copies this block as it is -->", "<!-- end kept -->"
+
+
+def kept(path):
+    """The hand-written block of the report at path (what was tried, and what it saved), to be
+    carried over when the report is rewritten; "" when there is none."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    a, b = old.find(KEPT_BEGIN), old.find(KEPT_END)
+    return "" if a < 0 or b < a else "\n" + old[a:b + len(KEPT_END)] + "\n"
+
+
 def main():
     recs = read(sys.argv[1])
     meta = {k: v for k, v in recs["meta"]}
@@ -699,7 +714,7 @@ def main():
         head.append("")
     body = (head + targets(a, b, c) + [""] + targets_25(recs, a, c, e) + [""] + a_lines + [""]
             + a2_lines + [""] + b_lines + [""] + c_lines + [""] + d_lines + [""] + e_lines)
-    text = "\n".join(body).rstrip() + "\n"
+    text = "\n".join(body).rstrip() + "\n" + kept(sys.argv[2] if len(sys.argv) > 2 else "-")
     sys.stdout.write(text)
     if len(sys.argv) > 2 and sys.argv[2] != "-":
         with open(sys.argv[2], "w") as f:
