@@ -117,7 +117,7 @@ static __always_inline int count_lean(unsigned long long *ctx, bool btf)
 	__u64 now, start;
 	__u32 zero = 0;
 
-	if (blk_end(ctx, btf, &t, &now))
+	if (blk_end(ctx, btf, &t, &now, NULL, NULL))
 		return 0;
 	start = targ_from <= BLK_MK_I && t.insert_ns ? t.insert_ns : t.issue_ns;
 	h = bpf_map_lookup_elem(&hist_cpu, &zero);

@@ -168,15 +168,6 @@ static __always_inline void il_rq_times_free(__u64 key, struct il_rq_slot *s, st
 	}
 }
 
-/* Forget request key's times wherever they are. */
-static __always_inline void il_rq_times_forget(__u64 key)
-{
-	struct il_rq_slot *s;
-	struct il_rq_times *t = il_rq_times_find(key, &s);
-
-	il_rq_times_free(key, s, t);
-}
-
 /* Requests measured whose completion (of any part) carried an error: one per-CPU counter at
  * key 0. Not a drop: these requests are in the histograms too. */
 struct {
@@ -235,16 +226,65 @@ struct blk_rq_bio {
 	__u64 sector;
 	__u32 bytes;
 	__u8 requeued;
-	__u8 pad[3];
+	__u8 linked;    /* in blk_rq_slot_bio: the entry holds its slot's request's record */
+	__u8 pad[2];
 };
 
-/* struct request * -> its first bio's record, until the request completes. */
+/* struct request * -> its first bio's record, until the request completes, for a request
+ * that does not hold its slot of blk_rq_slots (its times in blk_rq_start, or none): rare, so
+ * entries are made on demand, not the 3 MB preallocated at start-up. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BLK_MAX_INFLIGHT);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct blk_rq_bio);
 } blk_rq_bio SEC(".maps");
+
+/* The first bio's record of the request holding slot i of blk_rq_slots, at the same index:
+ * two inlined array lookups where blk_rq_bio took a hash update at the link and a hash lookup
+ * and delete at the completion (issue 25: about a quarter of block_rq_complete's time went
+ * to hash lookups). One entry when bios are not tracked (then never linked). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, BLK_RQ_SLOTS);
+	__type(key, __u32);
+	__type(value, struct blk_rq_bio);
+} blk_rq_slot_bio SEC(".maps");
+
+/* Request key's first bio's record: in blk_rq_slot_bio while it holds its slot s (from
+ * il_rq_times_find()), else in blk_rq_bio; NULL when it has none. */
+static __always_inline struct blk_rq_bio *blk_rq_bio_find(__u64 key, struct il_rq_slot *s)
+{
+	if (s && *(volatile __u64 *)&s->rq == key) {
+		__u32 i = il_rq_slot_idx(key);
+		struct blk_rq_bio *l = bpf_map_lookup_elem(&blk_rq_slot_bio, &i);
+
+		return l && l->linked ? l : NULL;
+	}
+	return bpf_map_lookup_elem(&blk_rq_bio, &key);
+}
+
+/* Forget request key's first bio's record l (from blk_rq_bio_find(), with its slot s), before
+ * its slot is released. */
+static __always_inline void blk_rq_bio_free(__u64 key, struct il_rq_slot *s, struct blk_rq_bio *l)
+{
+	if (l && l->linked)
+		l->linked = 0;
+	else if (!s || *(volatile __u64 *)&s->rq != key)
+		bpf_map_delete_elem(&blk_rq_bio, &key);
+}
+
+/* Forget request key's times and first bio's record wherever they are. */
+static __always_inline void blk_rq_forget_all(__u64 key)
+{
+	struct il_rq_slot *s;
+	struct il_rq_times *t = il_rq_times_find(key, &s);
+
+	if (blk_cfg.bios && !blk_cfg.bio_only)
+		blk_rq_bio_free(key, s, blk_rq_bio_find(key, s));
+	il_rq_times_free(key, s, t);
+}
 
 /* A direct I/O in progress (iomap:iomap_dio_rw_begin .. iomap_dio_complete), by its
  * struct kiocb *: when it began, and who began it. */
@@ -359,11 +399,12 @@ static __always_inline __u64 il_sub_start(const struct il_sub_op *op, __u64 key)
  * task queues during its own direct I/O or writeback of the bio's inode starts where
  * il_sub_start() says; a bio a worker queues for a direct I/O starts with that direct I/O; any
  * other has no start (before Q not measured: jbd2's journal writes, a sync's block device
- * writes, writeback bios a worker queues). */
-static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
+ * writes, writeback bios a worker queues). op: il_sub_current(), looked up once by the
+ * caller. */
+static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b,
+				       struct il_sub_op *op)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key;
-	struct il_sub_op *op = il_sub_current();
 
 	if (dio && bpf_core_type_exists(struct iomap_dio)) {
 		struct kiocb *iocb = BPF_CORE_READ(dio, iocb);
@@ -567,6 +608,7 @@ static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
  * (gendisk.queue->mq_ops set) is not followed. */
 static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
 {
+	struct il_sub_op *op;
 	struct il_bio_info *b;
 	struct iomap_dio *dio;
 
@@ -587,11 +629,13 @@ static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
 	b->cgroup = il_bio_cgroup(bio);
 	b->in_cg = il_cg_cfg.id && il_cg_under(il_bio_cgroup_of(bio));
 	dio = il_bio_iomap_dio(bio);
+	op = il_sub_current(); /* one lookup for il_bio_who() and the touch below */
 	if (!b->tgid)
-		il_bio_who(bio, dio, b);
+		il_bio_who(bio, dio, b, op);
 	/* queued by another task than its submitter: held and let go by a worker */
 	b->held = b->pid && b->pid != (__u32)bpf_get_current_pid_tgid();
-	il_sub_touch(b->queue_ns);
+	if (op) /* il_sub_touch() */
+		op->last_ns = b->queue_ns;
 	if (!b->cgroup && b->tgid == bpf_get_current_pid_tgid() >> 32) { /* no blk-cgroup: the
 									* submitter's, when it is the current task */
 		b->cgroup = bpf_get_current_cgroup_id();
@@ -737,15 +781,23 @@ static __always_inline void blk_iocost(struct ioc_gq *iocg)
 
 /* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
  * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
- * bio with a record. The bios looked at are in the request now: their records go. */
-static __always_inline void blk_link_bios(struct request *rq)
+ * bio with a record. The bios looked at are in the request now: their records go. The record
+ * goes to blk_rq_slot_bio when rq holds its slot s, else to blk_rq_bio. */
+static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot *s)
 {
 	__u64 key = (__u64)rq;
-	struct blk_rq_bio n = {};
+	struct blk_rq_bio n = {}, *l = NULL, *h;
 	struct bio *bio;
 	bool found = false;
 
-	if (bpf_map_lookup_elem(&blk_rq_bio, &key))
+	if (s && *(volatile __u64 *)&s->rq == key) {
+		__u32 i = il_rq_slot_idx(key);
+
+		l = bpf_map_lookup_elem(&blk_rq_slot_bio, &i);
+		if (l && l->linked)
+			return;
+	}
+	if (!l && bpf_map_lookup_elem(&blk_rq_bio, &key))
 		return;
 	bio = BPF_CORE_READ(rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
@@ -762,16 +814,27 @@ static __always_inline void blk_link_bios(struct request *rq)
 	}
 	n.sector = BPF_CORE_READ(rq, __sector);
 	n.bytes = BPF_CORE_READ(rq, __data_len);
+	if (l) {
+		/* linked before it held its slot (no times then): its record moves over */
+		h = found ? NULL : bpf_map_lookup_elem(&blk_rq_bio, &key);
+		if (h) {
+			n = *h;
+			bpf_map_delete_elem(&blk_rq_bio, &key);
+		}
+		n.linked = 1;
+		*l = n;
+		return;
+	}
 	if (bpf_map_update_elem(&blk_rq_bio, &key, &n, BPF_ANY))
 		il_drop(IL_DROP_MAP_FULL);
 }
 
 /* blk_link_bios() when requests are linked to their bios (the check apart, so that
- * nothing of it, not even its zeroed record, costs the other modes). */
-static __always_inline void blk_link(struct request *rq)
+ * nothing of it, not even its zeroed record, costs the other modes). s: rq's slot. */
+static __always_inline void blk_link(struct request *rq, struct il_rq_slot *s)
 {
 	if (blk_cfg.bios && !blk_cfg.bio_only) {
-		blk_link_bios(rq);
+		blk_link_bios(rq, s);
 		il_sub_touch(bpf_ktime_get_ns());
 	}
 }
@@ -780,12 +843,14 @@ static __always_inline void blk_link(struct request *rq)
 static __always_inline void blk_requeue(struct request *rq)
 {
 	__u64 key = (__u64)rq;
+	struct il_rq_slot *s;
 	struct blk_rq_bio *l;
 
 	if (!blk_cfg.bios || blk_cfg.bio_only)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), requeues);
-	l = bpf_map_lookup_elem(&blk_rq_bio, &key);
+	il_rq_times_find(key, &s);
+	l = blk_rq_bio_find(key, s);
 	if (l)
 		l->requeued = 1;
 }
@@ -794,11 +859,13 @@ static __always_inline void blk_requeue(struct request *rq)
 static __always_inline void blk_rq_remap(struct request *rq, __u32 dev)
 {
 	__u64 key = (__u64)rq;
+	struct il_rq_slot *s;
 	struct blk_rq_bio *l;
 
 	if (!blk_cfg.bios)
 		return;
-	l = bpf_map_lookup_elem(&blk_rq_bio, &key);
+	il_rq_times_find(key, &s);
+	l = blk_rq_bio_find(key, s);
 	if (l && !l->b.from)
 		l->b.from = dev;
 }
@@ -811,8 +878,7 @@ static __always_inline void blk_rq_merge(struct request *rq)
 	if (!blk_cfg.bios)
 		return;
 	IL_DISK_COUNT(il_disk_dev(il_rq_disk(rq)), merges);
-	il_rq_times_forget(key);
-	bpf_map_delete_elem(&blk_rq_bio, &key);
+	blk_rq_forget_all(key);
 }
 
 /* Copy a bio's record into io. */
@@ -933,7 +999,7 @@ static __always_inline void blk_insert(struct request *rq)
 		*old = t;
 	else if (blk_rq_times_new(key, s, &t))
 		il_drop(IL_DROP_MAP_FULL);
-	blk_link(rq);
+	blk_link(rq, s);
 }
 
 /* block_rq_issue: the request goes to the driver. An insert time already recorded is kept;
@@ -953,7 +1019,7 @@ static __always_inline void blk_issue(struct request *rq)
 	} else if (blk_rq_times_new(key, s, &n)) {
 		il_drop(IL_DROP_MAP_FULL);
 	}
-	blk_link(rq);
+	blk_link(rq, s);
 }
 
 /* block_rq_complete (ctx: its raw arguments), the request's times only: 0 with *r filled
@@ -967,8 +1033,11 @@ static __always_inline void blk_issue(struct request *rq)
  * request stays in flight, timed from its first issue; an error in any part makes it a
  * request completed with an error (blk_errors). Reads request.__data_len only: a plain
  * load from a tp_btf program (btf: ctx[0] is a trusted struct request *), else
- * bpf_probe_read_kernel(). */
-static __always_inline int blk_end(unsigned long long *ctx, bool btf, struct il_rq_times *r, __u64 *now)
+ * bpf_probe_read_kernel(). With bio tracking, the request's first bio's record is forgotten
+ * with its times and, when it is measured and io is not NULL, copied into io first (its
+ * slot's twin in blk_rq_slot_bio must be read before the slot is released): *linked says so. */
+static __always_inline int blk_end(unsigned long long *ctx, bool btf, struct il_rq_times *r, __u64 *now,
+				   struct blk_io *io, bool *linked)
 {
 	struct request *rq = (struct request *)ctx[0];
 	__u32 error = (__u32)ctx[1], nr_bytes = (__u32)ctx[2], zero = 0;
@@ -1005,6 +1074,18 @@ static __always_inline int blk_end(unsigned long long *ctx, bool btf, struct il_
 		if (errors)
 			*errors += 1; /* per-CPU: no atomics needed */
 	}
+	if (blk_cfg.bios && !blk_cfg.bio_only) {
+		struct blk_rq_bio *l = blk_rq_bio_find(key, s);
+
+		if (l && !err && io) {
+			il_io_from_bio(io, &l->b);
+			io->sector = l->sector;
+			io->bytes = l->bytes;
+			io->requeued = l->requeued;
+			*linked = true;
+		}
+		blk_rq_bio_free(key, s, l);
+	}
 	il_rq_times_free(key, s, t);
 	return err;
 }
@@ -1018,16 +1099,15 @@ static __always_inline int blk_end(unsigned long long *ctx, bool btf, struct il_
 static __always_inline int blk_done(unsigned long long *ctx, bool btf, struct blk_io *io)
 {
 	struct request *rq = (struct request *)ctx[0];
-	__u64 key = (__u64)rq, now;
 	struct il_rq_times t;
-	int err = blk_end(ctx, btf, &t, &now);
+	bool linked = false;
+	__u64 now;
+	int err = blk_end(ctx, btf, &t, &now, io, &linked);
 
 	if (err > 0)
 		return -1;
 	if (!err) {
 		__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-		struct blk_rq_bio *l = blk_cfg.bios && !blk_cfg.bio_only ?
-				      bpf_map_lookup_elem(&blk_rq_bio, &key) : NULL;
 		struct bio *bio = BPF_CORE_READ(rq, bio);
 
 		io->ts[BLK_MK_I] = t.insert_ns;
@@ -1036,22 +1116,16 @@ static __always_inline int blk_done(unsigned long long *ctx, bool btf, struct bl
 		io->dev = il_disk_dev(il_rq_disk(rq));
 		io->op = il_opf_op(opf);
 		io->flags = il_opf_flags(opf);
-		io->sector = BPF_CORE_READ(rq, __sector);
-		io->bytes = (__u32)ctx[2];
+		if (!linked) { /* else its first bio's extent, from blk_end() */
+			io->sector = BPF_CORE_READ(rq, __sector);
+			io->bytes = (__u32)ctx[2];
+		}
 		io->error = t.error;
 		for (int i = 0; i < BLK_BIO_COUNT_MAX && bio; i++) {
 			io->bios++;
 			bio = BPF_CORE_READ(bio, bi_next);
 		}
-		if (l) {
-			il_io_from_bio(io, &l->b);
-			io->sector = l->sector;
-			io->bytes = l->bytes;
-			io->requeued = l->requeued;
-		}
 	}
-	if (blk_cfg.bios && !blk_cfg.bio_only)
-		bpf_map_delete_elem(&blk_rq_bio, &key);
 	return err;
 }
 
@@ -1062,7 +1136,7 @@ static __always_inline int blk_complete(unsigned long long *ctx, bool btf, __u64
 	struct il_rq_times t;
 	__u64 now;
 
-	if (blk_end(ctx, btf, &t, &now))
+	if (blk_end(ctx, btf, &t, &now, NULL, NULL))
 		return -1;
 	*queue_ns = t.insert_ns ? t.issue_ns - t.insert_ns : 0;
 	*device_ns = now - t.issue_ns;
@@ -1108,13 +1182,16 @@ static __always_inline void blk_proc_account(const struct blk_io *io, const stru
 	__builtin_memcpy(p->comm, io->comm, sizeof(p->comm));
 }
 
-static __always_inline void blk_account(const struct blk_io *io)
+/* d: io's disk's entry in blk_disks when the caller has it (one hash lookup fewer per
+ * request), NULL to look it up here. */
+static __always_inline void blk_account(const struct blk_io *io, struct blk_disk_stats *d)
 {
 	struct blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
-	struct blk_disk_stats *d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
 	struct blk_times t;
 	struct blk_cg *c;
 
+	if (!d)
+		d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
 	if (d)
 		blk_phases_add(&d->phases, io);
 	if (!blk_cfg.bios)
@@ -1166,25 +1243,21 @@ static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf)
 		__sync_fetch_and_add(&d->queue_ns, queue);
 		__sync_fetch_and_add(&d->queue_slots[il_slot_idx(queue)], 1);
 	}
-	blk_account(&io);
+	blk_account(&io, d);
 	return 0;
 }
 
 /* Aggregate-mode handler of a bio-based device's bio (BLK_BIO_PROGS(blk_disk_bio_done)). */
 static __always_inline int blk_disk_bio_done(struct blk_io *io)
 {
-	blk_account(io);
+	blk_account(io, NULL);
 	return 0;
 }
 
 /* Forget a request without measuring it (filtered out). */
 static __always_inline void blk_forget(struct request *rq)
 {
-	__u64 key = (__u64)rq;
-
-	il_rq_times_forget(key);
-	if (blk_cfg.bios && !blk_cfg.bio_only)
-		bpf_map_delete_elem(&blk_rq_bio, &key);
+	blk_rq_forget_all((__u64)rq);
 }
 
 /*

@@ -37,8 +37,9 @@
  * Cost: split_busy counts the threads with a call in flight. While it is 0 a switch reads
  * the in_iowait bit of next and prev and a wake-up that of the wakee (plain loads in tp_btf),
  * nothing more; an I/O sleep of any task is recorded (one lookup, made when missing). While
- * it is not 0, each task switched or woken costs one lookup without create; only a thread
- * with a call in flight does more.
+ * it is not 0, a task switched or woken whose bucket of split_busy_tid is 0 (no thread of
+ * its tid's bucket has a call in flight) costs one load more; any other costs one lookup
+ * without create; only a thread with a call in flight does more.
  *
  * Include once per object, from lib/fs.bpf.h.
  */
@@ -54,6 +55,26 @@ const volatile struct split_cfg split_cfg = {};
 
 /* Threads with a call in flight (split_begin's first call, split_take's last). */
 __u64 split_busy = 0;
+
+/* The same by bucket of thread ids (tid & (SPLIT_BUSY_BUCKETS - 1)), counted where
+ * split_busy is: a switch or wake-up of a thread whose bucket is 0 has no call in flight,
+ * which one load from .bss tells, where a task-storage (or hash) lookup took 40-90 ns per
+ * switch while any thread of the machine had a call in flight (issue 25). */
+#define SPLIT_BUSY_BUCKETS 4096
+__u32 split_busy_tid[SPLIT_BUSY_BUCKETS] = {};
+
+/* Thread tid in flight (add 1) or not any more (add -1), in split_busy and its bucket. */
+static __always_inline void split_busy_add(__u32 tid, int d)
+{
+	__sync_fetch_and_add(&split_busy, d);
+	__sync_fetch_and_add(&split_busy_tid[tid & (SPLIT_BUSY_BUCKETS - 1)], d);
+}
+
+/* May thread tid have a call in flight? false: it has none. */
+static __always_inline bool split_tid_busy(__u32 tid)
+{
+	return split_busy && split_busy_tid[tid & (SPLIT_BUSY_BUCKETS - 1)];
+}
 
 /* WOKEN: sched_waking seen, not yet sched_wakeup (the wakee's enqueue, which for a remote
  * wake-up waits for an IPI): still asleep, as the kernel's run_delay counts it, its part
@@ -239,7 +260,7 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 	if (!t->active) {
 		t->ts = ts;
 		t->state = SPLIT_ST_ON;
-		__sync_fetch_and_add(&split_busy, 1);
+		split_busy_add(tid, 1);
 	} else {
 		split_close(t, ts, split_state_part(t, t->state), SPLIT_ST_ON);
 	}
@@ -298,7 +319,7 @@ static __always_inline void split_take(__u32 tid, __u32 op)
 	}
 	t->active &= ~(1 << op);
 	if (!t->active)
-		__sync_fetch_and_add(&split_busy, -1);
+		split_busy_add(tid, -1);
 	out->end = now;
 	out->tid = tid;
 	out->op = op;
@@ -384,9 +405,8 @@ static __always_inline struct task_struct *split_current(bool btf)
 
 /* next is switched in at the time returned (0: nothing looked at the clock). io: next is
  * in I/O wait (its I/O sleep ends, if no wake-up ended it). */
-static __always_inline __u64 split_switch_in(struct task_struct *next, bool io, bool btf)
+static __always_inline __u64 split_switch_in(struct task_struct *next, __u32 tid, bool io, bool btf)
 {
-	__u32 tid = IL_BTF_READ(btf, next, pid);
 	struct split_task *t = split_get(next, tid, false, btf);
 	__u64 now;
 
@@ -406,10 +426,10 @@ static __always_inline __u64 split_switch_in(struct task_struct *next, bool io, 
 
 /* prev is switched out (preempt: preempted; io: in_iowait and not preempted) at now (0: not
  * read yet). */
-static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *prev, bool preempt,
-					     bool io, __u64 now, bool btf)
+static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *prev, __u32 tid,
+					     bool preempt, bool io, __u64 now, bool btf)
 {
-	__u32 tid = IL_BTF_READ(btf, prev, pid), state;
+	__u32 state;
 	struct split_task *t;
 	__u8 st;
 
@@ -443,14 +463,19 @@ static __always_inline int split_on_switch(__u64 *ctx, bool btf)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
 	bool busy = split_busy != 0, preempt = ctx[0] & 0xff, io;
+	__u32 tid = 0;
 	__u64 now = 0;
 
 	io = split_in_iowait(next, btf);
 	if (busy || io)
-		now = split_switch_in(next, io, btf);
+		tid = IL_BTF_READ(btf, next, pid);
+	if (io || (busy && split_tid_busy(tid)))
+		now = split_switch_in(next, tid, io, btf);
 	io = !preempt && split_in_iowait(prev, btf);
 	if (busy || io)
-		split_switch_out(ctx, prev, preempt, io, now, btf);
+		tid = IL_BTF_READ(btf, prev, pid);
+	if (io || (busy && split_tid_busy(tid)))
+		split_switch_out(ctx, prev, tid, preempt, io, now, btf);
 	return 0;
 }
 
@@ -570,6 +595,8 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 	if (!split_busy && !io)
 		return 0;
 	tid = IL_BTF_READ(btf, p, pid);
+	if (!io && !split_tid_busy(tid))
+		return 0;
 	t = split_get(p, tid, false, btf);
 	if (!t)
 		return 0;
@@ -630,10 +657,14 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 static __always_inline int split_on_wakeup(struct task_struct *p, bool btf)
 {
 	struct split_task *t;
+	__u32 tid;
 
 	if (!split_busy)
 		return 0;
-	t = split_get(p, IL_BTF_READ(btf, p, pid), false, btf);
+	tid = IL_BTF_READ(btf, p, pid);
+	if (!split_tid_busy(tid))
+		return 0;
+	t = split_get(p, tid, false, btf);
 	if (!t || !t->active || (t->state != SPLIT_ST_WOKEN && t->state != SPLIT_ST_SLEEP &&
 				 t->state != SPLIT_ST_SLEEP_IO))
 		return 0;
@@ -692,7 +723,7 @@ static __always_inline int split_on_exit(struct task_struct *p, bool btf)
 		return 0;
 	if (t->active) {
 		t->active = 0;
-		__sync_fetch_and_add(&split_busy, -1);
+		split_busy_add(tid, -1);
 	}
 	if (!(btf && split_cfg.task_storage)) /* task storage goes with the task */
 		bpf_map_delete_elem(&split_by_tid, &tid);

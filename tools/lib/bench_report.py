@@ -239,6 +239,163 @@ def section_a(recs, labels, roles, methods):
     return lines, summary
 
 
+def prog_windows(recs, tracer):
+    """{(session, round, phase): {program: [hook, ns, cnt]}} of one tracer's programs, from the
+    differences between consecutive snapshots of a session round (as windows(), by program)."""
+    snaps = collections.OrderedDict()
+    for s, r, ph, tr, pid, name, typ, hook, ns, cnt in recs["snap"]:
+        if tr == tracer:
+            snaps.setdefault((s, r), collections.OrderedDict()).setdefault(ph, {})[name] = (
+                hook_of(name, hook), int(ns), int(cnt))
+    off = {tuple(x[:3]) for x in recs["stats_off"]}
+    out = {}
+    for (s, r), phases in snaps.items():
+        prev = None
+        for ph, progs in phases.items():
+            if prev is not None and (s, r, ph) not in off:
+                w = out.setdefault((s, r, ph), {})
+                for name, (hook, ns, cnt) in progs.items():
+                    if name in prev:
+                        w[name] = [hook, ns - prev[name][1], cnt - prev[name][2]]
+            prev = progs
+    return out
+
+
+def section_a_progs(recs, roles):
+    """Where iolayer's time goes (issue 25): each of its programs' ns per run and runs per unit
+    in every phase of section (a), the units counted as there (by the floor's program on the
+    phase's primary hook)."""
+    win, pw = windows(recs)[0], prog_windows(recs, "iolayer")
+    lines = ["## (a2) Where iolayer's time goes, program by program",
+             "",
+             "From the same statistics as (a): each of iolayer's programs that ran in a phase, "
+             "its ns per run (median of the rounds), its runs per unit (the units the floor "
+             "counted) and so its ns per unit, largest first. The raw_syscalls programs run for "
+             "every syscall of the machine, so their runs per unit include other processes'. "
+             "A program that costs much per unit is the hook to work on."]
+    for (s, ph), (hooks, primary, unit, title) in PHASES.items():
+        per = collections.defaultdict(lambda: {"ns": [], "runs": [], "unit": []})
+        hookname = {}
+        n_rounds = 0
+        for (s2, r, ph2), progs in sorted(pw.items()):
+            if (s2, ph2) != (s, ph):
+                continue
+            w = win.get((s, r, ph), {})
+            n = None
+            for tr, hs in w.items():
+                if roles.get(tr) == "floor" and hs.get(primary, [0, 0])[1] > 0:
+                    n = hs[primary][1]
+            if n is None:
+                n = max((hs.get(primary, [0, 0])[1] for hs in w.values()), default=0)
+            if not n:
+                continue
+            n_rounds += 1
+            for name, (hook, ns, cnt) in progs.items():
+                if cnt <= 0:
+                    continue
+                hookname[name] = hook
+                per[name]["ns"].append(ns / cnt)
+                per[name]["runs"].append(cnt / n)
+                per[name]["unit"].append(ns / n)
+        if not per:
+            continue
+        lines += ["", f"### {title}", "", f"{n_rounds} rounds.", "", prog_table(per, hookname, unit)]
+    return lines, {}
+
+
+def prog_table(per, hookname, unit):
+    """The table of section_a_progs(): per {program: {"ns": [ns per run], "runs": [runs per
+    unit], "unit": [ns per unit]}} (one value a round), largest ns per unit first."""
+    total = sum(med(v["unit"]) for v in per.values())
+    rows = []
+    for name, v in sorted(per.items(), key=lambda kv: -med(kv[1]["unit"])):
+        u = med(v["unit"])
+        rows.append([f"`{name}`", hookname[name], fmt_ns(med(v["ns"])), f"{med(v['runs']):.2f}",
+                     fmt_ns(u), f"{100 * u / total:.0f} %" if total else "-"])
+    rows.append(["all", "", "", "", fmt_ns(total), "100 %"])
+    return table(["program", "hook", "ns per run", f"runs per {unit}", f"ns per {unit}", "share"], rows)
+
+
+# ---- (e) end to end ------------------------------------------------------------------------
+
+E_TITLE = {"fio": ("fio: 4 KiB random direct writes through io_uring, iodepth 32, 2 jobs, "
+                   "on the raw loop device", "I/O", "IOPS"),
+           "pwrite": ("64-byte pwrite64 loop on ext4, one thread", "call", "calls/s")}
+
+
+def section_e(recs, labels, roles, methods):
+    """Each workload's rate under each tracer as a share of the same round's untraced rate,
+    and the tracer's CPU per 100,000 operations (its BPF programs' run_time_ns from the
+    snapshots around the run, plus its process's user+system time)."""
+    win, _ = windows(recs)
+    lines = ["## (e) End to end (issue 25)",
+             "",
+             "Each workload for a fixed time, untraced and under each tracer in turn, the order "
+             "rotated from round to round. *Share*: the run's rate over the same round's "
+             "untraced rate, median of the rounds (range). *CPU per 100,000*: the tracer's BPF "
+             "programs' run time (kernel.bpf_stats_enabled) plus its own process's user+system "
+             "time over the run, per 100,000 operations, medians. The BPF time is spent in the "
+             "workload's threads and in the loop device's worker, on the same two CPUs; iolayer's "
+             "programs on raw_syscalls also run for every other process's syscalls."]
+    out = {}
+    for w, (title, op, rate_name) in E_TITLE.items():
+        conf = []
+        for x in recs["econf"]:
+            if x[0] == w and x[1] not in conf:
+                conf.append(x[1])
+        runs = collections.defaultdict(dict)  # round -> tracer -> (rate, cpu ns per 100k)
+        for w2, r, tr, ops, secs, cpu in recs["e2e"]:
+            if w2 != w or not float(secs) or not int(ops):
+                continue
+            bpf = sum(ns for ns, cnt in win.get((f"e2e-{w}", r, "run"), {}).get(tr, {}).values())
+            runs[r][tr] = (int(ops) / float(secs), (bpf + int(cpu)) * 1e5 / int(ops))
+        if not runs:
+            continue
+        rows = []
+        for tr in conf:
+            if tr in recs_unavailable(recs):
+                rows.append([labels.get(tr, tr), roles.get(tr, "-"),
+                             "cannot run here: " + recs_unavailable(recs)[tr], "", "", "", ""])
+                continue
+            rates = [runs[r][tr][0] for r in runs if tr in runs[r]]
+            if not rates:
+                continue
+            shares = [runs[r][tr][0] / runs[r]["untraced"][0] for r in runs
+                      if tr in runs[r] and "untraced" in runs[r]]
+            cpus = [runs[r][tr][1] for r in runs if tr in runs[r]]
+            rng = f"{100 * min(shares):.0f}-{100 * max(shares):.0f} %" if shares else "-"
+            sh = med(shares)
+            out[(w, tr)] = sh
+            rows.append([labels.get(tr, tr), roles.get(tr, "-"), methods.get(tr, "-"),
+                         fmt_ns(med(rates)), "-" if sh is None else f"{100 * sh:.0f} %", rng,
+                         "-" if tr == "untraced" else f"{med(cpus) / 1e6:,.1f} ms"])
+        lines += ["", f"### {title}", "", f"{len(runs)} rounds.", "",
+                  table(["tracer", "role", "attach", rate_name, "share of untraced", "range",
+                         f"CPU per 100,000 {op}s"], rows)]
+        # where iolayer --serve's time went in these runs, program by program
+        pw, ops = prog_windows(recs, "iolayer-serve"), {}
+        for w2, r, tr, n, secs, cpu in recs["e2e"]:
+            if w2 == w and tr == "iolayer-serve":
+                ops[r] = int(n)
+        per = collections.defaultdict(lambda: {"ns": [], "runs": [], "unit": []})
+        hookname = {}
+        for (s, r, ph), progs in pw.items():
+            if s != f"e2e-{w}" or ph != "run" or not ops.get(r):
+                continue
+            for name, (hook, ns, cnt) in progs.items():
+                if cnt > 0:
+                    hookname[name] = hook
+                    per[name]["ns"].append(ns / cnt)
+                    per[name]["runs"].append(cnt / ops[r])
+                    per[name]["unit"].append(ns / ops[r])
+        if per:
+            lines += ["", f"iolayer --serve's programs in these runs (programs that ran less than "
+                      f"once per 100 {op}s left out of the table, not of *all*):", ""]
+            tab = prog_table(per, hookname, op).split("\n")
+            lines += [r for r in tab if not re.match(r"^\| `.*\| 0\.00 \|", r)]
+    return lines, out
+
+
 _unavail = None
 
 
@@ -394,12 +551,18 @@ def section_d(recs):
 
 # ---- the targets ---------------------------------------------------------------------------
 
-def targets(a, b, c):
-    def ok(v, lim):
-        return "-" if v is None else ("met" if v <= lim else "not met")
+def ok(v, lim):
+    return "-" if v is None else ("met" if v <= lim else "not met")
 
+
+def a_unit(a, s, ph, tr):
+    """The median over rounds of tracer tr's ns per unit in phase ph of session s (section (a))."""
+    return med(a.get((s, ph, tr), {}).values()) if (s, ph, tr) in a else None
+
+
+def targets(a, b, c):
     def unit(s, ph, tr):
-        return med(a.get((s, ph, tr), {}).values()) if (s, ph, tr) in a else None
+        return a_unit(a, s, ph, tr)
 
     rows = []
     # beside each hot-path target, what any tracer doing the job pays at the least on this
@@ -447,11 +610,69 @@ def targets(a, b, c):
             table(["what", "target", "measured", ""], rows)]
 
 
+def targets_25(recs, a, c, e):
+    """Issue 25's targets: iolayer, every layer on, always on at NVMe rates."""
+    def unit(s, ph, tr):
+        return a_unit(a, s, ph, tr)
+
+    rows = []
+    v, p = unit("block", "direct-write", "iolayer"), unit("block", "direct-write", "lt-biolatency")
+    x = a.get(("block", "direct-write", "iolayer", "lt-biolatency"))
+    rows.append(["iolayer, every layer on, BPF ns per block request / libbpf-tools biolatency",
+                 "<= 1.5x", f"{fmt_x(x)} ({fmt_ns(v)} ns; libbpf-tools biolatency {fmt_ns(p)} ns)",
+                 ok(x, 1.5)])
+    v, f = unit("fs", "pwrite-ext4", "iolayer"), unit("fs", "pwrite-ext4", "raw-fs-clock-floor")
+    x = v / f if v is not None and f else None
+    rows.append(["iolayer, BPF ns per pwrite64 call pair on ext4 / a clock read on each side",
+                 "<= 2.5x", f"{fmt_x(x)} ({fmt_ns(v)} ns; floor {fmt_ns(f)} ns)", ok(x, 2.5)])
+    # the time split's hooks with no call in flight (the ping-pong): ns per run of each beside
+    # the empty program on sched_switch
+    pw, win = prog_windows(recs, "iolayer"), windows(recs)[0]
+    for prog in ("split_switch_btf", "split_waking_btf", "split_wakeup_btf"):
+        xs = []
+        for (s, r, ph), progs in pw.items():
+            if (s, ph) != ("sched", "pingpong") or prog not in progs or progs[prog][2] <= 0:
+                continue
+            fl = win.get((s, r, ph), {}).get("bt-sched-floor", {}).get("sched_switch")
+            if fl and fl[1]:
+                xs.append((progs[prog][1] / progs[prog][2]) / (fl[0] / fl[1]))
+        x = med(xs)
+        rows.append([f"time split, `{prog}` ns per run with no call in flight / an empty program",
+                     "<= 1.3x", fmt_x(x), ok(x, 1.3)])
+    ready, rss = c.get("iolayer", (None, None))
+    rows.append(["iolayer start-up", "<= 50 ms", "-" if ready is None else f"{ready:.0f} ms", ok(ready, 50)])
+    rows.append(["iolayer RSS at rest", "<= 10 MB", "-" if rss is None else f"{rss:.1f} MB", ok(rss, 10)])
+    for w, what in (("fio", "fio IOPS (io_uring, 4 KiB random direct writes)"),
+                    ("pwrite", "64-byte pwrite64 calls/s on ext4")):
+        x = e.get((w, "iolayer-serve"))
+        rows.append([f"{what} under iolayer --serve, share of untraced", ">= 95 %",
+                     "-" if x is None else f"{100 * x:.0f} %",
+                     "-" if x is None else ("met" if x >= 0.95 else "not met")])
+    return ["## Targets (issue 25: iolayer always on)", "",
+            "Measured in this run; a benchmark never fails on them.", "",
+            table(["what", "target", "measured", ""], rows)]
+
+
+KEPT_BEGIN, KEPT_END = "<!-- kept by hand: tools/bench copies this block as it is -->", "<!-- end kept -->"
+
+
+def kept(path):
+    """The hand-written block of the report at path (what was tried, and what it saved), to be
+    carried over when the report is rewritten; "" when there is none."""
+    try:
+        with open(path) as f:
+            old = f.read()
+    except OSError:
+        return ""
+    a, b = old.find(KEPT_BEGIN), old.find(KEPT_END)
+    return "" if a < 0 or b < a else "\n" + old[a:b + len(KEPT_END)] + "\n"
+
+
 def main():
     recs = read(sys.argv[1])
     meta = {k: v for k, v in recs["meta"]}
     labels, roles = {}, {}
-    for x in recs["session"] + recs["bconf"]:
+    for x in recs["session"] + recs["bconf"] + recs["econf"]:
         labels[x[1]], roles[x[1]] = x[3], x[2]
     for t, label, why in recs["unavailable"]:
         labels.setdefault(t, label)
@@ -466,6 +687,8 @@ def main():
     b_lines, b = section_b(recs, labels, roles, methods) if recs["wall"] else ([], {})
     c_lines, c = section_c(recs, labels) if recs["startup"] else ([], {})
     d_lines, _ = section_d(recs) if recs["loss"] else ([], {})
+    a2_lines, _ = section_a_progs(recs, roles) if recs["snap"] else ([], {})
+    e_lines, e = section_e(recs, labels, roles, methods) if recs["e2e"] else ([], {})
     ra, rb, rc = (meta.get("rounds_" + x, "-") for x in "abc")
     head = ["# Benchmarks",
             "",
@@ -480,7 +703,7 @@ def main():
             f"- peers: {meta.get('peers', '?')}",
             f"- disks: {meta.get('disks', '?')}",
             f"- load average at start / end: {meta.get('load_begin', '?')} / {meta.get('load_end', '?')}; "
-            f"rounds: (a) {ra}, (b) {rb}, (c) {rc}; workload scale {meta.get('scale', '1')}; "
+            f"rounds: (a) {ra}, (b) {rb}, (c) {rc}, (e) {meta.get('rounds_e', '-')}; workload scale {meta.get('scale', '1')}; "
             f"run took {meta.get('elapsed', '?')} s",
             ""]
     if recs["unavailable"]:
@@ -489,8 +712,9 @@ def main():
                                         if "kprobe" in why and meta.get("kprobes") == "no" else "")
                  for t, label, why in recs["unavailable"]]
         head.append("")
-    body = head + targets(a, b, c) + [""] + a_lines + [""] + b_lines + [""] + c_lines + [""] + d_lines
-    text = "\n".join(body).rstrip() + "\n"
+    body = (head + targets(a, b, c) + [""] + targets_25(recs, a, c, e) + [""] + a_lines + [""]
+            + a2_lines + [""] + b_lines + [""] + c_lines + [""] + d_lines + [""] + e_lines)
+    text = "\n".join(body).rstrip() + "\n" + kept(sys.argv[2] if len(sys.argv) > 2 else "-")
     sys.stdout.write(text)
     if len(sys.argv) > 2 and sys.argv[2] != "-":
         with open(sys.argv[2], "w") as f:
