@@ -14,7 +14,7 @@ require_cmd prometheus prometheus promtool
 require_cmd curl curl
 require_cmd jq jq
 require_cmd python3 python3
-plan 40
+plan 41
 
 loop_ext4_setup 256
 IL=$(tool iolayer)
@@ -207,6 +207,10 @@ qall() {
 # Every rule of the file loaded, and evaluated (each second) without error; then each rule's
 # expression, an alert's without its threshold (the file writes them "VALUE OP NUMBER": the
 # value is there whether the alert fires or not), returns samples.
+# rate() needs two samples of a series: the writeback series are born with the workload's first
+# fsync, which may be the last scrape before these queries; wait until they have two.
+two_samples() { [ "$(q 'min(count_over_time(iolayer_writeback_duration_seconds_count[5m]))')" -ge 2 ] 2>/dev/null; }
+check "the writeback series have two samples in Prometheus (rate() has data)" wait_for 10 two_samples
 NRULES=$(grep -cE '^ *- (record|alert):' "$RULES")
 rules_ok() { [ "$(curl -s "$API/rules" | jq '[.data.groups[].rules[] | select(.health == "ok")] | length')" = "$NRULES" ]; }
 wait_for 10 rules_ok ||
