@@ -3,7 +3,7 @@
 # and no line that argp broke at its 79 columns ("I/O\nwait", "all\ndisks"): the texts are
 # wrapped by hand, at phrase boundaries.
 source "$(dirname "$0")/lib.sh"
-plan 36
+plan 42
 top=$(cd "$(dirname "$0")/../.." && pwd)
 
 for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
@@ -33,5 +33,7 @@ for t in biolatency biosnoop fsslower iolayer iowaitstack writeback-ret; do
 	done
 	is "$missing" "" "$t.8 names every long option of $t -h"
 	check "$t.8 has an OVERHEAD section" grep -qx OVERHEAD <<<"$txt"
+	# no control byte in the source (a \f written as a form feed renders as a stray letter)
+	is "$(LC_ALL=C grep -c $'[\x01-\x08\x0b\x0c\x0e-\x1f]' "$top/docs/man/$t.8")" 0 "$t.8: no control byte in its source"
 done
 done_testing

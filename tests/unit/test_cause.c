@@ -253,6 +253,39 @@ static void test_journal_followed(void **state)
 	assert_int_equal(c.ndisks, 0);
 }
 
+/* Woken by the journal, which spent most of the victim's wait beyond its I/O on a run queue
+ * (its schedstat over the window: 600 ms waiting for a CPU, 200 ms on one) while a hog held
+ * the CPUs: that part is the hog's, through the journal; the rest the journal's own. */
+static void test_journal_runq(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 0, 0, 800);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 800, 0);
+	cpu(&w, 5, "jbd2/loop3-8", 200);
+	cpus[0].kthread = true;
+	cpus[0].runq_ns = 600 * MS;
+	cpu(&w, 10, "fsyncer", 10);
+	cpu(&w, 40, "hog", 900);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "hog");
+	assert_string_equal(c.blames[0].via, "jbd2/loop3-8");
+	assert_true(c.blames[0].ns == 600 * MS);
+	assert_int_equal(c.blames[1].kind, IL_CK_JOURNAL);
+	assert_true(c.blames[1].ns == 200 * MS);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "through [jbd2/loop3-8] for a CPU behind hog"));
+	/* no run-queue wait of its own: all the journal's */
+	cpus[0].runq_ns = 0;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_JOURNAL);
+	assert_true(c.blames[0].ns == 800 * MS);
+}
+
 /* The victim without -p: the one that lost time to others, not the one with most call time
  * spent on its own I/O; with -p, that process whatever. */
 static void test_victim_choice(void **state)
@@ -342,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
+		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line),
 	};

@@ -29,6 +29,10 @@ static void snap(struct il_snap *s, unsigned long long t, __u64 n, __u64 each_ns
 	s->fs[FS_OP_FSYNC].total_ns = n * each_ns;
 	s->fs[FS_OP_FSYNC].max_ns = each_ns;
 	s->fs[FS_OP_FSYNC].slots[20] = n;
+	s->iw.count = 2 * n; /* I/O sleeps: n in slot 18, n in slot 22 */
+	s->iw.total_ns = n * (300000 + 5000000);
+	s->iw_slots[18] = n;
+	s->iw_slots[22] = n;
 	s->ndisk = 2;
 	s->disk = calloc(2, sizeof(*s->disk));
 	s->disk[0].dev = SDA;
@@ -92,6 +96,10 @@ static void test_window(void **state)
 	assert_int_equal(w.m.ops[FS_OP_FSYNC].total_ns, 60 * 1500000ULL);
 	assert_int_equal(w.m.device.count, 60);
 	assert_int_equal(w.m.device.total_ns, 80 * MS);
+	/* I/O wait's percentiles from the window's sleeps: 60 in each slot, p50 in 18, p99 in 22 */
+	assert_int_equal(w.m.iowait.count, 120);
+	assert_int_equal(w.m.iowait.p50_lt_ns, 1ULL << 19);
+	assert_int_equal(w.m.iowait.p99_lt_ns, 1ULL << 23);
 	assert_int_equal(w.view.procs[0].op_ns[FS_OP_FSYNC], 60 * 1500000ULL);
 	assert_int_equal(w.view.procs[0].disk_bytes, 60 * 4096);
 	assert_int_equal(w.lost[IL_DROP_RINGBUF_FULL], 160);

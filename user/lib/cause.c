@@ -368,23 +368,25 @@ static double on_cpus(const struct il_proc_cpu *p, __u64 mask)
 	return mine ? (double)both / mine : 0;
 }
 
-/* Run-queue time to the CPU hogs on the victim's CPUs, by the CPU time they had there over
- * the window (their CPU time, times the share of their CPUs that are the victim's). */
-static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
+/* Run-queue time of the victim, or of the kernel thread waiter (its comm via) that the victim
+ * waited for, to the CPU hogs on the waiter's CPUs, by the CPU time they had there over the
+ * window (their CPU time, times the share of their CPUs that are the waiter's); neither the
+ * victim nor the waiter is a hog of its own wait. */
+static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *via, __u64 ns)
 {
 	const struct il_window *w = x->w;
-	const struct il_proc_cpu *me = il_proc_cpu_find(w->cpu, w->ncpu, victim);
+	const struct il_proc_cpu *me = il_proc_cpu_find(w->cpu, w->ncpu, waiter);
 	__u64 mask = me && me->cpus ? me->cpus : ~0ULL;
 	double total = 0;
 
 	if (!ns)
 		return;
 	for (int i = 0; i < w->ncpu; i++)
-		if (w->cpu[i].pid != victim)
+		if (w->cpu[i].pid != victim && w->cpu[i].pid != waiter)
 			total += w->cpu[i].cpu_ns * on_cpus(&w->cpu[i], mask);
 	if (total <= 0) {
 		x->c->no_cpu = true;
-		blame(x->a, IL_CK_CPU, 0, "", false, 0, NULL, ns);
+		blame(x->a, IL_CK_CPU, 0, "", false, 0, via, ns);
 		return;
 	}
 	for (int i = 0; i < w->ncpu; i++) {
@@ -392,12 +394,29 @@ static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
 		double there = p->cpu_ns * on_cpus(p, mask);
 		struct il_blame *bl;
 
-		if (p->pid == victim || there <= 0)
+		if (p->pid == victim || p->pid == waiter || there <= 0)
 			continue;
-		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, NULL, ns * there / total);
+		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, via, ns * there / total);
 		if (bl && bl->pid != p->pid)
 			bl->npids++;
 	}
+}
+
+static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
+{
+	blame_cpu_of(x, victim, victim, NULL, ns);
+}
+
+/* Of ns, the time a kernel thread the victim waited for (pid) spent itself waiting for a
+ * CPU: ns times its share of run-queue time in its runnable time over the window
+ * (schedstat's run_delay / (run_delay + on-CPU)); 0 when /proc did not tell. */
+static __u64 waker_runq(const struct il_window *w, __u32 pid, __u64 ns)
+{
+	const struct il_proc_cpu *p = il_proc_cpu_find(w->cpu, w->ncpu, pid);
+
+	if (!p || !p->runq_ns)
+		return 0;
+	return (__u64)((double)ns * p->runq_ns / (p->runq_ns + p->cpu_ns));
 }
 
 /* Dirty throttling: the processes whose pages kernel threads wrote back to the victim's disk
@@ -503,7 +522,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 	for (int i = 0; i < w->split.nwakers; i++) {
 		const struct il_split_wk_row *r = &w->split.wakers[i];
 		char comm[IL_TASK_COMM_LEN + 1] = "";
-		__u64 ns = r->v.ns, io;
+		__u64 ns = r->v.ns, io, rq;
 
 		if (r->k.tgid != pid || r->k.op != op->k.op || woken >= off)
 			continue;
@@ -527,12 +546,15 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 				break;
 			}
 			/* a kernel thread: its own I/O wait meanwhile, on a disk the victim uses (else
-			 * what it did is none of the victim's business), then the rest its own */
+			 * what it did is none of the victim's business); its own wait for a CPU,
+			 * to whoever held its CPUs; then the rest its own */
 			if (!victim_uses(w, pid, r->v.io_disk))
 				io = 0;
 			blame_disk(x, r->v.io_disk, io, pid, r->k.wk_tgid, comm);
+			rq = waker_runq(w, r->k.wk_tgid, ns - io);
+			blame_cpu_of(x, pid, r->k.wk_tgid, comm, rq);
 			blame(x->a, !strncmp(comm, "jbd2/", 5) ? IL_CK_JOURNAL : IL_CK_KTHREAD,
-			      r->k.wk_tgid, comm, true, r->v.io_disk, NULL, ns - io);
+			      r->k.wk_tgid, comm, true, r->v.io_disk, NULL, ns - io - rq);
 			break;
 		default: /* a timer or an interrupt: dirty throttling when that is where it waits */
 			if (dirty)
@@ -752,8 +774,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		return snprintf(buf, len, "%d%% of its time waits for %s, which woke it (the holder of "
 				"what it waits for)", pct, who);
 	case IL_CK_CPU:
-		return b->comm[0] ? snprintf(buf, len, "%d%% of its time waits for a CPU behind %s", pct, who)
-				  : snprintf(buf, len, "%d%% of its time waits for a CPU", pct);
+		return b->comm[0] ? snprintf(buf, len, "%d%% of its time waits%s for a CPU behind %s", pct,
+					     via, who)
+				  : snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
 	case IL_CK_DIRTY:
 		return snprintf(buf, len, "%d%% of its time is throttled in balance_dirty_pages: %s "
 				"dirties pages faster than %s writes them", pct, who,

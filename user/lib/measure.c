@@ -306,10 +306,13 @@ static void window_iowait(struct il_window *w, const struct il_snap *now, const 
 	};
 	struct il_measure *m = &w->m;
 	const struct il_frames *f = NULL;
-	__u64 best = 0;
+	__u64 best = 0, slots[IL_HIST_SLOTS];
 
+	/* the sleeps' distribution over the window (iw_hist, per-CPU slots summed at each end) */
+	for (int i = 0; i < IL_HIST_SLOTS; i++)
+		slots[i] = now->iw_slots[i] - (base && base->iw_slots[i] <= now->iw_slots[i] ? base->iw_slots[i] : 0);
 	il_lat_from_hist(&m->iowait, now->iw.count - (base ? base->iw.count : 0),
-			 now->iw.total_ns - (base ? base->iw.total_ns : 0), now->iw.max_ns, NULL);
+			 now->iw.total_ns - (base ? base->iw.total_ns : 0), now->iw.max_ns, slots);
 	for (int i = 0; i < now->nstacks; i++) {
 		__u64 t = now->stacks[i].total_ns;
 
@@ -526,7 +529,9 @@ static int window_cpu(struct il_window *w, const struct il_snap *now, const stru
 
 		if (b && b->cpu_ns <= r.cpu_ns)
 			r.cpu_ns -= b->cpu_ns;
-		if (r.cpu_ns)
+		if (b && b->runq_ns <= r.runq_ns)
+			r.runq_ns -= b->runq_ns;
+		if (r.cpu_ns || r.runq_ns)
 			w->cpu[w->ncpu++] = r;
 	}
 	return 0;

@@ -137,7 +137,8 @@ struct il_window {
 	struct il_win_dirtier *dirtiers;    /* every process's writeback for others and by
 					     * others, per disk, over the window (before -p's filter) */
 	int ndirtiers;
-	struct il_proc_cpu *cpu;            /* CPU time over the window (cpu_ns), when both
+	struct il_proc_cpu *cpu;            /* CPU time over the window (cpu_ns; a kernel
+					     * thread's run-queue wait too, runq_ns), when both
 					     * snapshots read it; a process new since base counts
 					     * its whole CPU time */
 	int ncpu;

@@ -65,6 +65,18 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 	r->ppid = ppid;
 	r->kthread = flags & PF_KTHREAD_FLAG;
 	r->cpu_ns = (ut + st) * (1000000000ULL / hz);
+	if (r->kthread) { /* one thread: its schedstat is the process's, to the ns */
+		unsigned long long on, rq;
+
+		snprintf(path, sizeof(path), "/proc/%u/schedstat", pid);
+		if ((f = fopen(path, "r"))) {
+			if (fscanf(f, "%llu %llu", &on, &rq) == 2) {
+				r->cpu_ns = on;
+				r->runq_ns = rq;
+			}
+			fclose(f);
+		}
+	}
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	if ((f = fopen(path, "r"))) {
 		while (fgets(buf, sizeof(buf), f))

@@ -15,12 +15,17 @@ struct il_proc_cpu {
 	__u32 pid, ppid;
 	char comm[16];
 	bool kthread;           /* PF_KTHREAD in /proc/PID/stat's flags */
-	__u64 cpu_ns;           /* utime + stime (/proc/PID/stat fields 14, 15), ns; tick-grained */
+	__u64 cpu_ns;           /* utime + stime (/proc/PID/stat fields 14, 15), ns; tick-grained;
+				 * a kernel thread's from /proc/PID/schedstat field 1
+				 * (se.sum_exec_runtime), exact */
+	__u64 runq_ns;          /* a kernel thread's time waiting on a run queue
+				 * (/proc/PID/schedstat field 2, sched_info.run_delay; needs
+				 * CONFIG_SCHED_INFO), ns; 0 for a process or when unreadable */
 	__u64 cpus;             /* Cpus_allowed_list of /proc/PID/status as a mask: bit i for
 				 * CPU i, CPUs 64 and above on bit i % 64 */
 };
 
-/* Every process of /proc into a malloc'ed array sorted by pid (*rows, freed by the caller).
+/* Every process of /proc (a kernel thread with its schedstat too) into a malloc'ed array sorted by pid (*rows, freed by the caller).
  * Returns how many, or -errno. */
 int il_proc_cpu_read(struct il_proc_cpu **rows);
 
