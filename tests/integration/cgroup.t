@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
 require_cmd curl curl
-plan 37
+plan 40
 
 loop_ext4_setup 64
 FS=$(tool fsslower)
@@ -188,4 +188,17 @@ else
 	bad "a path outside any hierarchy" "is not in the io controller's cgroup hierarchy" $FS --cgroup /tmp
 fi
 check "fsslower --help documents --cgroup" grep -q -- "--cgroup=CGROUP" <($FS --help)
+
+# the cgroup goes (a container stopped): the tool ends as with a -p process that exited, with
+# its summary, exit 0
+GONE=/iolayer-test-gone-$$
+mkcg "$GONE"
+check "fsslower --cgroup of a cgroup about to be removed starts" \
+	tool_start "$TMPD/gone.txt" "$TMPD/gone.err" $FS -m 0 --cgroup "$GONE"
+for h in $HIER; do rmdir "$h$GONE"; done
+for ((i = 0; i < 30; i++)); do kill -0 "$TOOL_PID" 2>/dev/null || break; sleep 0.1; done
+alive=$(kill -0 "$TOOL_PID" 2>/dev/null && echo alive || echo ended)
+tool_stop
+is "$alive $TOOL_RC" "ended 0" "the cgroup removed: fsslower ends by itself within 3 s, exit 0"
+check "... saying the cgroup was removed" grep -q "cgroup $ROOT$GONE was removed" "$TMPD/gone.err"
 done_testing

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* --cgroup: a cgroup and its descendants as the tracing filter (cgfilter.h). */
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include "cgident.h"
 #include "cgroup.h"
 #include "escape.h"
+#include "log.h"
+#include "run.h"
 
 static struct il_cgfilter the_filter;
 static bool have_filter;
@@ -143,10 +146,40 @@ const struct il_cgfilter *il_cgfilter_get(void)
 	return have_filter ? &the_filter : NULL;
 }
 
+/* The filter's directory in the mounted hierarchy and its inode then, for il_cgfilter_gone(). */
+static char the_dir[2 * PATH_MAX];
+static ino_t the_ino;
+
 void il_cgfilter_set(const struct il_cgfilter *f)
 {
+	char root[PATH_MAX];
+	struct stat st;
+
 	the_filter = *f;
 	have_filter = true;
+	the_dir[0] = 0;
+	if (il_cgroup_root(root, sizeof(root), NULL) &&
+	    (size_t)snprintf(the_dir, sizeof(the_dir), "%s%s", root,
+			     strcmp(f->path, "/") ? f->path : "") < sizeof(the_dir) &&
+	    !stat(the_dir, &st))
+		the_ino = st.st_ino;
+	else
+		the_dir[0] = 0;
+}
+
+bool il_cgfilter_gone(void)
+{
+	static unsigned long long last;
+	unsigned long long now = il_now_ns();
+	struct stat st;
+
+	if (!have_filter || !the_dir[0] || now - last < 500000000ULL) /* twice a second at most */
+		return false;
+	last = now;
+	if (!stat(the_dir, &st) ? st.st_ino == the_ino : errno != ENOENT)
+		return false;
+	il_warn("cgroup %s was removed", the_dir);
+	return true;
 }
 
 void il_cgfilter_apply(struct bpf_object *obj)

@@ -33,6 +33,12 @@ const struct il_cgfilter *il_cgfilter_get(void);
 /* Keep *f as the tool's filter (il_tool_start, from --cgroup). */
 void il_cgfilter_set(const struct il_cgfilter *f);
 
+/* True (and "cgroup PATH was removed" on stderr) once the filter's cgroup directory is gone
+ * or is another one of the same name (its inode changed): what il_run() ends with, as with a
+ * -p process that exited. False without a filter. A stat(2) of the directory's path, twice a
+ * second at most. */
+bool il_cgfilter_gone(void);
+
 /* Put the tool's filter into obj's il_cg_cfg (opened, not loaded): every layer of obj then
  * traces only the cgroup's tasks. Nothing without a filter or when obj has no il_cg_cfg. */
 void il_cgfilter_apply(struct bpf_object *obj);

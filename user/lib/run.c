@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include "cgfilter.h"
 #include "log.h"
 #include "output.h"
 #include "run.h"
@@ -95,7 +96,7 @@ bool il_target_gone(void)
 	struct pollfd p = { .fd = target.fd, .events = POLLIN };
 
 	if (!target.id)
-		return false;
+		return il_cgfilter_gone(); /* --cgroup's is watched as a target */
 	if (target.fd < 0 ? !target_gone_proc() : poll(&p, 1, 0) != 1)
 		return false;
 	il_warn("%s %u exited", target.thread ? "thread" : "process", target.id);
