@@ -6,10 +6,12 @@
 # is the block layer, which /verdict could not give before it shared the path), and a buffered
 # writer throttled in balance_dirty_pages under tiny dirty limits (every process).
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/slowdisk-lib.sh"
 require_root
 require_cmd jq jq
 require_cmd curl curl
 require_cmd python3 python3
+slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
 plan 17
 
 loop_ext4_setup 128
@@ -37,12 +39,17 @@ both() {
 }
 v() { jq -r ".verdict.$2" "$TMPD/$1.json"; }
 
-# 1. a write+fsync loop, -p
-wl_launch "$TMPD/wl1.out" "$WL/fsync_loop" -g "$TMPD/go" -n 400 -s 4096 "$MNT/data"
+# 1. a write+fsync loop, -p, on the slow disk (every request 1 ms): its time is the device's
+# beyond doubt (on a loop device over memory the journal's CPU work and the device's are near
+# halves, and two windows a moment apart may each name another)
+slowdisk_start 1000
+slowdisk_mkfs_ext4
+wl_launch "$TMPD/wl1.out" "$WL/fsync_loop" -g "$TMPD/go" -n 150 -s 4096 "$SLOWDISK_MNT/data"
 check "fsync loop (-p): the same verdict both ways" both fsync -p "$WL_PID"
 is "$(v fsync process.pid)" "$WL_PID" "... naming the fsync loop"
-is "$(v fsync file)" "$MNT/data" "... and its file"
+is "$(v fsync file)" "$SLOWDISK_MNT/data" "... and its file"
 diag "answer: serve-verdict fsync: $(v fsync layer)"
+slowdisk_stop
 
 # 2. three processes append and fsync one file, every process traced
 rm -f "$TMPD/go"
