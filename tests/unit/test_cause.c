@@ -17,7 +17,7 @@
 static struct il_split_op_row ops[8];
 static struct il_split_wk_row wks[8];
 static struct il_snap_bp bps[8];
-static struct il_proc_cpu cpus[8];
+static struct il_proc_cpu cpus[80];
 static struct il_who_sum procs[8];
 
 /* A 1 s window, nothing in it yet. */
@@ -212,6 +212,30 @@ static void test_cpu(void **state)
 	assert_int_equal(c.where, IL_WHERE_CPU);
 }
 
+/* Run-queue time shared by 70 commands (a busy host) beside a smaller lock wait: the run
+ * queue is still the largest part, and the culprit a CPU hog. */
+static void test_cpu_many(void **state)
+{
+	struct il_window w;
+	char name[16];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "small", FS_OP_WRITE, 50, 500, 0, 0, 420);
+	woken(&w, 10, FS_OP_WRITE, SPLIT_WK_TASK, 50, "big", false, 420, 0);
+	for (int i = 0; i < 70; i++) {
+		snprintf(name, sizeof(name), "cmd%d", i);
+		cpu(&w, 100 + i, name, i ? 10 : 200);
+	}
+	il_cause(&w, &c);
+	assert_int_equal(c.part, IL_CP_RUNQ);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "cmd0");
+	/* and the lock wait, summed after the 70, is still there: the largest other cause */
+	assert_int_equal(c.blames[1].kind, IL_CK_LOCK);
+	assert_true(c.blames[1].ns == 420 * MS);
+}
+
 /* Woken by another process after other waits: the lock holder. */
 static void test_lock(void **state)
 {
@@ -374,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_service),
 		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
+		cmocka_unit_test(test_cpu_many),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

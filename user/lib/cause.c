@@ -28,8 +28,11 @@ const char *il_ck_name(enum il_ck k)
 	return k < IL_CK__MAX ? ck_names[k] : "?";
 }
 
-/* The causes of one candidate victim while they are summed: more than IL_CAUSE_MAX. */
-#define ACC_MAX 48
+/* The causes of one candidate victim while they are summed: more than IL_CAUSE_MAX, and room
+ * for every command with CPU time over a window on a busy host (the run queue's time is
+ * shared among them; at 48 a host's 60 commands lost the last ones' share, which could make
+ * another part look the largest) */
+#define ACC_MAX 256
 
 struct acc {
 	struct il_blame b[ACC_MAX];
