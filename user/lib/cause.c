@@ -299,6 +299,7 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 	struct sub s[SUBS];
 	double total, own = 0, others = 0, b = 0, q = 0, d = 0, busy = 0, rest;
 	const struct il_snap_bp *held = NULL;
+	struct il_blame *bl_dev;
 	int n;
 
 	if (!ns || !dev)
@@ -358,7 +359,9 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 				snprintf(bl->cgroup, sizeof(bl->cgroup), "%s", s[i].cgroup);
 		}
 	}
-	blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
+	bl_dev = blame(x->a, IL_CK_DEVICE, 0, "", false, dev, via, ns - (__u64)rest);
+	if (bl_dev && total > 0)
+		bl_dev->disk_share = others / total; /* the others' bytes, said beside it */
 }
 
 /* The share of process p's CPU time that ran on the CPUs of mask, as far as its affinity
@@ -764,8 +767,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
-		return snprintf(buf, len, "%d%% of its time waits%s for %s itself, with its own requests "
-				"(others' requests made a trifle of its load)", pct, via, b->disk);
+		return snprintf(buf, len, "%d%% of its time waits%s for %s itself, its own requests' time "
+				"there, not a queue behind others' (%d%% of its bytes)", pct, via, b->disk,
+				(int)(b->disk_share * 100 + 0.5));
 	case IL_CK_THROTTLE:
 		return snprintf(buf, len, "%d%% of its time is held before the queue on %s by the throttle "
 				"of cgroup %s", pct, b->disk, b->cgroup);

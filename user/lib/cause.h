@@ -77,7 +77,8 @@ struct il_blame {
 	__u64 ns;                   /* the victim's call time it accounts for */
 	__u64 part_ns[IL_CAUSE_PARTS]; /* of ns, by the part of the time it came from */
 	double share;               /* ns / the victim's call time */
-	double disk_share;          /* a neighbour's share of the disk's bytes */
+	double disk_share;          /* a neighbour's share of the disk's bytes; the device's: all
+				     * the other submitters' share */
 };
 
 #define IL_CAUSE_MAX 8
