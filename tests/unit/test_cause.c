@@ -217,7 +217,7 @@ static void test_cpu(void **state)
 static void test_cpu_many(void **state)
 {
 	struct il_window w;
-	char name[16];
+	char name[16], line[256];
 
 	(void)state;
 	window(&w);
@@ -231,6 +231,9 @@ static void test_cpu_many(void **state)
 	assert_int_equal(c.part, IL_CP_RUNQ);
 	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
 	assert_string_equal(c.blames[0].comm, "cmd0");
+	/* the line gives the CPU's part, then the largest hog's */
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, ": 52% of its time waits for a CPU, 12% behind cmd0"));
 	/* and the lock wait, summed after the 70, is still there: the largest other cause */
 	assert_int_equal(c.blames[1].kind, IL_CK_LOCK);
 	assert_true(c.blames[1].ns == 420 * MS);
@@ -293,12 +296,19 @@ static void test_journal_runq(void **state)
 	cpus[0].kthread = true;
 	cpus[0].runq_ns = 600 * MS;
 	cpu(&w, 10, "fsyncer", 10);
-	cpu(&w, 40, "hog", 900);
+	cpu(&w, 40, "hog", 450);
+	cpu(&w, 41, "hog", 450);
 	il_cause(&w, &c);
 	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
 	assert_string_equal(c.blames[0].comm, "hog");
 	assert_string_equal(c.blames[0].via, "jbd2/loop3-8");
 	assert_true(c.blames[0].ns == 600 * MS);
+	assert_int_equal(c.blames[0].npids, 2);
+	/* and with the victim's own run-queue time too (a second share among the same two) */
+	ops[0].v.part_ns[SPLIT_RUNQ] = 100 * MS;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_int_equal(c.blames[0].npids, 2);
 	assert_int_equal(c.blames[1].kind, IL_CK_JOURNAL);
 	assert_true(c.blames[1].ns == 200 * MS);
 	il_cause_line(&c, line, sizeof(line));
@@ -380,6 +390,8 @@ static void test_line(void **state)
 	procs[0].top_file[0] = '/';
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
 	sent(&w, 20, "dd", 50 << 20, 500, 0);
+	sent(&w, 10, "fsyncer\n", 10 << 20, 100, 0);
+	sent(&w, 30, "ev\n\x1b[31m", 20 << 20, 100, 0);
 	il_cause(&w, &c);
 	il_cause_line(&c, line, sizeof(line));
 	assert_true(strlen(line) <= 200);
@@ -387,9 +399,31 @@ static void test_line(void **state)
 	assert_non_null(strstr(line, "fsyncer\\n (pid 10) fsync on ..."));
 	n = il_cause_evidence(&c, lines);
 	assert_true(n >= 1 && n <= 5);
+	/* every name escaped in the evidence too (the submitters' line), the victim marked */
+	for (int i = 0; i < n; i++)
+		for (const char *q = lines[i]; *q; q++)
+			assert_true((unsigned char)*q >= 0x20 && *q != 0x7f);
+	assert_non_null(strstr(lines[1], "ev\\n\\x1b[31m"));
+	assert_non_null(strstr(lines[1], "fsyncer\\n (the victim)"));
 	for (int i = 0; i < c.nblames; i++)
 		sum += c.blames[i].share;
 	assert_true(sum <= 1.0001);
+
+	/* a long culprit sentence (the device, through the journal) beside a long path: the
+	 * file keeps its name, the sentence gives way at a clause */
+	window(&w);
+	calls(&w, 11790, "redis-server", FS_OP_FSYNC, 10, 0, 0, 0, 800);
+	snprintf(procs[0].top_file, sizeof(procs[0].top_file), "%s",
+		 "/var/lib/redis/appendonlydir/appendonly.aof.1.incr.aof");
+	procs[0].used_disk = DISK;
+	woken(&w, 11790, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/nvme0n1p2-8", true, 800, 700);
+	sent(&w, 5, "jbd2/nvme0n1p2-8", 30 << 20, 100, 0);
+	sent(&w, 20, "dd", 10 << 20, 10, 0);
+	il_cause(&w, &c);
+	il_cause_line(&c, line, 200 - strlen("verdict:  -- device") + 1);
+	assert_true(strlen(line) <= 200 - strlen("verdict:  -- device"));
+	assert_non_null(strstr(line, "appendonly.aof.1.incr.aof: "));
+	assert_non_null(strstr(line, "for loop3 itself..."));
 }
 
 int main(void)

@@ -284,6 +284,7 @@ static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, in
 			break;
 		snprintf(d->top[d->n].comm, sizeof(d->top[0].comm), "%s", s[i].comm);
 		d->top[d->n].kthread = s[i].kthread;
+		d->top[d->n].self = s[i].self;
 		d->top[d->n].npids = s[i].npids;
 		d->top[d->n++].share = s[i].load / total;
 	}
@@ -395,6 +396,10 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 		blame(x->a, IL_CK_CPU, 0, "", false, 0, via, ns);
 		return;
 	}
+	/* a group's processes counted once here, and not again by a later call for another
+	 * waiter (npids is the most any call counted) */
+	int members[ACC_MAX] = { 0 };
+
 	for (int i = 0; i < w->ncpu; i++) {
 		const struct il_proc_cpu *p = &w->cpu[i];
 		double there = p->cpu_ns * on_cpus(p, mask);
@@ -403,8 +408,8 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 		if (p->pid == victim || p->pid == waiter || there <= 0)
 			continue;
 		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, via, ns * there / total);
-		if (bl && bl->pid != p->pid)
-			bl->npids++;
+		if (bl && ++members[bl - x->a->b] > bl->npids)
+			bl->npids = members[bl - x->a->b];
 	}
 }
 
@@ -512,6 +517,19 @@ static __u32 own_disk(const struct il_window *w, __u32 pid, __u32 dev)
 	return dev;
 }
 
+/* Did a waker row before row i of the same victim and operation name the same process? */
+static bool seen_waker(const struct il_window *w, int i, const struct il_split_wk_row *r)
+{
+	for (int j = 0; j < i; j++) {
+		const struct il_split_wk_row *q = &w->split.wakers[j];
+
+		if (q->k.tgid == r->k.tgid && q->k.op == r->k.op && q->k.wk_kind == r->k.wk_kind &&
+		    q->k.wk_tgid == r->k.wk_tgid)
+			return true;
+	}
+	return false;
+}
+
 /* Every part of victim pid's top operation to its causes into a (sorted, largest first). */
 static void follow(struct ctx *x, const struct il_split_op_row *op)
 {
@@ -547,7 +565,8 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 				struct il_blame *bl = blame(x->a, IL_CK_LOCK, r->k.wk_tgid, comm, false, 0,
 							    NULL, ns);
 
-				if (bl && bl->pid != r->k.wk_tgid)
+				/* a process once, however many of its threads woke the victim */
+				if (bl && bl->pid != r->k.wk_tgid && !seen_waker(w, i, r))
 					bl->npids++;
 				break;
 			}
@@ -637,7 +656,7 @@ static void analyse(const struct il_window *w, struct il_cause *c, const struct 
 
 /* The culprit first: the largest cause of the largest part (its total time decides, not the
  * part's); the others stay largest first. */
-static void pick_culprit(struct acc *a, enum il_cause_part *part)
+static __u64 pick_culprit(struct acc *a, enum il_cause_part *part)
 {
 	__u64 g[IL_CAUSE_PARTS] = { 0 }, most = 0;
 	int best = -1;
@@ -660,13 +679,14 @@ static void pick_culprit(struct acc *a, enum il_cause_part *part)
 		memmove(&a->b[1], &a->b[0], best * sizeof(t));
 		a->b[0] = t;
 	}
+	return g[*part];
 }
 
 void il_cause(const struct il_window *w, struct il_cause *c)
 {
 	const struct il_split_op_row *best = NULL;
 	struct acc *a = calloc(1, sizeof(*a));
-	__u64 best_ext = 0, best_call = 0;
+	__u64 best_ext = 0, best_call = 0, part_ns;
 	bool by_ext = false;
 
 	memset(c, 0, sizeof(*c));
@@ -700,7 +720,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		return;
 	}
 	analyse(w, c, best, a);
-	pick_culprit(a, &c->part);
+	part_ns = pick_culprit(a, &c->part);
 	c->found = true;
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
@@ -708,6 +728,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	memcpy(c->victim.part_ns, best->v.part_ns, sizeof(c->victim.part_ns));
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		c->victim.call_ns += best->v.part_ns[p];
+	c->part_share = c->victim.call_ns ? (double)part_ns / c->victim.call_ns : 0;
 	for (int i = 0; i < w->view.nprocs; i++)
 		if (w->view.procs[i].pid == c->victim.pid) {
 			snprintf(c->victim.comm, sizeof(c->victim.comm), "%s", w->view.procs[i].comm);
@@ -752,27 +773,33 @@ static const char *who_str(const struct il_blame *b, char *buf, size_t len)
 /* The culprit's part of the line: what the victim's time waits for. */
 static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, char *buf, size_t len)
 {
-	char who[96], via[40] = "";
+	char who[96], via[40] = "", cg[4 * 60 + 1];
 	int pct = (int)(b->share * 100 + 0.5);
 
-	if (b->via[0])
-		snprintf(via, sizeof(via), " through [%s]", b->via);
+	il_text_escape(b->cgroup, strnlen(b->cgroup, 60), cg, sizeof(cg));
+
+	if (b->via[0]) {
+		char v[4 * 16 + 1];
+
+		il_text_escape(b->via, strnlen(b->via, sizeof(b->via)), v, sizeof(v));
+		snprintf(via, sizeof(via), " through [%.28s]", v);
+	}
 	who_str(b, who, sizeof(who));
 	switch (b->kind) {
 	case IL_CK_NEIGHBOUR:
 		if (b->cgroup[0] && strcmp(b->cgroup, "/"))
 			return snprintf(buf, len, "%d%% of its time waits%s behind %s of cgroup %.60s on %s, "
-					"%d%% of its bytes", pct, via, who, b->cgroup, b->disk,
+					"%d%% of its bytes", pct, via, who, cg, b->disk,
 					(int)(b->disk_share * 100 + 0.5));
 		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
-		return snprintf(buf, len, "%d%% of its time waits%s for %s itself, its own requests' time "
-				"there, not a queue behind others' (%d%% of its bytes)", pct, via, b->disk,
+		return snprintf(buf, len, "%d%% of its time waits%s for %s itself (its requests' own "
+				"time, not a queue behind others' %d%% of the bytes)", pct, via, b->disk,
 				(int)(b->disk_share * 100 + 0.5));
 	case IL_CK_THROTTLE:
 		return snprintf(buf, len, "%d%% of its time is held before the queue on %s by the throttle "
-				"of cgroup %s", pct, b->disk, b->cgroup);
+				"of cgroup %.60s", pct, b->disk, cg);
 	case IL_CK_JOURNAL:
 		return snprintf(buf, len, "%d%% of its time waits for the journal commit of %s", pct, who);
 	case IL_CK_KTHREAD:
@@ -780,10 +807,17 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	case IL_CK_LOCK:
 		return snprintf(buf, len, "%d%% of its time waits for %s, which woke it (the holder of "
 				"what it waits for)", pct, who);
-	case IL_CK_CPU:
-		return b->comm[0] ? snprintf(buf, len, "%d%% of its time waits%s for a CPU behind %s", pct,
-					     via, who)
-				  : snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
+	case IL_CK_CPU: {
+		/* the CPU's part shared by several: the part first, the largest hog's after it */
+		int all = (int)(c->part_share * 100 + 0.5);
+
+		if (!b->comm[0])
+			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
+		if (c->part == IL_CP_RUNQ && all >= pct + 5)
+			return snprintf(buf, len, "%d%% of its time waits%s for a CPU, %d%% behind %s", all,
+					via, pct, who);
+		return snprintf(buf, len, "%d%% of its time waits%s for a CPU behind %s", pct, via, who);
+	}
 	case IL_CK_DIRTY:
 		return snprintf(buf, len, "%d%% of its time is throttled in balance_dirty_pages: %s "
 				"dirties pages faster than %s writes them", pct, who,
@@ -799,13 +833,45 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 /* A path cut from the front to at most max bytes: "...end/of/it". */
 static const char *short_path(const char *p, size_t max, char *buf, size_t len)
 {
-	size_t n = strlen(p);
+	size_t n = strlen(p), k;
+
+	if (max >= len)
+		max = len - 1;
+	if (n <= max) {
+		memcpy(buf, p, n + 1);
+		return buf;
+	}
+	k = max - 3;
+	memcpy(buf, "...", 3);
+	memcpy(buf + 3, p + n - k, k + 1);
+	return buf;
+}
+
+/* The victim's file keeps at least this many bytes of its end in the line. */
+#define FILE_MIN 40
+
+/* s cut to at most max bytes, "..." put where it was cut: before the last " (" that fits
+ * (what is in parentheses goes whole), else at the last ", ", else at the last blank. */
+static void cut_phrase(char *s, size_t max)
+{
+	size_t n = strlen(s), paren = 0, comma = 0, blank = 0, at;
 
 	if (n <= max)
-		snprintf(buf, len, "%s", p);
-	else
-		snprintf(buf, len, "...%s", p + n - (max - 3));
-	return buf;
+		return;
+	if (max < 4) {
+		s[max] = 0;
+		return;
+	}
+	for (size_t i = 0; i < max - 3 && s[i]; i++) {
+		if (s[i] == ' ' && s[i + 1] == '(')
+			paren = i;
+		if (s[i] == ',' && s[i + 1] == ' ')
+			comma = i;
+		if (s[i] == ' ')
+			blank = i;
+	}
+	at = paren ? paren : comma ? comma : blank ? blank : max - 3;
+	memcpy(s + at, "...", 4);
 }
 
 const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
@@ -821,15 +887,25 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 	il_text_escape(c->victim.comm, strnlen(c->victim.comm, sizeof(c->victim.comm)), comm, sizeof(comm));
 	culprit_str(c, &c->blames[0], rest, sizeof(rest));
 	n = snprintf(line, sizeof(line), "%s (pid %u) %s", comm, c->victim.pid, op_words[c->victim.op]);
-	/* the file, cut to what the line has room for */
-	room = max - 4 - (n + strlen(rest) < max ? n + strlen(rest) : max);
-	if (c->victim.file[0] && room > 12) {
+	/* the file, cut to what the line has room for, but never below its last 40 bytes (the
+	 * culprit's sentence gives way: cut after its last ", " or " (" that fits) */
+	if (c->victim.file[0]) {
 		char esc[4 * 512 + 1];
+		size_t want, r = strlen(rest);
 
 		il_text_escape(c->victim.file, strlen(c->victim.file), esc, sizeof(esc));
-		n += snprintf(line + n, sizeof(line) - n, " on %s",
-			      short_path(esc, room - 4 < sizeof(file) - 1 ? room - 4 : sizeof(file) - 1,
-					 file, sizeof(file)));
+		want = strlen(esc) < FILE_MIN ? strlen(esc) : FILE_MIN;
+		if (n + 4 + want + 2 + r > max) {
+			size_t fit = max > n + 4 + want + 2 ? max - (n + 4 + want + 2) : 0;
+
+			cut_phrase(rest, fit);
+			r = strlen(rest);
+		}
+		room = max - (n + 4 + 2 + r); /* what " on " + file may take */
+		if (room > sizeof(file) - 1)
+			room = sizeof(file) - 1;
+		if (room >= 8)
+			n += snprintf(line + n, sizeof(line) - n, " on %s", short_path(esc, room, file, sizeof(file)));
 	}
 	snprintf(line + n, sizeof(line) - n, ": %s", rest);
 	/* one line of at most max bytes */
@@ -845,7 +921,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 {
 	const __u64 *p = c->victim.part_ns;
 	double t = c->victim.call_ns ? c->victim.call_ns / 100.0 : 1;
-	char tot[32], who[96];
+	char tot[32], who[256];
 	int n = 0;
 
 	if (!c->found)
@@ -864,10 +940,10 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 			struct il_blame g = { .npids = d->top[k].npids, .kthread = d->top[k].kthread };
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
-			g.pid = 1; /* shown as a group or a name, not a pid */
-			o += snprintf(lines[n] + o, 200 - o, "%s %s %.0f%%", k ? "," : "",
-				      g.npids > 1 || g.kthread ? who_str(&g, who, sizeof(who)) : g.comm,
-				      d->top[k].share * 100);
+			/* a group or a name (escaped), not a pid; the victim's own marked */
+			o += snprintf(lines[n] + o, 200 - o, "%s %s%s %.0f%%", k ? "," : "",
+				      who_str(&g, who, sizeof(who)),
+				      d->top[k].self && !g.kthread ? " (the victim)" : "", d->top[k].share * 100);
 		}
 		n++;
 	}
@@ -877,7 +953,8 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		for (int i = 0; i < c->nblames && i < 4 && o < 200; i++) {
 			const struct il_blame *b = &c->blames[i];
 
-			const char *name = b->kind == IL_CK_SELF ? "" : b->kind == IL_CK_THROTTLE ? b->cgroup :
+			const char *name = b->kind == IL_CK_SELF ? "" :
+					   b->kind == IL_CK_THROTTLE ? il_text_escape(b->cgroup, strnlen(b->cgroup, 60), who, sizeof(who)) :
 					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
 
 			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s %.0f%%", i ? "," : "",
@@ -885,9 +962,12 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		}
 		n++;
 	}
-	if (c->blames[0].kind == IL_CK_THROTTLE && c->blames[0].rule[0] && n < 5)
-		n += snprintf(lines[n], 200, "throttle of %.60s: %.120s", c->blames[0].cgroup,
-			      c->blames[0].rule) > 0;
+	if (c->blames[0].kind == IL_CK_THROTTLE && c->blames[0].rule[0] && n < 5) {
+		char cg[4 * 60 + 1];
+
+		il_text_escape(c->blames[0].cgroup, strnlen(c->blames[0].cgroup, 60), cg, sizeof(cg));
+		n += snprintf(lines[n], 200, "throttle of %s: %.120s", cg, c->blames[0].rule) > 0;
+	}
 	if (c->no_cpu && n < 5)
 		snprintf(lines[n++], 200, "run-queue time, but no process's CPU time was read to name the "
 			 "CPU hogs");
@@ -1000,9 +1080,12 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 
 		budget = 200 - strlen("verdict:  -- ") - strlen(il_where_name(IL_WHERE_NONE));
 		il_text_escape(j->cause.victim.comm, strnlen(j->cause.victim.comm, 16), comm, sizeof(comm));
+		/* the cause of so little time is in the evidence, not the line (which it made too
+		 * long to read, cut in the middle) */
 		snprintf(j->v.why, budget + 1 < sizeof(j->v.why) ? budget + 1 : sizeof(j->v.why),
-			 "no layer stands out: %s's calls took %.1f%% of the %.1f s (%s)", comm,
-			 100.0 * j->cause.victim.call_ns / (w->m.elapsed_s * 1e9), w->m.elapsed_s, line);
+			 "no layer stands out: %s (pid %u)'s %s calls took %.1f%% of the %.1f s", comm,
+			 j->cause.victim.pid, op_words[j->cause.victim.op],
+			 100.0 * j->cause.victim.call_ns / (w->m.elapsed_s * 1e9), w->m.elapsed_s);
 		return;
 	}
 	snprintf(j->v.why, sizeof(j->v.why), "%s", line);

@@ -90,7 +90,12 @@ struct il_cause_disk {
 	char disk[32];
 	__u64 busy_ns;                      /* bytes of every submitter */
 	int n;
-	struct { char comm[16]; int npids; bool kthread; double share; } top[4];
+	struct {
+		char comm[16];
+		int npids;
+		bool kthread, self;     /* self: the victim (or the thread its wait went through) */
+		double share;
+	} top[4];
 };
 
 struct il_cause {
@@ -105,6 +110,7 @@ struct il_cause {
 	} victim;
 	enum il_where where;
 	enum il_cause_part part;            /* the largest part, which the culprit ends */
+	double part_share;                  /* that part's causes, of the victim's call time */
 	struct il_blame blames[IL_CAUSE_MAX]; /* blames[0] is the culprit: the largest cause of
 					     * the largest part; then the others, largest first */
 	int nblames;
