@@ -399,12 +399,13 @@ static __always_inline __u64 il_sub_start(const struct il_sub_op *op, __u64 key)
  * task queues during its own direct I/O or writeback of the bio's inode starts where
  * il_sub_start() says; a bio a worker queues for a direct I/O starts with that direct I/O; any
  * other has no start (before Q not measured: jbd2's journal writes, a sync's block device
- * writes, writeback bios a worker queues). op: il_sub_current(), looked up once by the
- * caller. */
-static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b,
+ * writes, writeback bios a worker queues). s: the bio as read (il_bio_seen_read()); op:
+ * il_sub_current(), looked up once by the caller. */
+static __always_inline void il_bio_who(struct il_bio_seen *s, struct il_bio_info *b,
 				       struct il_sub_op *op)
 {
-	__u64 id = bpf_get_current_pid_tgid(), key;
+	struct iomap_dio *dio = s->dio;
+	__u64 id = s->pid_tgid, key;
 
 	if (dio && bpf_core_type_exists(struct iomap_dio)) {
 		struct kiocb *iocb = BPF_CORE_READ(dio, iocb);
@@ -430,35 +431,25 @@ static __always_inline void il_bio_who(struct bio *bio, struct iomap_dio *dio, s
 			return;
 		}
 	}
+	/* the page cache's inode (a direct I/O's bio here has no record: its pages' own) */
 	if (!b->submit_ns && op && il_opf_op(b->opf) == IL_OP_WRITE)
-		b->submit_ns = il_sub_start(op, (__u64)who_bio_inode(bio));
+		b->submit_ns = il_sub_start(op, (__u64)(dio ? who_bio_inode(s->bio) : il_bio_seen_file(s)));
 	b->tgid = id >> 32;
 	b->pid = (__u32)id;
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
 }
 
-/* The file bio belongs to into b (ino_dev, ino_gen, ino), its names into who_files: a direct I/O's
+/* The file of bio s into b (ino_dev, ino_gen, ino), its names into who_files: a direct I/O's
  * file (iocb->ki_filp), else the inode whose page cache holds the bio's first page (a block
  * device's own, for metadata and journals: who_files records its device). */
-static __always_inline void il_bio_file(struct bio *bio, struct iomap_dio *dio, struct il_bio_info *b)
+static __always_inline void il_bio_file(struct il_bio_seen *s, struct il_bio_info *b)
 {
-	struct dentry *d = NULL;
-	struct inode *inode;
-
-	if (dio && bpf_core_type_exists(struct iomap_dio)) {
-		struct file *f = BPF_CORE_READ(dio, iocb, ki_filp);
-
-		inode = BPF_CORE_READ(f, f_inode);
-		d = BPF_CORE_READ(f, f_path.dentry);
-	} else {
-		inode = who_bio_inode(bio);
-	}
-	if (!inode)
+	il_bio_seen_entry(s);
+	if (!s->inode)
 		return;
-	who_file_get(inode, d);
-	b->ino_dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	b->ino_gen = BPF_CORE_READ(inode, i_generation);
-	b->ino = BPF_CORE_READ(inode, i_ino);
+	b->ino_dev = s->fk.dev;
+	b->ino_gen = s->fk.gen;
+	b->ino = s->fk.ino;
 }
 
 /* Count one event of a disk (bios_queued, merges, splits, requeues of struct blk_disk_stats)
@@ -604,46 +595,60 @@ static __always_inline bool il_bio_rq_based(struct bio *bio, bool btf)
 	return rq;
 }
 
-/* block_bio_queue (Q). With blk_cfg.bio_only, a bio of a request-based disk
- * (gendisk.queue->mq_ops set) is not followed. */
-static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
+/* block_bio_queue (Q), the block layer's part: bio s (il_bio_seen_read()) is followed. */
+static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 {
+	struct block_device *bdev = s->bdev;
+	struct bio *bio = s->bio;
 	struct il_sub_op *op;
 	struct il_bio_info *b;
-	struct iomap_dio *dio;
 
-	if (!blk_cfg.bios)
-		return;
-	if (blk_cfg.bio_only && il_bio_rq_based(bio, btf))
-		return;
 	b = il_bio_get(bio);
 	if (!b)
 		return;
 	if (b->queue_ns) /* an earlier bio at this address whose end was not seen */
 		__builtin_memset(b, 0, sizeof(*b));
 	b->queue_ns = bpf_ktime_get_ns();
-	b->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
-	b->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	b->opf = BPF_CORE_READ(bio, bi_opf);
-	b->part = il_bio_part_dev(bio);
+	b->sector = IL_BTF_READ(s->btf, bio, bi_iter.bi_sector);
+	b->bytes = s->bytes;
+	b->opf = s->opf;
+	/* the block device it was sent to (5.12 and later: il_bio_part_dev()) */
+	b->part = bdev ? IL_BTF_READ(s->btf, bdev, bd_dev) : 0;
 	b->cgroup = il_bio_cgroup(bio);
 	b->in_cg = il_cg_cfg.id && il_cg_under(il_bio_cgroup_of(bio));
-	dio = il_bio_iomap_dio(bio);
 	op = il_sub_current(); /* one lookup for il_bio_who() and the touch below */
 	if (!b->tgid)
-		il_bio_who(bio, dio, b, op);
+		il_bio_who(s, b, op);
 	/* queued by another task than its submitter: held and let go by a worker */
-	b->held = b->pid && b->pid != (__u32)bpf_get_current_pid_tgid();
+	b->held = b->pid && b->pid != (__u32)s->pid_tgid;
 	if (op) /* il_sub_touch() */
 		op->last_ns = b->queue_ns;
-	if (!b->cgroup && b->tgid == bpf_get_current_pid_tgid() >> 32) { /* no blk-cgroup: the
-									* submitter's, when it is the current task */
+	if (!b->cgroup && b->tgid == s->pid_tgid >> 32) { /* no blk-cgroup: the submitter's,
+							  * when it is the current task */
 		b->cgroup = bpf_get_current_cgroup_id();
 		b->in_cg = il_cg_cfg.id && il_cg_wanted();
 	}
 	if (blk_cfg.files && !b->ino)
-		il_bio_file(bio, dio, b);
-	IL_DISK_COUNT(who_bio_dev(bio), bios_queued);
+		il_bio_file(s, b);
+	IL_DISK_COUNT(s->dev, bios_queued);
+}
+
+/* block_bio_queue (Q): one program for the block layer and, where attribution's part runs
+ * here (who_cfg.bio_in_blk), attribution, reading the bio once (struct il_bio_seen). With
+ * blk_cfg.bio_only, a bio of a request-based disk (gendisk.queue->mq_ops set) is not
+ * followed. btf: bio is a tp_btf program's BTF pointer. */
+static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
+{
+	bool follow = blk_cfg.bios && !(blk_cfg.bio_only && il_bio_rq_based(bio, btf));
+	struct il_bio_seen s = {};
+
+	if (!follow && !who_cfg.bio_in_blk)
+		return;
+	il_bio_seen_read(&s, bio, btf);
+	if (follow)
+		blk_bio_queue_seen(&s);
+	if (who_cfg.bio_in_blk)
+		who_bio_seen(&s);
 }
 
 /* block_getrq (G): a request was allocated for bio. */
