@@ -88,7 +88,7 @@ static __always_inline int count(const struct blk_io *io)
 		key.dev = io->dev;
 		p = il_lookup_or_init(&breakdown, &key, &zero_phases);
 		if (p)
-			blk_phases_add(p, io);
+			blk_phases_add(p, io, false);
 	}
 	key.dev = targ_per_disk ? io->dev : 0;
 	if (targ_per_op)

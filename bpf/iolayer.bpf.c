@@ -5,7 +5,8 @@
  * (requests, and bios from submission: the phases before and after the queue),
  * the fs and writeback layers with their event streams turned off by user space
  * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps, and attribution
- * (lib/who.bpf.h) fed by all of them and by its own block_bio_queue programs.
+ * (lib/who.bpf.h) fed by all of them (at block_bio_queue, by the block layer's program, which
+ * does attribution's part too: who_cfg.bio_in_blk).
  */
 #include "lib/common.bpf.h"
 #include "lib/block.bpf.h"

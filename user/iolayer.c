@@ -410,6 +410,8 @@ int main(int argc, char **argv)
 	src.split = src.fs && il_layerset_chosen(ls, split);
 	if (!src.blk)
 		il_layerset_drop(ls, submit);
+	else if (il_layerset_chosen(ls, who)) /* one program on block_bio_queue, not two */
+		il_who_bio_in_block(skel->obj, who);
 	if (!src.split)
 		il_layerset_drop(ls, split);
 	if (il_layerset_loaded(ls, iolayer_bpf__load(skel)))

@@ -142,8 +142,9 @@ struct blk_phases {
 	struct blk_phase_stat ph[BLK_PH__MAX];
 };
 
-/* Per-disk block totals (the aggregate mode of the layer, map `blk_disks`) since tracing began; key: disk dev_t (major << 20 | minor).
- * Histograms are log2 of ns (il_hist_slot). */
+/* Per-disk block totals (the aggregate mode of the layer, map `blk_disks`, one copy per CPU
+ * that the readers sum, the maxima the largest) since tracing began; key: disk dev_t
+ * (major << 20 | minor). Histograms are log2 of ns (il_hist_slot). Every field is a __u64. */
 struct blk_disk_stats {
 	__u64 count;         /* requests completed */
 	__u64 queued;        /* of which were seen entering the OS queue (block_rq_insert) */
@@ -186,6 +187,8 @@ struct blk_cg {
 	__u32 tgid;          /* the last submitter seen (for its /proc/PID/cgroup) */
 	__u32 held;          /* I/Os whose first bio a worker queued for its submitter (held
 			      * before Q, as blk-throttle does: struct blk_io.held) */
+	__u64 tgid_ns;       /* when tgid was seen (its I/O's completion, bpf_ktime_get_ns()):
+			      * the map is per CPU, the readers take the latest CPU's tgid */
 };
 
 /* Per (disk, submitting process) totals of the aggregate mode (map `blk_procs`): who holds the
@@ -205,6 +208,9 @@ struct blk_proc {
 	__u64 cgroup;        /* as struct blk_io.cgroup, the last seen */
 	__u32 held;          /* I/Os held before Q (struct blk_io.held) */
 	__u32 pad;
+	__u64 last_ns;       /* when cgroup and comm were seen (the I/O's completion,
+			      * bpf_ktime_get_ns()): the map is per CPU, the readers take the
+			      * latest CPU's */
 	char comm[IL_TASK_COMM_LEN]; /* the submitting thread's, the last seen */
 };
 

@@ -388,19 +388,31 @@ static __always_inline void fs_event_send(struct fs_event *e, struct file *file,
 			  il_wakeup_flags(&fs_events, &fs_last_wakeup, now));
 }
 
-/* Send the event of the current task's call on file that returned ret at now after delta ns.
- * It is built in this CPU's fs_scratch slot 0 and sent with only the bytes its path uses. */
-static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
-				    struct file *file, __s64 ret, __u64 now, __u64 delta)
+/* Send the event of a call on file that returned ret at now after delta ns, built in this
+ * CPU's fs_scratch slot `slot` (1 for io_uring completions, 0 for the rest) and sent with only
+ * the bytes its path uses; comm: the caller's name (io_uring's submitter), NULL for the
+ * current task's. */
+static __always_inline void fs_emit_in(__u32 slot, __u64 pid_tgid, enum fs_op op,
+				       const struct fs_start *s, struct file *file, __s64 ret,
+				       __u64 now, __u64 delta, const char *comm)
 {
-	__u32 slot = 0;
 	struct fs_event *e = bpf_map_lookup_elem(&fs_scratch, &slot);
 
 	if (!e)
 		return;
 	fs_event_head(e, pid_tgid, op, s, file, ret, now, delta);
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (comm)
+		__builtin_memcpy(e->comm, comm, sizeof(e->comm));
+	else
+		bpf_get_current_comm(e->comm, sizeof(e->comm));
 	fs_event_send(e, file, now);
+}
+
+/* The current task's call's event (fs_emit_in(), slot 0). */
+static __always_inline void fs_emit(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
+				    struct file *file, __s64 ret, __u64 now, __u64 delta)
+{
+	fs_emit_in(0, pid_tgid, op, s, file, ret, now, delta, NULL);
 }
 
 /* fs_emit for the classic tracepoints' programs (ctx: theirs): the event's head is built in
@@ -822,7 +834,12 @@ int fs_tp_ext4_sync_file_exit(struct fs_ext4_sync_file_exit_rec *ctx)
  * The request's file is read at completion from io_kiocb.file (still held then), so fixed
  * files are followed too; kernels whose tracepoints carry no request at all (before 5.14)
  * are not followed. The request's own struct (io_rw, io_sync) lies at the start of struct
- * io_kiocb in every version (a union member up to 5.19, io_kiocb.cmd after). */
+ * io_kiocb in every version (a union member up to 5.19, io_kiocb.cmd after).
+ * Classic tracepoint programs (the kernel builds a perf record for each event), and tp_btf
+ * twins for the shapes of 6.1 and later, io_uring_submit_req(req) and io_uring_complete(ctx,
+ * req, cqe) (issue 25: no record built), which read what the record would hold from the
+ * arguments with plain loads and send a slow request's event in place; user space picks the
+ * twin by the tracepoint's prototype (il_fs_plan). */
 
 /* The records of the submit tracepoint: io_uring_submit_req (6.1+) is in vmlinux.h; its
  * older name, with the same fields (req from 5.14 on), is described here for CO-RE. */
@@ -944,10 +961,21 @@ int fs_uring_submit_sqe(struct trace_event_raw_io_uring_submit_sqe___il *ctx)
 			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode));
 }
 
-SEC("tp/io_uring/io_uring_complete")
-int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
+/* io_uring_submit_req(req), 6.1 and later: the record's fields, from the request. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(fs_uring_submit_req_btf, struct io_kiocb *req)
 {
-	struct fs_uring_key key = { .ring = (__u64)BPF_CORE_READ(ctx, ctx) };
+	return fs_uring_submit(req->ctx, req, req->cqe.user_data, req->opcode);
+}
+
+/* A request's completion was posted on ring (struct io_ring_ctx *) with result res: the
+ * request reqp (struct io_kiocb *) where the tracepoint carries it, else the request whose
+ * user_data it is. ctx and tail: a classic tracepoint's program, whose slow events go out
+ * through fs_send (tail true, ctx its context); else sent in place. */
+static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void *reqp, __u64 user_data,
+					 int res)
+{
+	struct fs_uring_key key = { .ring = (__u64)ring };
 	struct fs_start s = { .flags = FS_EV_URING };
 	struct fs_uring_start st, *sp;
 	struct io_kiocb *req;
@@ -957,19 +985,14 @@ int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 	__u64 now, delta;
 	__s64 ret;
 	__u32 k;
-	int res;
 	bool slow;
 
-	if (FS_URING_BY_REQ)
-		key.id = (__u64)BPF_CORE_READ(ctx, req);
-	else
-		key.id = BPF_CORE_READ(ctx, user_data);
+	key.id = FS_URING_BY_REQ ? (__u64)reqp : user_data;
 	sp = bpf_map_lookup_elem(&fs_uring_inflight, &key);
 	if (!sp)
 		return 0;
 	st = *sp;
 	bpf_map_delete_elem(&fs_uring_inflight, &key);
-	res = BPF_CORE_READ(ctx, res);
 	ret = res;
 	req = (void *)st.req;
 	sync = (void *)req;  /* struct io_sync of FSYNC and SYNC_FILE_RANGE */
@@ -1018,9 +1041,31 @@ int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
 	k = st.op;
 	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
 	who_fs_of(st.pid_tgid, st.op, file, delta, ret);
-	if (slow)
+	if (slow && tail)
 		fs_emit_tail(ctx, st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
+	else if (slow)
+		fs_emit_in(1, st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
 	return 0;
+}
+
+SEC("tp/io_uring/io_uring_complete")
+int fs_uring_complete(struct trace_event_raw_io_uring_complete *ctx)
+{
+	void *req = FS_URING_BY_REQ ? BPF_CORE_READ(ctx, req) : NULL;
+
+	return fs_uring_done(ctx, true, BPF_CORE_READ(ctx, ctx), req, BPF_CORE_READ(ctx, user_data),
+			     BPF_CORE_READ(ctx, res));
+}
+
+/* io_uring_complete(ctx, req, cqe), its shape since the completion entry was passed whole
+ * (6.x): the record's fields, from the arguments. */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(fs_uring_complete_btf, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
+{
+	__u64 r = (__u64)req;
+
+	asm volatile("" : "+r"(r)); /* loaded here: the verifier refuses a load through ctx + 8 */
+	return fs_uring_done(NULL, false, ring, (void *)r, cqe->user_data, cqe->res);
 }
 
 /* ---- Linux AIO: the calls, per process ------------------------------------------------

@@ -36,15 +36,17 @@ static __always_inline int blk_dio_end_io_lookup(void)
 	return 0;
 }
 
-static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio)
+/* The direct I/O bio belongs to, NULL when it is not an iomap direct I/O's (bio.bi_end_io,
+ * bi_private). btf: bio is a BTF pointer (a tp_btf program's), read with plain loads. */
+static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio, bool btf)
 {
 	__u64 end_io = il_iomap_dio_end_io;
 
 	if (!bpf_core_type_exists(struct iomap_dio) || !end_io)
 		return NULL;
-	if ((unsigned long)BPF_CORE_READ(bio, bi_end_io) != end_io)
+	if ((unsigned long)IL_BTF_READ(btf, bio, bi_end_io) != end_io)
 		return NULL;
-	return BPF_CORE_READ(bio, bi_private);
+	return IL_BTF_READ(btf, bio, bi_private);
 }
 
 #ifdef IL_NO_WHO
@@ -491,22 +493,98 @@ static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __
 	__builtin_memcpy(pd->comm, d->comm, sizeof(pd->comm));
 }
 
-/* block_bio_queue: the current task submits bio. */
-static __always_inline int who_bio(struct bio *bio)
+/* What block_bio_queue's handlers read of a bio, read once (il_bio_seen_read()) for the block
+ * layer (blk_bio_queue()) and attribution (who_bio_seen()), which run in one program where
+ * both are on (who_cfg.bio_in_blk). The file is read on first use (il_bio_seen_file()), its
+ * entry in who_files looked up on first use (il_bio_seen_entry()). */
+struct il_bio_seen {
+	struct bio *bio;
+	__u64 pid_tgid;            /* bpf_get_current_pid_tgid(): the task that queues the bio */
+	struct block_device *bdev; /* bio.bi_bdev (5.12 and later), else NULL */
+	struct iomap_dio *dio;     /* il_bio_iomap_dio() */
+	struct inode *inode;       /* the bio's file (il_bio_seen_file()): the direct I/O's, else
+				    * the inode whose page cache holds its first page; NULL none */
+	struct dentry *dentry;     /* the direct I/O's file's dentry, else NULL */
+	struct who_file *f;        /* the file's entry in who_files (il_bio_seen_entry()), or NULL */
+	struct who_file_key fk;    /* its key, when inode is not NULL */
+	__u32 bytes;               /* bio.bi_iter.bi_size */
+	__u32 opf;                 /* bio.bi_opf */
+	__u32 dev;                 /* the whole disk, major << 20 | minor (as who_bio_dev()) */
+	bool btf;                  /* bio is a BTF pointer (a tp_btf program's): plain loads */
+	bool file_read, entry_read; /* inode and dentry, f and fk, are filled in */
+};
+
+/* Fill s from bio with the fields every handler uses: bi_iter.bi_size, bi_opf, the disk
+ * (bi_bdev->bd_disk, bi_disk before 5.12: major, first_minor), bi_end_io and bi_private (the
+ * direct I/O). btf: bio is a BTF pointer, read with plain loads, no helper call. */
+static __always_inline void il_bio_seen_read(struct il_bio_seen *s, struct bio *bio, bool btf)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-	__u32 op = BPF_CORE_READ(bio, bi_opf) & IL_REQ_OP_MASK;
+	struct bio___o *old = (void *)bio;
+	struct block_device *bdev;
+	struct gendisk *disk;
+
+	/* (BPF_CORE_READ() and IL_BTF_READ() take locals: s's own fields would be relocated) */
+	s->bio = bio;
+	s->btf = btf;
+	s->pid_tgid = bpf_get_current_pid_tgid();
+	s->bytes = IL_BTF_READ(btf, bio, bi_iter.bi_size);
+	s->opf = IL_BTF_READ(btf, bio, bi_opf);
+	if (bpf_core_field_exists(old->bi_disk)) {
+		disk = IL_BTF_READ(btf, old, bi_disk);
+	} else {
+		s->bdev = bdev = IL_BTF_READ(btf, bio, bi_bdev);
+		disk = bdev ? IL_BTF_READ(btf, bdev, bd_disk) : NULL;
+	}
+	if (disk)
+		s->dev = btf ? disk->major << 20 | disk->first_minor : il_disk_dev(disk);
+	s->dio = il_bio_iomap_dio(bio, btf);
+}
+
+/* The bio's file, read once (see struct il_bio_seen): a direct I/O's (iocb->ki_filp: its
+ * pages are the process's, in no page cache), else who_bio_inode(). */
+static __always_inline struct inode *il_bio_seen_file(struct il_bio_seen *s)
+{
+	struct iomap_dio *dio = s->dio;
+
+	if (s->file_read)
+		return s->inode;
+	s->file_read = true;
+	if (dio && bpf_core_type_exists(struct iomap_dio)) {
+		struct file *fl = BPF_CORE_READ(dio, iocb, ki_filp);
+
+		s->inode = BPF_CORE_READ(fl, f_inode);
+		s->dentry = BPF_CORE_READ(fl, f_path.dentry);
+	} else {
+		s->inode = who_bio_inode(s->bio);
+	}
+	return s->inode;
+}
+
+/* The bio's file's entry in who_files, made when missing (who_file_get_of()), looked up once;
+ * NULL when the bio has no file or the map refuses. s->fk is its key. */
+static __always_inline struct who_file *il_bio_seen_entry(struct il_bio_seen *s)
+{
+	if (s->entry_read)
+		return s->f;
+	s->entry_read = true;
+	if (!il_bio_seen_file(s))
+		return NULL;
+	who_file_key_of(s->inode, &s->fk);
+	s->f = who_file_get_of(&s->fk, s->inode, s->dentry);
+	return s->f;
+}
+
+/* block_bio_queue: the current task submits bio s (il_bio_seen_read()): its process's bios,
+ * its file's bios (and whether another task than the file's users wrote its pages back), its
+ * (process, disk) totals. */
+static __always_inline int who_bio_seen(struct il_bio_seen *s)
+{
+	__u32 op = s->opf & IL_REQ_OP_MASK, bytes = s->bytes;
 	bool write = op == 1; /* REQ_OP_WRITE */
-	struct who_pd_key k = { .tgid = pid_tgid >> 32, .dev = who_bio_dev(bio) };
-	struct task_struct *task = (void *)bpf_get_current_task();
+	struct who_pd_key k = { .tgid = s->pid_tgid >> 32, .dev = s->dev };
 	struct who_proc *p;
-	struct who_file *f = NULL;
+	struct who_file *f;
 	struct who_pd *pd;
-	struct iomap_dio *dio;
-	struct dentry *d = NULL;
-	struct who_file_key fk = {};
-	struct inode *inode;
 	bool is_new, foreign = false;
 
 	/* data only: REQ_OP_READ 0 and REQ_OP_WRITE 1 (the same in every kernel); a discard's
@@ -520,22 +598,9 @@ static __always_inline int who_bio(struct bio *bio)
 		if (write)
 			__sync_fetch_and_add(&p->bio_write_bytes, bytes);
 	}
-	/* the file: a direct I/O's own (its pages are the process's, in no page cache), else
-	 * the inode whose page cache holds the bio's first page */
-	dio = il_bio_iomap_dio(bio);
-	if (dio) {
-		struct file *fl = BPF_CORE_READ(dio, iocb, ki_filp);
-
-		inode = BPF_CORE_READ(fl, f_inode);
-		d = BPF_CORE_READ(fl, f_path.dentry);
-	} else {
-		inode = who_bio_inode(bio);
-	}
-	if (inode) {
-		who_file_key_of(inode, &fk);
-		f = who_file_get_of(&fk, inode, d);
-	}
+	f = il_bio_seen_entry(s);
 	if (f) {
+		struct task_struct *task = (void *)bpf_get_current_task();
 		bool kthread = !BPF_CORE_READ(task, mm), user = false;
 
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
@@ -549,8 +614,8 @@ static __always_inline int who_bio(struct bio *bio)
 		if (foreign)
 			__sync_fetch_and_add(&f->foreign_write_bytes, bytes);
 	}
-	if (write && inode && (foreign || !f || !f->pids[0]))
-		who_credit_dirtier(&fk, k.dev, k.tgid, bytes);
+	if (write && s->inode && (foreign || !f || !f->pids[0]))
+		who_credit_dirtier(&s->fk, k.dev, k.tgid, bytes);
 	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
 	if (pd) {
 		__sync_fetch_and_add(&pd->bios, 1);
@@ -563,6 +628,16 @@ static __always_inline int who_bio(struct bio *bio)
 	return 0;
 }
 
+/* block_bio_queue in who's own program (the block layer does not follow bios): btf, as
+ * il_bio_seen_read(). */
+static __always_inline int who_bio(struct bio *bio, bool btf)
+{
+	struct il_bio_seen s = {};
+
+	il_bio_seen_read(&s, bio, btf);
+	return who_bio_seen(&s);
+}
+
 /* block_bio_queue(struct bio *) since 5.11; (struct request_queue *, struct bio *) before,
  * commit e8a676d61c07 ("block: simplify and extend the block_bio_merge tracepoint class"). */
 static __always_inline struct bio *who_bio_arg(unsigned long long *ctx)
@@ -572,9 +647,9 @@ static __always_inline struct bio *who_bio_arg(unsigned long long *ctx)
 
 #define WHO_PROGS                                                                      \
 	SEC("tp_btf/block_bio_queue")                                                  \
-	int BPF_PROG(who_bio_btf) { return who_bio(who_bio_arg(ctx)); }               \
+	int BPF_PROG(who_bio_btf) { return who_bio(who_bio_arg(ctx), true); }               \
 	SEC("raw_tp/block_bio_queue")                                                  \
-	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx)); }               \
+	int BPF_PROG(who_bio_raw) { return who_bio(who_bio_arg(ctx), false); }               \
 	SEC("tp_btf/writeback_mark_inode_dirty")                                       \
 	int BPF_PROG(who_dirty_btf) { return who_dirty((struct inode *)ctx[0], (__u32)ctx[1]); } \
 	SEC("raw_tp/writeback_mark_inode_dirty")                                       \

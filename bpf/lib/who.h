@@ -25,7 +25,10 @@
 struct who_cfg {
 	__u8 on;                 /* 0: the layers skip attribution entirely (dead code for the verifier) */
 	__u8 bio_two_args;       /* block_bio_queue takes (q, bio): kernels before 5.11 */
-	__u8 pad[6];
+	__u8 bio_in_blk;         /* the block layer's block_bio_queue program attributes the bios
+				  * (who_bio_seen() in blk_bio_queue()): who_bio_* is not loaded, one
+				  * program runs where two did (il_who_bio_in_block()) */
+	__u8 pad[5];
 };
 
 /* One file (key: superblock dev, inode). */

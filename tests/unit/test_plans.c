@@ -177,6 +177,44 @@ static void test_rodata(void **state)
 	bpf_object__close(obj);
 }
 
+/* Where the block layer follows bios, its block_bio_queue program attributes them: who's
+ * own program leaves its chosen plan (not loaded, not attached), its other programs stay,
+ * and who_cfg.bio_in_blk says so; nothing changes while attribution is off or unchosen. */
+static void test_who_bio_in_block(void **state)
+{
+	char path[PATH_MAX * 2];
+	struct bpf_object *obj;
+	struct who_cfg *c;
+	struct il_plan p;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/iolayer.bpf.o", bpf_dir);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	c = il_obj_rodata(obj, "who_cfg", sizeof(*c));
+	assert_non_null(c);
+	il_who_plan(obj, &p);
+	n = p.opts[0].nprogs;
+	assert_true(n >= 2);
+	il_who_bio_in_block(obj, &p); /* not chosen yet */
+	assert_int_equal(c->bio_in_blk, 0);
+	p.chosen = 0; /* as il_plans_choose() picks tp_btf */
+	il_who_bio_in_block(obj, &p); /* attribution off */
+	assert_int_equal(c->bio_in_blk, 0);
+	assert_int_equal(p.opts[0].nprogs, n);
+	c->on = 1;
+	il_who_bio_in_block(obj, &p);
+	assert_int_equal(c->bio_in_blk, 1);
+	assert_int_equal(p.opts[0].nprogs, n - 1);
+	for (int k = 0; k < p.opts[0].nprogs; k++)
+		assert_string_not_equal(bpf_program__name(p.opts[0].progs[k].prog), "who_bio_btf");
+	assert_string_equal(bpf_program__name(p.opts[0].progs[0].prog), "who_dirty_btf");
+	assert_false(bpf_program__autoload(bpf_object__find_program_by_name(obj, "who_bio_btf")));
+	assert_false(il_plan_leave_out(&p, "who_bio_btf")); /* gone already */
+	assert_int_equal(p.opts[1].nprogs, n); /* the raw_tp option, not chosen, as it was */
+	bpf_object__close(obj);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +222,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mistakes_caught),
 		cmocka_unit_test(test_layerset),
 		cmocka_unit_test(test_rodata),
+		cmocka_unit_test(test_who_bio_in_block),
 	};
 	char self[PATH_MAX];
 

@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The block layer's phase breakdown as tools print it (blkview.h). */
-#include <errno.h>
 #include <string.h>
-#include <bpf/bpf.h>
 #include "blkview.h"
-#include "bpfobj.h"
 
 int il_blk_events_read(struct bpf_object *obj, __u32 dev, __u64 ev[IL_BLK_EV__MAX])
 {
-	int fd = il_obj_map_fd(obj, "blk_disks");
 	struct blk_disk_stats st;
+	int err;
 
 	memset(ev, 0, IL_BLK_EV__MAX * sizeof(ev[0]));
-	if (fd < 0)
-		return -ENOENT;
-	if (bpf_map_lookup_elem(fd, &dev, &st))
-		return -errno;
+	if ((err = il_blk_disk_lookup(obj, dev, &st)))
+		return err;
 	ev[IL_BLK_EV_MERGES] = st.merges;
 	ev[IL_BLK_EV_SPLITS] = st.splits;
 	ev[IL_BLK_EV_REQUEUES] = st.requeues;

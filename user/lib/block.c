@@ -240,52 +240,169 @@ void il_blk_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 	}
 }
 
-/* Every entry of map `name` of obj (key ksz bytes, value after it at voff in rows of rsz
- * bytes) into a malloc'ed array (*rows). Returns the count, or -errno. */
-static int read_rows(struct bpf_object *obj, const char *name, size_t ksz, size_t voff, size_t rsz,
-		     void **rows)
+/* blk_disks, blk_procs and blk_cgroups are per-CPU maps (block.bpf.h): a lookup gives one
+ * copy of the value per possible CPU, each rounded up to 8 bytes, which these fold into one. */
+
+/* Add CPU copy c of a disk's totals into t: every field is a __u64 count or sum (block.h),
+ * but the maxima, which take the larger. */
+static void disk_merge(void *t, const void *c)
 {
-	int fd = il_obj_map_fd(obj, name), n = 0;
-	char key[32], cur[32], *r = NULL;
+	struct blk_disk_stats *a = t;
+	const struct blk_disk_stats *b = c;
+	__u64 dmax = a->device_max_ns > b->device_max_ns ? a->device_max_ns : b->device_max_ns;
+	__u64 qmax = a->queue_max_ns > b->queue_max_ns ? a->queue_max_ns : b->queue_max_ns;
+	__u64 phmax[BLK_PH__MAX], *x = t;
+	const __u64 *y = c;
+
+	_Static_assert(sizeof(*a) % sizeof(__u64) == 0, "struct blk_disk_stats is __u64s");
+	for (int i = 0; i < BLK_PH__MAX; i++)
+		phmax[i] = a->phases.ph[i].max_ns > b->phases.ph[i].max_ns ? a->phases.ph[i].max_ns
+									    : b->phases.ph[i].max_ns;
+	for (size_t i = 0; i < sizeof(*a) / sizeof(__u64); i++)
+		x[i] += y[i];
+	a->device_max_ns = dmax;
+	a->queue_max_ns = qmax;
+	for (int i = 0; i < BLK_PH__MAX; i++)
+		a->phases.ph[i].max_ns = phmax[i];
+}
+
+/* *b's I/Os, bytes, times and held I/Os into *a: the sums struct blk_proc and blk_cg share. */
+#define BLK_SUMS_ADD(a, b)                                                                     \
+	do {                                                                                   \
+		(a)->ios += (b)->ios;                                                          \
+		(a)->bytes += (b)->bytes;                                                      \
+		(a)->before_q_ns += (b)->before_q_ns;                                          \
+		(a)->queue_ns += (b)->queue_ns;                                                \
+		(a)->device_ns += (b)->device_ns;                                              \
+		(a)->held += (b)->held;                                                        \
+	} while (0)
+
+/* Add CPU copy c of a (disk, process)'s totals into t; its cgroup and comm are the latest
+ * CPU's (last_ns). */
+static void proc_merge(void *t, const void *c)
+{
+	struct blk_proc *a = t;
+	const struct blk_proc *b = c;
+
+	BLK_SUMS_ADD(a, b);
+	a->write_bytes += b->write_bytes;
+	if (b->last_ns > a->last_ns) {
+		a->last_ns = b->last_ns;
+		a->cgroup = b->cgroup;
+		memcpy(a->comm, b->comm, sizeof(a->comm));
+	}
+}
+
+/* Add CPU copy c of a (disk, cgroup)'s totals into t; its tgid is the latest CPU's. */
+static void cg_merge(void *t, const void *c)
+{
+	struct blk_cg *a = t;
+	const struct blk_cg *b = c;
+
+	BLK_SUMS_ADD(a, b);
+	if (b->tgid_ns > a->tgid_ns) {
+		a->tgid_ns = b->tgid_ns;
+		a->tgid = b->tgid;
+	}
+}
+
+/* The per-CPU aggregate maps (enum il_blk_map): name, key and value sizes, how a CPU's copy
+ * is added. */
+static const struct {
+	const char *name;
+	size_t ksz, vsz;
+	void (*merge)(void *, const void *);
+} agg_maps[IL_BLK_MAP__MAX] = {
+	[IL_BLK_MAP_DISKS] = { "blk_disks", sizeof(__u32), sizeof(struct blk_disk_stats), disk_merge },
+	[IL_BLK_MAP_PROCS] = { "blk_procs", sizeof(struct blk_proc_key), sizeof(struct blk_proc), proc_merge },
+	[IL_BLK_MAP_CGROUPS] = { "blk_cgroups", sizeof(struct blk_cg_key), sizeof(struct blk_cg), cg_merge },
+};
+
+void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu)
+{
+	size_t stride = (agg_maps[m].vsz + 7) & ~(size_t)7;
+
+	memset(out, 0, agg_maps[m].vsz);
+	for (int c = 0; c < ncpu; c++)
+		agg_maps[m].merge(out, (const char *)cpus + c * stride);
+}
+
+/* A buffer for one value of map m on every possible CPU (*ncpu of them), or NULL. */
+static char *percpu_buf(enum il_blk_map m, int *ncpu)
+{
+	*ncpu = libbpf_num_possible_cpus();
+	return *ncpu < 0 ? NULL : malloc((size_t)*ncpu * ((agg_maps[m].vsz + 7) & ~(size_t)7));
+}
+
+/* Every entry of per-CPU map m of obj (its CPUs folded, il_blk_percpu_fold(), after the key at
+ * voff in rows of rsz bytes) into a malloc'ed array (*rows). Returns the count, or -errno. */
+static int read_rows(struct bpf_object *obj, enum il_blk_map m, size_t voff, size_t rsz, void **rows)
+{
+	int fd = il_obj_map_fd(obj, agg_maps[m].name), n = 0, ncpu;
+	size_t ksz = agg_maps[m].ksz;
+	char key[32], cur[32], *r = NULL, *buf;
 	void *prev = NULL;
 
 	*rows = NULL;
 	if (fd < 0 || ksz > sizeof(key))
 		return -ENOENT;
+	if (!(buf = percpu_buf(m, &ncpu)))
+		return -ENOMEM;
 	while (!bpf_map_get_next_key(fd, prev, key)) {
 		char *nr = realloc(r, (n + 1) * rsz);
 
 		if (!nr) {
 			free(r);
+			free(buf);
 			return -ENOMEM;
 		}
 		r = nr;
 		memcpy(cur, key, ksz);
 		prev = cur;
 		memcpy(r + n * rsz, key, ksz);
-		if (!bpf_map_lookup_elem(fd, key, r + n * rsz + voff))
+		if (!bpf_map_lookup_elem(fd, key, buf)) {
+			il_blk_percpu_fold(m, r + n * rsz + voff, buf, ncpu);
 			n++;
+		}
 	}
+	free(buf);
 	*rows = r;
 	return n;
 }
 
+int il_blk_disk_lookup(struct bpf_object *obj, __u32 dev, struct blk_disk_stats *st)
+{
+	int fd = il_obj_map_fd(obj, "blk_disks"), ncpu, err = 0;
+	char *buf;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (!(buf = percpu_buf(IL_BLK_MAP_DISKS, &ncpu)))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &dev, buf))
+		err = -errno;
+	else
+		il_blk_percpu_fold(IL_BLK_MAP_DISKS, st, buf, ncpu);
+	free(buf);
+	return err;
+}
+
 int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows)
 {
-	return read_rows(obj, "blk_disks", sizeof(__u32), offsetof(struct il_blk_disk_row, st),
-			 sizeof(**rows), (void **)rows);
+	return read_rows(obj, IL_BLK_MAP_DISKS, offsetof(struct il_blk_disk_row, st), sizeof(**rows),
+			 (void **)rows);
 }
 
 int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
 {
-	return read_rows(obj, "blk_cgroups", sizeof(struct blk_cg_key),
-			 offsetof(struct il_blk_cg_row, v), sizeof(**rows), (void **)rows);
+	return read_rows(obj, IL_BLK_MAP_CGROUPS, offsetof(struct il_blk_cg_row, v), sizeof(**rows),
+			 (void **)rows);
 }
 
 int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows)
 {
-	return read_rows(obj, "blk_procs", sizeof(struct blk_proc_key),
-			 offsetof(struct il_blk_proc_row, v), sizeof(**rows), (void **)rows);
+	return read_rows(obj, IL_BLK_MAP_PROCS, offsetof(struct il_blk_proc_row, v), sizeof(**rows),
+			 (void **)rows);
 }
 
 const char *const il_blk_phase_names[BLK_PH__MAX] = {

@@ -76,8 +76,14 @@ static const struct { const char *name; int nr, nr32; struct fs_sys sys; } sys_c
 	{ "msync", SYS_msync, 144, { FS_SK_MSYNC, FS_MSYNC_CALL, 0, 0 } },
 };
 /* With them, optional (io_uring may be built out, and each kernel has one name of the submit
- * tracepoint): io_uring's tracepoints, programs fs_uring_NAME. */
-static const char *uring_events[] = { "submit_req", "submit_sqe", "complete" };
+ * tracepoint): io_uring's tracepoints, programs fs_uring_NAME; where the tracepoint has the
+ * arguments of its tp_btf twin fs_uring_NAME_btf (btf_nargs of them), the twin, which spares
+ * the kernel building a perf record per request. */
+static const struct { const char *name; int btf_nargs; } uring_events[] = {
+	{ "submit_req", 1 },  /* (struct io_kiocb *req), 6.1+ */
+	{ "submit_sqe", -1 }, /* before 6.1, shapes that changed: classic only */
+	{ "complete", 3 },    /* (struct io_ring_ctx *, void *req, struct io_uring_cqe *) */
+};
 
 static const char *limits_fn =
 	"entry to return of the filesystem's read_iter, write_iter, open and fsync functions "
@@ -199,8 +205,14 @@ void il_fs_plan(struct bpf_object *obj, int t, struct il_plan *p)
 	/* Shared by every filesystem's plan (attached once); fs_cfg.sys_magic[] keeps only the
 	 * files of the filesystems this option was chosen for. */
 	for (size_t i = 0; i < IL_ARRAY_SIZE(uring_events); i++) {
-		snprintf(name, sizeof(name), "fs_uring_%s", uring_events[i]);
-		snprintf(target, sizeof(target), "io_uring:io_uring_%s", uring_events[i]);
+		const char *ev = uring_events[i].name;
+		char tp[48];
+
+		snprintf(tp, sizeof(tp), "io_uring_%s", ev);
+		snprintf(name, sizeof(name), "fs_uring_%s%s", ev,
+			 uring_events[i].btf_nargs >= 0 && il_btf_tp_nargs(tp) == uring_events[i].btf_nargs
+			 ? "_btf" : "");
+		snprintf(target, sizeof(target), "io_uring:%s", tp);
 		il_plan_add(p, obj, name, target, true);
 	}
 	if (c->targ_tgid)

@@ -188,6 +188,22 @@ int il_plan_method(const struct il_plan *p)
 	return p->chosen < 0 ? -1 : (int)p->opts[p->chosen].method;
 }
 
+bool il_plan_leave_out(struct il_plan *p, const char *prog)
+{
+	struct il_option *o = p->chosen < 0 ? NULL : &p->opts[p->chosen];
+
+	for (int k = 0; o && k < o->nprogs; k++) {
+		if (strcmp(bpf_program__name(o->progs[k].prog), prog))
+			continue;
+		bpf_program__set_autoload(o->progs[k].prog, false);
+		memmove(&o->progs[k], &o->progs[k + 1], (o->nprogs - k - 1) * sizeof(o->progs[0]));
+		memmove(&p->skipped[k], &p->skipped[k + 1], (o->nprogs - k - 1) * sizeof(p->skipped[0]));
+		o->nprogs--;
+		return true;
+	}
+	return false;
+}
+
 enum il_family il_plan_family(const struct il_plan *p)
 {
 	return p->chosen < 0 ? IL_FAM_ANY : il_method_family(p->opts[p->chosen].method);

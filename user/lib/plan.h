@@ -114,6 +114,11 @@ int il_plan_method(const struct il_plan *p);
 /* Does plan p have an option of family fam? */
 bool il_plan_has_family(const struct il_plan *p, enum il_family fam);
 
+/* Take program prog (by name) out of p's chosen option, after il_plans_choose() and before
+ * load: it is neither loaded nor attached (another program does its work). Whether the chosen
+ * option had it. */
+bool il_plan_leave_out(struct il_plan *p, const char *prog);
+
 /* The family of the chosen method, IL_FAM_ANY when none was chosen. */
 enum il_family il_plan_family(const struct il_plan *p);
 

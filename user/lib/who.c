@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "disk.h"
 #include "layers/who.h"
+#include "log.h"
 #include "mounts.h"
 #include "run.h"
 #include "util.h"
@@ -65,6 +66,16 @@ void il_who_plan(struct bpf_object *obj, struct il_plan *p)
 	il_plan_option(p, IL_M_RAW_TP, NULL);
 	il_plan_add(p, obj, "who_bio_raw", "block:block_bio_queue", false);
 	il_plan_add(p, obj, "who_dirty_raw", dirty, true);
+}
+
+void il_who_bio_in_block(struct bpf_object *obj, struct il_plan *who)
+{
+	struct who_cfg *c = il_obj_rodata_must(obj, "who_cfg", sizeof(*c));
+
+	if (!c->on || (!il_plan_leave_out(who, "who_bio_btf") && !il_plan_leave_out(who, "who_bio_raw")))
+		return;
+	c->bio_in_blk = 1;
+	il_debug("block_bio_queue: attribution in the block layer's program");
 }
 
 /* Read every entry of map `name` (key size ksz, value size vsz) into a malloc'ed array of

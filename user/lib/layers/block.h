@@ -76,14 +76,24 @@ extern const char *const il_blk_op_names[IL_OP__MAX];
  * il_rq_flag): "W", "WS", "FWFS", "RA", ... into buf (>= 8 bytes); returns buf. */
 const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);
 
+/* The aggregate maps, per CPU (bpf/lib/block.bpf.h): the readers below fold each entry's
+ * copies into one. */
+enum il_blk_map { IL_BLK_MAP_DISKS, IL_BLK_MAP_PROCS, IL_BLK_MAP_CGROUPS, IL_BLK_MAP__MAX };
+
+/* Fold ncpu copies of one value of map m (struct blk_disk_stats, blk_proc or blk_cg), each
+ * rounded up to 8 bytes as a lookup of a per-CPU map gives them, into *out: counts and sums
+ * added, maxima the largest, the "last seen" fields (blk_proc's cgroup and comm, blk_cg's
+ * tgid) those of the copy that saw them latest (blk_proc.last_ns, blk_cg.tgid_ns). */
+void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu);
+
 /* One (disk, cgroup) of the aggregate map blk_cgroups. */
 struct il_blk_cg_row {
 	struct blk_cg_key k;
 	struct blk_cg v;
 };
 
-/* Read blk_cgroups of a loaded obj into a malloc'ed array (*rows, freed by the caller).
- * Returns the number of rows, or -errno. */
+/* Read blk_cgroups of a loaded obj into a malloc'ed array (*rows, freed by the caller), each
+ * row's per-CPU copies summed (tgid: the latest CPU's). Returns the number of rows, or -errno. */
 int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
 
 /* One (disk, submitting process) of the aggregate map blk_procs. */
@@ -92,8 +102,9 @@ struct il_blk_proc_row {
 	struct blk_proc v;
 };
 
-/* Read blk_procs of a loaded obj into a malloc'ed array (*rows, freed by the caller).
- * Returns the number of rows, or -errno. */
+/* Read blk_procs of a loaded obj into a malloc'ed array (*rows, freed by the caller), each
+ * row's per-CPU copies summed (cgroup and comm: the latest CPU's). Returns the number of rows,
+ * or -errno. */
 int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows);
 
 /* One disk's totals from the aggregate map blk_disks. */
@@ -102,8 +113,13 @@ struct il_blk_disk_row {
 	struct blk_disk_stats st;
 };
 
-/* Read blk_disks of a loaded obj into a malloc'ed array (*rows, freed by the caller).
- * Returns the number of disks, or -errno. */
+/* Read blk_disks of a loaded obj into a malloc'ed array (*rows, freed by the caller), each
+ * disk's per-CPU copies summed (the maxima the largest). Returns the number of disks, or
+ * -errno. */
 int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows);
+
+/* Disk dev's totals in blk_disks of a loaded obj into *st, summed over the CPUs as
+ * il_blk_disks_read(). 0, or -errno (-ENOENT: no such disk yet, or no such map). */
+int il_blk_disk_lookup(struct bpf_object *obj, __u32 dev, struct blk_disk_stats *st);
 
 #endif

@@ -25,6 +25,13 @@ void il_who_default(struct bpf_object *obj);
 /* Plan "block submissions (who)": block_bio_queue, tp_btf else raw_tp. */
 void il_who_plan(struct bpf_object *obj, struct il_plan *p);
 
+/* The block layer follows bios in obj with its block_bio_queue program (its bio plan was
+ * chosen): that program attributes them too (who_cfg.bio_in_blk), and who_bio_btf/raw is
+ * taken out of who's chosen plan, so one program runs on the tracepoint and reads the bio
+ * once. After il_layerset_choose(), before load; nothing when attribution is off or its plan
+ * has no block_bio_queue program chosen. */
+void il_who_bio_in_block(struct bpf_object *obj, struct il_plan *who);
+
 struct il_who_proc_row { __u32 tgid; struct who_proc v; };
 struct il_who_file_row { struct who_file_key k; struct who_file v; };
 struct il_who_pd_row { struct who_pd_key k; struct who_pd v; };
