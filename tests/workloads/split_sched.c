@@ -19,22 +19,27 @@
  *   calls N, oncpu_ns N (the CPU clock), schedstat_oncpu_ns N (field 1), runq_ns N (field 2),
  *   switches N (field 3, pcount: the times the thread was switched in)
  * and what the CPU clock counts in a bracket beyond the call inside it, measured the same way
- * before the first call (a tracer attached by then pays its cost in them too):
+ * after the last call (a tracer attached pays its cost in them too; after, so that the calls
+ * meet a CPU hog beside them as they would without these):
  *   bracket_ns N: the median CPU clock of a bracket around a call with nothing to do (pread
  *     of 0 bytes on PATH, opened again read-only: the syscall entry and exit, the clock reads,
  *     a tracer's programs around a traced call), over CALIB brackets that were not switched;
  *   switch_ns N: what a switch-in charges to the thread besides: the median CPU clock, less
- *     bracket_ns, of CALIB brackets around a sched_yield() that switched once (given the CPU
- *     back after a preemption: switch_yield_ns) and of CALIB around a 1 ms nanosleep()
- *     (woken: switch_sleep_ns), the larger; the thread ran none of its own code in them. The
+ *     bracket_ns, of CALIB brackets that switched once around a sched_yield() (given the CPU
+ *     back after a preemption: switch_yield_ns), a 1 ms nanosleep() (woken by its own CPU's
+ *     timer: switch_sleep_ns) and a read of a pipe that a thread on another CPU writes every
+ *     millisecond (woken from another CPU, as an I/O completion's worker does:
+ *     switch_remote_ns), the largest; the thread ran none of its own code in them. The
  *     kernel starts its clock at __schedule's rq clock update, before the sched_switch
- *     tracepoint, or at the enqueue when a wake-up's preemption skips that update, and the
- *     return to user space runs cold. 0 when none switched.
+ *     tracepoint, or at the enqueue when a wake-up's preemption skips that update
+ *     (rq_clock_skip_update), and the return to user space runs cold. 0 when none switched.
  * SPLIT_SCHED_EACH=1 in the environment prints each call's deltas on stderr.
  * Exit 0 when every call succeeded, 1 otherwise, 2 on bad usage.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +50,10 @@
 #include "wl.h"
 
 #define CALIB 21 /* calibration brackets of each kind (odd: one median) */
+#define MAX2(a, b) ((a) > (b) ? (a) : (b))
+#define MAX3(a, b, c) MAX2(MAX2(a, b), c)
 
-static int sfd, fd, rfd;
+static int sfd, fd, rfd, wake_pipe[2];
 static char *buf;
 static long size;
 
@@ -89,6 +96,40 @@ static bool do_sleep(long i)
 
 	(void)i;
 	return nanosleep(&ms, NULL) == 0;
+}
+
+/* Waits for the waker thread's next byte: a wake-up from another CPU, as an I/O completion's
+ * (the loop device's worker, the journal thread) comes. */
+static bool do_remote(long i)
+{
+	char b;
+
+	(void)i;
+	return read(wake_pipe[0], &b, 1) == 1;
+}
+
+/* The waker thread: moved off the workload's CPU (to the first other CPU it may use), it
+ * writes a byte every millisecond until the pipe closes. */
+static void *waker(void *arg)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+	int self = sched_getcpu();
+	cpu_set_t set;
+
+	(void)arg;
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (c != self) {
+			CPU_SET(c, &set);
+			if (!pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+				break;
+			CPU_CLR(c, &set);
+		}
+	}
+	do
+		nanosleep(&ms, NULL);
+	while (write(wake_pipe[1], "w", 1) == 1);
+	return NULL;
 }
 
 /* call(i) bracketed: schedstat, the clock, the call, the clock, schedstat; the deltas into
@@ -142,6 +183,8 @@ static unsigned long long calibrate(bool (*call)(long), unsigned long long switc
 int main(int argc, char **argv)
 {
 	unsigned long long sum_c = 0, sum_s = 0, sum_r = 0, sum_p = 0, bracket_ns, yield_ns, sleep_ns;
+	unsigned long long remote_ns;
+	pthread_t th;
 	long count = 100, calls = 0;
 	const char *gofile = NULL;
 	struct counters d;
@@ -171,9 +214,6 @@ int main(int argc, char **argv)
 	if (!gofile)
 		printf("pid %d\n", getpid());
 	wl_wait_go(gofile);
-	bracket_ns = calibrate(do_nothing, 0);
-	yield_ns = calibrate(do_yield, 1);
-	sleep_ns = calibrate(do_sleep, 1);
 	for (long i = 0; i < count; i++) {
 		for (int k = 0; k < 2; k++) {
 			if (!bracket(k ? do_fsync : do_write, i, &d)) {
@@ -190,12 +230,24 @@ int main(int argc, char **argv)
 			calls++;
 		}
 	}
+	bracket_ns = calibrate(do_nothing, 0);
+	yield_ns = calibrate(do_yield, 1);
+	sleep_ns = calibrate(do_sleep, 1);
+	if (pipe(wake_pipe) || pthread_create(&th, NULL, waker, NULL)) {
+		perror("split_sched: waker");
+		return 1;
+	}
+	remote_ns = calibrate(do_remote, 1);
+	signal(SIGPIPE, SIG_IGN);
+	close(wake_pipe[0]); /* the waker's next write fails (EPIPE): it ends */
+	pthread_join(th, NULL);
 	yield_ns = yield_ns > bracket_ns ? yield_ns - bracket_ns : 0;
 	sleep_ns = sleep_ns > bracket_ns ? sleep_ns - bracket_ns : 0;
+	remote_ns = remote_ns > bracket_ns ? remote_ns - bracket_ns : 0;
 	printf("calls %ld\noncpu_ns %llu\nschedstat_oncpu_ns %llu\nrunq_ns %llu\nswitches %llu\n"
-	       "bracket_ns %llu\nswitch_ns %llu\nswitch_yield_ns %llu\nswitch_sleep_ns %llu\n", calls,
-	       sum_c, sum_s, sum_r, sum_p, bracket_ns, yield_ns > sleep_ns ? yield_ns : sleep_ns,
-	       yield_ns, sleep_ns);
+	       "bracket_ns %llu\nswitch_ns %llu\nswitch_yield_ns %llu\nswitch_sleep_ns %llu\n"
+	       "switch_remote_ns %llu\n", calls, sum_c, sum_s, sum_r, sum_p, bracket_ns,
+	       MAX3(yield_ns, sleep_ns, remote_ns), yield_ns, sleep_ns, remote_ns);
 	return 0;
 usage:
 	fprintf(stderr, "usage: split_sched [-g GOFILE] [-n COUNT] [-s BYTES] PATH\n");
