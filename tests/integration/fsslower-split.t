@@ -11,7 +11,9 @@
 #     in a page fault of their source page (userfaultfd), so the waiter sleeps on the lock
 #     rather than spins, on any machine's speed: the small writer's slow writes that slept
 #     are mostly other-wait, and 80 % of them or more name the holder as their main waker
-#     (the flusher's kworker may end another's wait);
+#     (the flusher's kworker may end another's wait). (The 64 MiB dd it replaces spent some
+#     0.5 s reading /dev/zero into its buffer, on a CPU shared with a hog, before its first
+#     write: the 4 KiB dd started 50 ms after it had finished by then, and never waited);
 #  4. the text rows keep their columns, CSV has the documented header, fsslower(8) names
 #     every member of a row's split.
 source "$(dirname "$0")/lib.sh"
