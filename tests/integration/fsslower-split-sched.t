@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
 # fsslower --split against the kernel's own counters: split_sched does 4 MiB pwrites and
-# fsyncs, and sums around each call its thread CPU clock (schedstat field 1, up to date) and
-# schedstat's run_delay (field 2). The tool's on-CPU and run-queue sums for that thread (its
-# per-process aggregate, -m 100000: no rows, so no event is built inside the calls) are
-# compared with them:
+# fsyncs, and sums around each call its thread CPU clock (schedstat field 1, up to date),
+# schedstat's run_delay (field 2) and its switch-ins (field 3). The tool's on-CPU and
+# run-queue sums for that thread (its per-process aggregate, -m 100000: no rows, so no event
+# is built inside the calls) are compared with them:
 #  1. alone on its CPU: on-CPU;
 #  2. beside a CPU hog pinned to the same CPU (run-queue time real): on-CPU and run queue.
-# Where the kernel's counters and the tracepoints differ (measured on this VM under load,
-# per call, against ftrace's own sched_switch/sched_wakeup times): the tool matches the
-# tracepoints to the microsecond, while the thread CPU clock (the rq's clock_task) falls short
-# of the time the thread was current by 0.4 to 7 ms per 4 MiB write and run_delay is long by
-# as much: the two kernel sums still add up to the tool's on-CPU + run queue. The time the
-# task clock leaves out (the hypervisor's, not seen in /proc/stat's steal column here) is
-# what made the old "on-CPU within 5 %" check fail in 1 run of 4. So the checks are:
-#  - the tool's on-CPU is at least 95 % of the CPU clock (its window is inside the clock
-#    reads: it can never have less);
-#  - at most 105 % of it plus what run_delay holds beyond the tool's run queue (where this
-#    kernel puts the time its clock leaves out), and no more;
+# Where the kernel's counters and the tracepoints differ (measured on this VM, per call,
+# against ftrace's own sched_switch, sched_stat_runtime and raw_syscalls times; the tool
+# matches ftrace's on-CPU time between sys_enter and sys_exit within 1-6 us a call):
+#  - under load the thread CPU clock (the rq's clock_task) falls short of the time the
+#    thread was current by 0.4 to 7 ms per 4 MiB write, and run_delay is long by as much
+#    (the hypervisor's time, not in /proc/stat's steal column here): the two kernel sums
+#    still add up to the tool's on-CPU + run queue;
+#  - the clock counts, besides the call, what lies outside the tool's window (sys_enter to
+#    sys_exit): the bracket's own cost (the clock reads' syscall entry and exit, a tracer's
+#    programs around the traced call: 3-7 us; 15-30 us more when the call was switched, as
+#    the return to user space then runs cold), and at each switch-in the time before the
+#    sched_switch tracepoint: the kernel starts the thread's clock at __schedule's rq clock
+#    update (a median 31 us before the tracepoint when the thread takes its CPU back from
+#    the hog, 12 us when it gives it up), and when a wake-up preempts the hog the update is
+#    skipped (rq_clock_skip_update): the wait from the enqueue counts on CPU, run_delay 0.
+#    Per fsync (3 switch-ins beside the hog, woken from the other CPU) 70-90 us; with
+#    0.5 ms writes (a quiet machine) some 3 ms of 25-45 ms in all, beyond the old "at least
+#    95 % of the clock" (it failed in 1 run of 3). split_sched measures both (bracket_ns: a
+#    bracket around a traced call with nothing to do; switch_ns: brackets that switched once
+#    around a sched_yield, a 1 ms sleep and a wake-up from another CPU, less bracket_ns, the
+#    largest), so K_OUT = calls x bracket_ns + switches x switch_ns is the clock's time
+#    outside the calls.
+# So the checks are:
+#  - the tool's on-CPU is at least 95 % of the CPU clock less K_OUT (its window is inside
+#    the clock reads: it can never have less);
+#  - at most 105 % of the clock plus what run_delay holds beyond the tool's run queue (where
+#    this kernel puts the time its clock leaves out), and no more;
 #  - the tool's on-CPU + run queue is at most 105 % of the CPU clock + run_delay (which also
 #    count the clock reads and preemptions on the way back to user space, outside the call).
-# Known gap (TODO below): run queue against run_delay alone, for the same reason.
+# Known gap (TODO below): run queue against run_delay alone, for the same reasons.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
@@ -29,7 +45,8 @@ loop_ext4_setup 768
 FS=$(tool fsslower)
 F=$MNT/data
 
-# run_case HOG: the workload on CPU 1, with a hog there when HOG is 1; sets K_ON K_RQ T_ON T_RQ
+# run_case HOG: the workload on CPU 1, with a hog there when HOG is 1; sets K_ON K_RQ K_OUT
+# T_ON T_RQ
 run_case() {
 	local hog=$1
 	wl_launch "$TMPD/wl.out" taskset -c 1 "$WL/split_sched" -g "$TMPD/go" -n 40 -s 4194304 "$F"
@@ -44,26 +61,29 @@ run_case() {
 	tool_stop
 	K_ON=$(awk '$1 == "oncpu_ns" {print $2}' "$TMPD/wl.out")
 	K_RQ=$(awk '$1 == "runq_ns" {print $2}' "$TMPD/wl.out")
+	# what the CPU clock counts outside the calls: each bracket's own cost and each switch-in's
+	K_OUT=$(awk '$1 == "calls" {n = $2} $1 == "switches" {s = $2} $1 == "bracket_ns" {b = $2}
+		$1 == "switch_ns" {w = $2} END {print n * b + s * w}' "$TMPD/wl.out")
 	read -r T_ON T_RQ < <(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.processes[] |
 		select(.pid == $p and (.op == "write" or .op == "fsync"))] |
 		"\(map(.on_cpu_us) | add * 1000 | floor) \(map(.runq_us) | add * 1000 | floor)"' "$TMPD/j.out")
-	diag "hog=$hog kernel: on-CPU $K_ON ns, run queue $K_RQ ns; tool: $T_ON ns, $T_RQ ns"
+	diag "hog=$hog kernel: on-CPU $K_ON ns, run queue $K_RQ ns, outside the calls $K_OUT ns ($(awk '$1 ~ /^(calls|switches|bracket_ns|switch_ns)$/ {printf "%s %s ", $1, $2}' "$TMPD/wl.out")); tool: $T_ON ns, $T_RQ ns"
 	[ "$WL_RC" = 0 ] && [ "$TOOL_RC" = 0 ] && [ -n "$T_ON" ]
 }
 # within5 A B: |A - B| <= 5 % of B
 within5() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b * 0.05) }'; }
-# oncpu_ok: 0.95 K_ON <= T_ON <= 1.05 K_ON + max(0, K_RQ - T_RQ), and
+# oncpu_ok: 0.95 (K_ON - K_OUT) <= T_ON <= 1.05 K_ON + max(0, K_RQ - T_RQ), and
 # T_ON + T_RQ <= 1.05 (K_ON + K_RQ)
 oncpu_ok() {
-	awk -v t="$T_ON" -v tr="$T_RQ" -v k="$K_ON" -v kr="$K_RQ" 'BEGIN {
+	awk -v t="$T_ON" -v tr="$T_RQ" -v k="$K_ON" -v kr="$K_RQ" -v o="$K_OUT" 'BEGIN {
 		x = kr - tr; if (x < 0) x = 0
-		exit !(k > 0 && t >= k * 0.95 && t <= k * 1.05 + x && t + tr <= (k + kr) * 1.05) }'
+		exit !(k > 0 && t >= (k - o) * 0.95 && t <= k * 1.05 + x && t + tr <= (k + kr) * 1.05) }'
 }
 
 check "alone: workload and tool ran" run_case 0
-check "alone: on-CPU within 5 % of the thread CPU clock, plus run_delay's excess" oncpu_ok
+check "alone: on-CPU within 5 % of the thread CPU clock (less its time outside the calls), plus run_delay's excess" oncpu_ok
 check "beside a hog: workload and tool ran" run_case 1
 check "beside a hog: run queue is real (over 10 ms)" test "$K_RQ" -gt 10000000
-check "beside a hog: on-CPU within 5 % of the thread CPU clock, plus run_delay's excess" oncpu_ok
+check "beside a hog: on-CPU within 5 % of the thread CPU clock (less its time outside the calls), plus run_delay's excess" oncpu_ok
 if within5 "$T_RQ" "$K_RQ"; then ok 0 "beside a hog: run queue within 5 % of run_delay"; else ok 1 "beside a hog: run queue within 5 % of run_delay # TODO run_delay also holds the time the CPU clock leaves out, and preemptions on the way back to user space"; fi
 done_testing
