@@ -226,15 +226,22 @@ static __always_inline void split_close(struct split_task *t, __u64 now, __u32 p
 	t->state = st;
 }
 
-/* &t->slot[op], NULL past the operations. */
+/* &t->slot[op], NULL past the operations. The pointer is made opaque once formed: else the
+ * compiler may form it again later from op spilled as a byte, whose bound the verifier of
+ * 6.1 does not carry over (fs_sys_exit refused: "invalid access to map value, off=69512",
+ * with msync's FS_MSYNC_CALL past FS_OP__MAX among the ops that reach split_take). */
 static __always_inline struct split_slot *split_slot_of(struct split_task *t, __u32 op)
 {
+	struct split_slot *sl;
+
 	if (op >= FS_OP__MAX)
 		return NULL;
 	barrier_var(op);
 	if (op >= FS_OP__MAX)
 		return NULL;
-	return &t->slot[op];
+	sl = &t->slot[op];
+	barrier_var(sl);
+	return sl;
 }
 
 /* ---- the fs layer's hooks -------------------------------------------------------------- */
