@@ -224,8 +224,10 @@ diag "answer: per scrape after 20 processes: $a20 syscalls ($c20 besides memory 
 check "the HTTP thread found by its name (iolayer-http): $HTTP_TID" test -n "$HTTP_TID"
 # memory mapping apart: arrays of more than 128 KiB are mapped and unmapped (serve.c), a few
 # more of them as the maps fill, however many processes there were
-check "a scrape after 2,000 processes makes as many syscalls besides memory mapping as after 20, +-10% ($CALLS vs $c20)" \
-	test $((CALLS * 10)) -le $((c20 * 11)) -a $((CALLS * 10)) -ge $((c20 * 9))
+# (no more: fewer is no fault; the first scrapes' count varies with the HTTP thread's own
+# futex and poll calls while the main thread takes its snapshots: 330 then 255 was seen)
+check "a scrape after 2,000 processes makes no more syscalls besides memory mapping than after 20, +10% ($CALLS vs $c20)" \
+	test $((CALLS * 10)) -le $((c20 * 11))
 check "a scrape makes at most 400 syscalls in all ($a20, $ALL)" test "$ALL" -le 400 -a "$a20" -le 400
 check "a scrape makes at most 60 bpf() calls ($b20, $BPF)" test "$BPF" -le 60 -a "$b20" -le 60
 is "$o20 $OPENS" "0 0" "scrapes open or stat no path under the mount (10 scrapes after 20, 10 after 2,000 processes)"
