@@ -125,6 +125,7 @@ static void kinds(struct il_prom *p)
 	il_prom_summary(p, NULL, 3, 1500000000);
 	il_prom_family(p, "t_g", IL_PROM_GAUGE, NULL, "A gauge.");
 	il_prom_value(p, NULL, 0);
+	il_prom_gauge(p, (const char *[]){ "culprit", "d\"d\n", NULL }, 0.30654);
 }
 
 static void test_kinds(void **state)
@@ -136,14 +137,14 @@ static void test_kinds(void **state)
 		  "t_bytes_total{disk=\"sda\"} 18446744073709551615\n"
 		  "# HELP t_wait_seconds Waits.\n# TYPE t_wait_seconds summary\n"
 		  "t_wait_seconds_sum 1.5\nt_wait_seconds_count 3\n"
-		  "# HELP t_g A gauge.\n# TYPE t_g gauge\nt_g 0\n" },
+		  "# HELP t_g A gauge.\n# TYPE t_g gauge\nt_g 0\nt_g{culprit=\"d\\\"d\\\\n\"} 0.3065\n" },
 		{ true,
 		  "# HELP t Info.\n# TYPE t info\nt_info{version=\"1.0\"} 1\n"
 		  "# HELP t_bytes Bytes.\n# TYPE t_bytes counter\n# UNIT t_bytes bytes\n"
 		  "t_bytes_total{disk=\"sda\"} 18446744073709551615\n"
 		  "# HELP t_wait_seconds Waits.\n# TYPE t_wait_seconds summary\n# UNIT t_wait_seconds seconds\n"
 		  "t_wait_seconds_sum 1.5\nt_wait_seconds_count 3\n"
-		  "# HELP t_g A gauge.\n# TYPE t_g gauge\nt_g 0\n"
+		  "# HELP t_g A gauge.\n# TYPE t_g gauge\nt_g 0\nt_g{culprit=\"d\\\"d\\\\n\"} 0.3065\n"
 		  "# EOF\n" },
 	};
 

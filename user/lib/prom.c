@@ -173,6 +173,14 @@ void il_prom_value(struct il_prom *p, const char *const *labels, __u64 v)
 	sample(p, suffix, labels, NULL, u64_str(p->type == IL_PROM_INFO ? 1 : v, n, sizeof(n)));
 }
 
+void il_prom_gauge(struct il_prom *p, const char *const *labels, double v)
+{
+	char n[32];
+
+	snprintf(n, sizeof(n), "%.4f", v);
+	sample(p, "", labels, NULL, n);
+}
+
 void il_prom_hist(struct il_prom *p, const char *const *labels, const __u64 *slots, __u64 sum_ns)
 {
 	char n[24], le[32];

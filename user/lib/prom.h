@@ -71,6 +71,9 @@ void il_prom_family(struct il_prom *p, const char *name, enum il_prom_type type,
 /* A counter, gauge or info sample of the current family (an info sample's value is 1). */
 void il_prom_value(struct il_prom *p, const char *const *labels, __u64 v);
 
+/* A gauge sample of the current family with a fractional value (4 decimals). */
+void il_prom_gauge(struct il_prom *p, const char *const *labels, double v);
+
 /* A histogram of the current family from IL_HIST_SLOTS log2 slots of ns: the buckets above,
  * cumulative, +Inf, _sum (sum_ns in seconds) and _count (the sum of the slots). */
 void il_prom_hist(struct il_prom *p, const char *const *labels, const __u64 *slots, __u64 sum_ns);

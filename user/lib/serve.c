@@ -123,6 +123,14 @@ struct server {
 	bool wb_other;
 	__u64 lost[IL_DROP__MAX];
 	struct il_prom_top top;
+	/* The verdict over the ring's window, judged by the main thread at each step (a scrape
+	 * judges nothing): its layer, victim, culprit and the culprit's share of the victim's
+	 * time; under lock. */
+	struct {
+		bool set;
+		char layer[32], victim[16], victim_pid[16], kind[16], culprit[256];
+		double share;
+	} verdict;
 	/* The connections as the admission policy sees them (see "connections" below): changed
 	 * by the HTTP thread's callbacks, swept by the main thread for deadlines. */
 	pthread_mutex_t conn_lock;
@@ -176,11 +184,41 @@ static int snap_now(struct server *sv, unsigned flags, bool check, struct il_sna
 	return err;
 }
 
-/* Add a base to the ring, which drops its oldest when full. */
+/* Judge the window from the ring's oldest base to s (the main thread, under the lock) into
+ * sv->verdict, for /metrics' iolayer_verdict_share. */
+static void verdict_step(struct server *sv, const struct il_snap *s)
+{
+	struct il_judgement *j = malloc(sizeof(*j));
+	struct il_window w;
+
+	if (!j || !sv->n || il_measure_window(sv->src->m, s, &sv->ring[sv->head], &w)) {
+		free(j);
+		return;
+	}
+	il_window_judge(&w, j);
+	memset(&sv->verdict, 0, sizeof(sv->verdict));
+	sv->verdict.set = true;
+	snprintf(sv->verdict.layer, sizeof(sv->verdict.layer), "%s", il_where_name(j->v.d.where));
+	if (j->cause.found && j->cause.nblames && !j->cause.idle) {
+		const struct il_blame *b = &j->cause.blames[0];
+
+		snprintf(sv->verdict.victim, sizeof(sv->verdict.victim), "%.15s", j->cause.victim.comm);
+		snprintf(sv->verdict.victim_pid, sizeof(sv->verdict.victim_pid), "%u", j->cause.victim.pid);
+		snprintf(sv->verdict.kind, sizeof(sv->verdict.kind), "%s", il_ck_name(b->kind));
+		snprintf(sv->verdict.culprit, sizeof(sv->verdict.culprit), "%s",
+			 b->kind == IL_CK_THROTTLE ? b->cgroup : b->kind == IL_CK_DEVICE ? b->disk : b->comm);
+		sv->verdict.share = b->share;
+	}
+	il_window_free(&w);
+	free(j);
+}
+
+/* Add a base to the ring, which drops its oldest when full; the verdict up to it first. */
 static void ring_push(struct server *sv, struct il_snap *s)
 {
 	il_snap_trim(s);
 	pthread_mutex_lock(&sv->lock);
+	verdict_step(sv, s);
 	if (sv->n == RING) {
 		il_snap_free(&sv->ring[sv->head]);
 		sv->head = (sv->head + 1) % RING;
@@ -338,6 +376,20 @@ static char *metrics(struct server *sv, bool om, size_t *len)
 	if (src->m->blk)
 		metrics_block(sv, &p, &s);
 	il_prom_who(&p, &sv->top, &s.view, il_now_ns());
+	pthread_mutex_lock(&sv->lock);
+	if (sv->verdict.set) {
+		il_prom_family(&p, "iolayer_verdict_share", IL_PROM_GAUGE, NULL,
+			       "The verdict over the last minute, as /verdict gives it: the culprit's share "
+			       "of the victim's time in its calls (0: no layer stands out), one series "
+			       "labelled with the layer, the victim (comm, pid), the culprit's kind and "
+			       "name (a command, a disk, a cgroup).");
+		il_prom_gauge(&p, (const char *[]){ "layer", sv->verdict.layer, "victim", sv->verdict.victim,
+						    "victim_pid", sv->verdict.victim_pid,
+						    "culprit_kind", sv->verdict.kind,
+						    "culprit", sv->verdict.culprit, NULL },
+			      sv->verdict.share);
+	}
+	pthread_mutex_unlock(&sv->lock);
 	il_prom_family(&p, "iolayer_lost_events", IL_PROM_COUNTER, NULL,
 		       "What the kernel side could not count, by kind.");
 	for (int i = 0; i < IL_DROP__MAX; i++) {
