@@ -794,9 +794,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
-		return snprintf(buf, len, "%d%% of its time waits%s for %s itself (its requests' own "
-				"time, not a queue behind others' %d%% of the bytes)", pct, via, b->disk,
-				(int)(b->disk_share * 100 + 0.5));
+		/* the others' share of the bytes is in the evidence (and disk_share) */
+		return snprintf(buf, len, "%d%% of its time waits%s for %s itself, not behind others' "
+				"requests", pct, via, b->disk);
 	case IL_CK_THROTTLE:
 		return snprintf(buf, len, "%d%% of its time is held before the queue on %s by the throttle "
 				"of cgroup %.60s", pct, b->disk, cg);
