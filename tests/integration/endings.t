@@ -179,12 +179,16 @@ headed() {
 		wait $!
 		echo "$? $(now_ms)" >"$TMPD/h.tool"
 	} | {
-		if [ "$reader" = head ]; then head -2 >"$TMPD/h.out"; else ready "$TMPD/h.err"; fi
+		if [ "$reader" = head ]; then head -2 >"$TMPD/h.out"; else
+			ready "$TMPD/h.err" # then leave once the test holds the tool's program ids: a
+			for ((i = 0; i < 200; i++)); do [ -e "$TMPD/h.ids" ] && break; sleep 0.05; done
+		fi # tool that ends within ms of its reader could be gone before they were read
 		now_ms >"$TMPD/h.head"
 	} &
 	job=$!
 	ready "$TMPD/h.err" || diag "$name did not get ready"
 	ids=$(prog_ids "$(pgrep -P "$(cat "$TMPD/h.pid")")") # timeout's child: the tool
+	touch "$TMPD/h.ids"
 	eval "$io"
 	wait "$job"
 	for ((i = 0; i < 200; i++)); do [ -s "$TMPD/h.tool" ] && break; sleep 0.05; done
