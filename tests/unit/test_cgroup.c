@@ -297,6 +297,41 @@ static void test_disk_cache(void **state)
 	assert_string_equal(il_disk_name(IL_MKDEV(8, 0), buf, sizeof(buf)), "sdz");
 }
 
+/* Several disks at once are each kept their second: none evicts another (a hash put every
+ * dev in one slot, and a scrape read sysfs again for each of them). */
+static void test_disk_cache_many(void **state)
+{
+	char buf[32];
+
+	make_sysfs();
+	mk("devices/vda"); /* vda (254:0) and loop1 (7:1) beside sda (8:0) */
+	put("devices/vda/uevent", "MAJOR=254\nMINOR=0\nDEVNAME=vda\n");
+	link_to("../../devices/vda", "dev/block/254:0");
+	mk("devices/loop1");
+	put("devices/loop1/uevent", "MAJOR=7\nMINOR=1\nDEVNAME=loop1\n");
+	link_to("../../devices/loop1", "dev/block/7:1");
+	il_disk_test_use(tmp, fake_clock);
+	fake_ns = 5000000000ULL;
+	assert_string_equal(il_disk_name(IL_MKDEV(254, 0), buf, sizeof(buf)), "vda");
+	assert_string_equal(il_disk_name(IL_MKDEV(7, 1), buf, sizeof(buf)), "loop1");
+	assert_string_equal(il_disk_name(IL_MKDEV(8, 0), buf, sizeof(buf)), "sda");
+	assert_string_equal(il_disk_name(IL_MKDEV(8, 1), buf, sizeof(buf)), "sda1");
+	assert_string_equal(il_disk_name(IL_MKDEV(253, 0), buf, sizeof(buf)), "dm-0");
+	put("devices/sda/uevent", "MAJOR=8\nMINOR=0\nDEVNAME=sdz\n");
+	put("devices/vda/uevent", "MAJOR=254\nMINOR=0\nDEVNAME=vdz\n");
+	put("devices/loop1/uevent", "MAJOR=7\nMINOR=1\nDEVNAME=loopz\n");
+	fake_ns += 500000000ULL;
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(il_disk_name(IL_MKDEV(7, 1), buf, sizeof(buf)), "loop1");
+		assert_string_equal(il_disk_name(IL_MKDEV(254, 0), buf, sizeof(buf)), "vda");
+		assert_string_equal(il_disk_name(IL_MKDEV(253, 0), buf, sizeof(buf)), "dm-0");
+		assert_string_equal(il_disk_name(IL_MKDEV(8, 1), buf, sizeof(buf)), "sda1");
+		assert_string_equal(il_disk_name(IL_MKDEV(8, 0), buf, sizeof(buf)), "sda");
+	}
+	fake_ns += 500000000ULL;
+	assert_string_equal(il_disk_name(IL_MKDEV(8, 0), buf, sizeof(buf)), "sdz");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -307,6 +342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exited_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disk_cache, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disk_cache_many, setup, teardown),
 	};
 
 	il_log_init("test_cgroup", 0);

@@ -87,14 +87,30 @@ static __u32 read_whole(__u32 dev)
 
 /* dev's entry into *e: from the cache when younger than TTL_NS, else read from sysfs (outside
  * the lock) and cached. */
+/* The slot of dev in the cache: its own, else an empty one, else the oldest. (A hash of
+ * dev picked one slot once, and put loop1, vda and 0:3 all in slot 54: each evicted the
+ * other, and a scrape read sysfs 23 times a disk.) Under lock. */
+static struct entry *slot_of(__u32 dev)
+{
+	struct entry *old = &cache[0];
+
+	for (int i = 0; i < SLOTS; i++) {
+		if (cache[i].at && cache[i].dev == dev)
+			return &cache[i];
+		if (cache[i].at < old->at)
+			old = &cache[i];
+	}
+	return old;
+}
+
 static void get(__u32 dev, struct entry *e)
 {
-	struct entry *slot = &cache[(dev * 2654435761u) >> 26]; /* 32-bit multiplicative hash */
+	struct entry *slot;
 	char path[PATH_MAX + 64];
 	unsigned long long now = clock_ns();
 
 	pthread_mutex_lock(&lock);
-	*e = *slot;
+	*e = *slot_of(dev);
 	pthread_mutex_unlock(&lock);
 	if (e->at && e->dev == dev && now - e->at < TTL_NS)
 		return;
@@ -105,6 +121,7 @@ static void get(__u32 dev, struct entry *e)
 	read_name(dev, e->name, sizeof(e->name));
 	e->whole = e->blk ? read_whole(dev) : dev;
 	pthread_mutex_lock(&lock);
+	slot = slot_of(dev); /* again: another thread may have filled one meanwhile */
 	*slot = *e;
 	pthread_mutex_unlock(&lock);
 }
