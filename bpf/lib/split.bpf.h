@@ -410,9 +410,33 @@ static __always_inline struct task_struct *split_current(bool btf)
 	return split_cur_btf(btf) ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 }
 
-/* next is switched in at the time returned (0: nothing looked at the clock). io: next is
- * in I/O wait (its I/O sleep ends, if no wake-up ended it). */
-static __always_inline __u64 split_switch_in(struct task_struct *next, __u32 tid, bool io, bool btf)
+static __always_inline void split_wk_add(__u32 tgid, __u32 op, const struct split_waker *w,
+					 __u64 ns, __u64 io_ns, __u32 io_disk);
+
+/* A run-queue wait of ns of task next (a call of its in flight, t its state) ended as prev,
+ * which held the CPU, gave it up: prev into split_wakers as the wait's SPLIT_WK_CPU, for
+ * each of next's calls in flight (not kept apart). The run queue's time goes to whoever
+ * ran instead, as they took it, not by a guess from CPU times and affinities. */
+static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
+					    struct task_struct *prev, __u64 ns, bool btf)
+{
+	struct split_waker w = { .kind = SPLIT_WK_CPU };
+	__u32 tgid = IL_BTF_READ(btf, next, tgid);
+
+	w.tgid = IL_BTF_READ(btf, prev, tgid);
+	if (w.tgid) { /* else the idle task: no holder */
+		w.kthread = !!(IL_BTF_READ(btf, prev, flags) & SPLIT_PF_KTHREAD);
+		BPF_CORE_READ_INTO(&w.comm, prev, comm);
+	}
+	for (__u32 op = 0; op < FS_OP__MAX; op++)
+		if ((t->active & (1 << op)) && !t->slot[op].apart)
+			split_wk_add(tgid, op, &w, ns, 0, 0);
+}
+
+/* next is switched in, from prev, at the time returned (0: nothing looked at the clock).
+ * io: next is in I/O wait (its I/O sleep ends, if no wake-up ended it). */
+static __always_inline __u64 split_switch_in(struct task_struct *next, struct task_struct *prev,
+					     __u32 tid, bool io, bool btf)
 {
 	struct split_task *t = split_get(next, tid, false, btf);
 	__u64 now;
@@ -426,8 +450,11 @@ static __always_inline __u64 split_switch_in(struct task_struct *next, __u32 tid
 		if (r->start && !r->end)
 			r->end = now;
 	}
-	if (t->active)
+	if (t->active) {
+		if (t->state == SPLIT_ST_RUNQ && now > t->ts)
+			split_rq_holder(t, next, prev, now - t->ts, btf);
 		split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
+	}
 	return now;
 }
 
@@ -477,7 +504,7 @@ static __always_inline int split_on_switch(__u64 *ctx, bool btf)
 	if (busy || io)
 		tid = IL_BTF_READ(btf, next, pid);
 	if (io || (busy && split_tid_busy(tid)))
-		now = split_switch_in(next, tid, io, btf);
+		now = split_switch_in(next, prev, tid, io, btf);
 	io = !preempt && split_in_iowait(prev, btf);
 	if (busy || io)
 		tid = IL_BTF_READ(btf, prev, pid);

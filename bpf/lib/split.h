@@ -29,6 +29,11 @@ enum split_wk_kind {
 	SPLIT_WK_TASK,  /* a task, current in sched_waking: tgid, tid, comm, kthread */
 	SPLIT_WK_BLOCK, /* a block request's completion on disk `disk` */
 	SPLIT_WK_IRQ,   /* interrupt context over the idle task (a timer, a device): no task */
+	/* Not a waker: the task that held the CPU when a run-queue wait of the call ended
+	 * (sched_switch's prev as the waiter is switched in): tgid and comm, tid 0; tgid 0 when
+	 * the CPU was idle (the wait was the wake-up's own latency). ns is the run-queue time.
+	 * Only in split_wakers, never a call's main waker. */
+	SPLIT_WK_CPU,
 };
 
 /* Who woke a sleeper. For SPLIT_WK_TASK tgid/tid/comm are the waker's (task_struct.tgid,

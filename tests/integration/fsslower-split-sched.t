@@ -5,7 +5,10 @@
 # run-queue sums for that thread (its per-process aggregate, -m 100000: no rows, so no event
 # is built inside the calls) are compared with them:
 #  1. alone on its CPU: on-CPU;
-#  2. beside a CPU hog pinned to the same CPU (run-queue time real): on-CPU and run queue.
+#  2. beside a CPU hog pinned to the same CPU (run-queue time real): on-CPU and run queue,
+#     and who held the CPU as each run-queue wait ended: the holders' time adds up to the run
+#     queue's exactly (each wait is closed once, at the switch-in that names its holder), the
+#     hog the largest.
 # Where the kernel's counters and the tracepoints differ (measured on this VM, per call,
 # against ftrace's own sched_switch, sched_stat_runtime and raw_syscalls times; the tool
 # matches ftrace's on-CPU time between sys_enter and sys_exit within 1-6 us a call):
@@ -39,7 +42,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
-plan 6
+plan 8
 
 loop_ext4_setup 768
 FS=$(tool fsslower)
@@ -67,6 +70,11 @@ run_case() {
 	read -r T_ON T_RQ < <(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.processes[] |
 		select(.pid == $p and (.op == "write" or .op == "fsync"))] |
 		"\(map(.on_cpu_us) | add * 1000 | floor) \(map(.runq_us) | add * 1000 | floor)"' "$TMPD/j.out")
+	# the CPU holders' sum (ns, rounded down per row as the parts are) and the largest one's pid
+	read -r H_RQ H_TOP H_ROWS < <(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] |
+		select(.pid == $p and (.op == "write" or .op == "fsync"))] |
+		"\(map(.usecs) | add // 0 | . * 1000 | floor) \(max_by(.usecs).holder_pid // "none") \(length)"' "$TMPD/j.out")
+	diag "hog=$hog CPU holders: $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] | select(.pid == $p) | "\(.holder) \(.holder_pid) \(.op) \(.usecs) us \(.waits) waits"] | join("; ")' "$TMPD/j.out")"
 	diag "hog=$hog kernel: on-CPU $K_ON ns, run queue $K_RQ ns, outside the calls $K_OUT ns ($(awk '$1 ~ /^(calls|switches|bracket_ns|switch_ns)$/ {printf "%s %s ", $1, $2}' "$TMPD/wl.out")); tool: $T_ON ns, $T_RQ ns"
 	[ "$WL_RC" = 0 ] && [ "$TOOL_RC" = 0 ] && [ -n "$T_ON" ]
 }
@@ -85,5 +93,9 @@ check "alone: on-CPU within 5 % of the thread CPU clock (less its time outside t
 check "beside a hog: workload and tool ran" run_case 1
 check "beside a hog: run queue is real (over 10 ms)" test "$K_RQ" -gt 10000000
 check "beside a hog: on-CPU within 5 % of the thread CPU clock (less its time outside the calls), plus run_delay's excess" oncpu_ok
+# each row's usecs rounded to 0.001 us: up to 1 ns a row apart
+check "beside a hog: the CPU holders' time is the run queue's ($H_RQ ns in $H_ROWS rows, run queue $T_RQ ns)" \
+	awk -v a="$H_RQ" -v b="$T_RQ" -v n="$H_ROWS" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= n + 4) }'
+is "$H_TOP" "$HOG" "beside a hog: the hog held the CPU the longest"
 if within5 "$T_RQ" "$K_RQ"; then ok 0 "beside a hog: run queue within 5 % of run_delay"; else ok 1 "beside a hog: run queue within 5 % of run_delay # TODO run_delay also holds the time the CPU clock leaves out, and preemptions on the way back to user space"; fi
 done_testing

@@ -239,6 +239,57 @@ static void test_cpu_many(void **state)
 	assert_true(c.blames[1].ns == 420 * MS);
 }
 
+/* The run queue's time goes to the tasks that held the CPU as the waits ended, not to the
+ * biggest CPU user: a busy process elsewhere (qemu, by CPU time the largest) held the
+ * victim's CPU for a small part of its waits; two hogs beside it for most. An idle CPU's
+ * share (the wake-up's latency) is no one's, its own thread's its own. */
+static void test_cpu_holders(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 700, 100, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 100, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 40, "hog", false, 300, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 41, "hog", false, 250, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 50, "qemu", false, 50, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 0, "", false, 50, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 10, "fsyncer", false, 50, 0);
+	cpu(&w, 40, "hog", 300);
+	cpu(&w, 41, "hog", 300);
+	cpu(&w, 50, "qemu", 1900);
+	il_cause(&w, &c);
+	assert_int_equal(c.part, IL_CP_RUNQ);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "hog");
+	assert_int_equal(c.blames[0].npids, 2);
+	assert_true(c.blames[0].ns == 550 * MS); /* 700 ms by 300 + 250 of 700; of 850 ms */
+	for (int i = 1; i < c.nblames; i++) {
+		if (c.blames[i].kind == IL_CK_CPU && !strcmp(c.blames[i].comm, "qemu"))
+			assert_true(c.blames[i].ns == 50 * MS);
+		if (c.blames[i].kind == IL_CK_CPU && !c.blames[i].comm[0])
+			assert_true(c.blames[i].ns == 50 * MS); /* the idle CPU: no one named */
+		if (c.blames[i].kind == IL_CK_SELF) /* 50 ms on CPU, 50 behind its own thread */
+			assert_true(c.blames[i].part_ns[IL_CP_RUNQ] == 50 * MS);
+	}
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, ": 82% of its time waits for a CPU, 65% behind hog (2 pids)"));
+
+	/* its own threads most: the verdict says so, the CPU the layer */
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 700, 100, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 10, "fsyncer", false, 600, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 40, "hog", false, 100, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_SELF);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, ": 71% of its time waits for a CPU behind its own threads"));
+}
+
 /* Woken by another process after other waits: the lock holder. */
 static void test_lock(void **state)
 {
@@ -432,7 +483,7 @@ int main(void)
 		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_service),
 		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
-		cmocka_unit_test(test_cpu_many),
+		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

@@ -413,9 +413,47 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 	}
 }
 
-static void blame_cpu(struct ctx *x, __u32 victim, __u64 ns)
+/* The victim's run-queue time ns in its operation op: to the tasks that held its CPU when
+ * its waits ended (split_wakers' SPLIT_WK_CPU rows), by the wait each ended; its own threads
+ * are its own (IL_CK_SELF), an idle CPU no one's (the wake-up's latency). Without such rows
+ * (none seen yet), to the CPU hogs of its CPUs by their CPU time there (blame_cpu_of). */
+static void blame_runq(struct ctx *x, __u32 victim, __u32 op, __u64 ns)
 {
-	blame_cpu_of(x, victim, victim, NULL, ns);
+	const struct il_window *w = x->w;
+	int members[ACC_MAX] = { 0 };
+	double total = 0;
+
+	if (!ns)
+		return;
+	for (int i = 0; i < w->split.nwakers; i++) {
+		const struct il_split_wk_row *r = &w->split.wakers[i];
+
+		if (r->k.wk_kind == SPLIT_WK_CPU && r->k.tgid == victim && r->k.op == op)
+			total += r->v.ns;
+	}
+	if (total <= 0) {
+		blame_cpu_of(x, victim, victim, NULL, ns);
+		return;
+	}
+	for (int i = 0; i < w->split.nwakers; i++) {
+		const struct il_split_wk_row *r = &w->split.wakers[i];
+		char comm[IL_TASK_COMM_LEN + 1] = "";
+		__u64 part;
+		struct il_blame *bl;
+
+		if (r->k.wk_kind != SPLIT_WK_CPU || r->k.tgid != victim || r->k.op != op)
+			continue;
+		part = (__u64)((double)ns * r->v.ns / total);
+		if (r->k.wk_tgid == victim) {
+			blame(x->a, IL_CK_SELF, victim, NULL, false, 0, NULL, part);
+			continue;
+		}
+		memcpy(comm, r->v.comm, IL_TASK_COMM_LEN);
+		bl = blame(x->a, IL_CK_CPU, r->k.wk_tgid, r->k.wk_tgid ? comm : "", r->v.kthread, 0,
+			   NULL, part);
+		if (bl && r->k.wk_tgid && ++members[bl - x->a->b] > bl->npids)
+			bl->npids = members[bl - x->a->b];
+	}
 }
 
 /* Of ns, the time a kernel thread the victim waited for (pid) spent itself waiting for a
@@ -542,13 +580,14 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 	x->a->part = IL_CP_CPU;
 	blame(x->a, IL_CK_SELF, pid, NULL, false, 0, NULL, op->v.part_ns[SPLIT_ONCPU]);
 	x->a->part = IL_CP_RUNQ;
-	blame_cpu(x, pid, op->v.part_ns[SPLIT_RUNQ]);
+	blame_runq(x, pid, op->k.op, op->v.part_ns[SPLIT_RUNQ]);
 	for (int i = 0; i < w->split.nwakers; i++) {
 		const struct il_split_wk_row *r = &w->split.wakers[i];
 		char comm[IL_TASK_COMM_LEN + 1] = "";
 		__u64 ns = r->v.ns, io, rq;
 
-		if (r->k.tgid != pid || r->k.op != op->k.op || woken >= off)
+		if (r->k.tgid != pid || r->k.op != op->k.op || r->k.wk_kind == SPLIT_WK_CPU ||
+		    woken >= off)
 			continue;
 		if (ns > off - woken)
 			ns = off - woken;
@@ -611,7 +650,9 @@ static __u64 external_ns(const struct acc *a, __u32 victim)
 	for (int i = 0; i < a->n; i++) {
 		const struct il_blame *b = &a->b[i];
 
-		if (b->kind == IL_CK_NEIGHBOUR || b->kind == IL_CK_THROTTLE || b->kind == IL_CK_CPU ||
+		/* a CPU with no holder named: the wake-up's own latency, or no CPU times read */
+		if (b->kind == IL_CK_NEIGHBOUR || b->kind == IL_CK_THROTTLE ||
+		    (b->kind == IL_CK_CPU && b->comm[0]) ||
 		    (b->kind == IL_CK_LOCK && b->pid != victim) ||
 		    (b->kind == IL_CK_DIRTY && b->pid != victim))
 			t += b->ns;
@@ -632,6 +673,8 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 		return IL_WHERE_FILESYSTEM;
 	case IL_CK_CPU:
 		return IL_WHERE_CPU;
+	case IL_CK_SELF: /* its threads behind each other on the run queue, or on CPU */
+		return b->part_ns[IL_CP_RUNQ] > b->part_ns[IL_CP_CPU] ? IL_WHERE_CPU : IL_WHERE_SYSCALL;
 	case IL_CK_DIRTY:
 		return IL_WHERE_WRITEBACK;
 	default:
@@ -823,6 +866,10 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 				"dirties pages faster than %s writes them", pct, who,
 				b->disk[0] ? b->disk : "the disk");
 	case IL_CK_SELF:
+		if (c->part == IL_CP_RUNQ) /* its threads hold each other's CPU */
+			return snprintf(buf, len, "%d%% of its time waits for a CPU behind its own "
+					"threads", (int)(100.0 * b->part_ns[IL_CP_RUNQ] /
+							 (c->victim.call_ns ? c->victim.call_ns : 1) + 0.5));
 		return snprintf(buf, len, "%d%% of its time runs on CPU in the kernel", pct);
 	default:
 		return snprintf(buf, len, "%d%% of its time waits with no task waking it (a timer or "

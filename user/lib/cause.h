@@ -11,7 +11,10 @@
  *      with the most time in calls;
  *   2. takes its operation with the most time and gives each part of that time to a cause:
  *        on CPU                -> its own work in the kernel (syscall/VFS);
- *        run queue             -> the CPU hogs on its CPUs, by their CPU time;
+ *        run queue             -> the tasks that held its CPU as its waits ended (the
+ *                                 split's CPU holders), by the waits they ended: its own
+ *                                 threads its own, an idle CPU no one's; where none was
+ *                                 seen, the CPU hogs on its CPUs, by their CPU time;
  *        I/O wait on its I/O   -> on disk D: the throttle that held its bios before Q (block
  *                                 layer); of the rest, the other submitters' share of D's
  *                                 busy time (the neighbours, grouped by command; a flusher's
@@ -40,14 +43,14 @@ struct il_window;
 
 /* What a cause is (il_blame.kind). */
 enum il_ck {
-	IL_CK_SELF,        /* its own work on CPU in the kernel */
+	IL_CK_SELF,        /* its own work on CPU in the kernel; its threads on its run queue */
 	IL_CK_DEVICE,      /* its own I/O on a disk nobody else kept busy */
 	IL_CK_NEIGHBOUR,   /* other processes' requests on the disk it waits on */
 	IL_CK_THROTTLE,    /* a cgroup throttle holding its bios before the queue */
 	IL_CK_JOURNAL,     /* the journal thread, beyond its own I/O wait */
 	IL_CK_LOCK,        /* another process that woke it: the holder of what it waited for */
 	IL_CK_KTHREAD,     /* a kernel thread that woke it (not the journal), beyond its I/O */
-	IL_CK_CPU,         /* CPU hogs on its CPUs: run-queue time */
+	IL_CK_CPU,         /* run-queue time: the tasks that held its CPU (comm "": idle) */
 	IL_CK_DIRTY,       /* dirty throttling: writers held in balance_dirty_pages */
 	IL_CK_OTHER,       /* a wait nothing here explains (a timer, an interrupt, unknown) */
 	IL_CK__MAX

@@ -18,7 +18,7 @@
 const char *const il_split_part_keys[SPLIT_PARTS] = {
 	"on_cpu", "runq", "iowait_block", "iowait_task", "other",
 };
-const char *const il_split_kind_names[4] = { "none", "task", "block", "irq" };
+const char *const il_split_kind_names[5] = { "none", "task", "block", "irq", "cpu" };
 
 /* Size map name of obj to n entries (when it is there). */
 static void map_size(struct bpf_object *obj, const char *name, __u32 n)
@@ -110,6 +110,12 @@ const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t l
 	case SPLIT_WK_IRQ:
 		snprintf(buf, len, "irq");
 		break;
+	case SPLIT_WK_CPU:
+		if (!w->tgid)
+			snprintf(buf, len, "idle");
+		else
+			snprintf(buf, len, w->kthread ? "[%.*s]" : "%.*s", IL_TASK_COMM_LEN, w->comm);
+		break;
 	default:
 		snprintf(buf, len, "-");
 	}
@@ -180,7 +186,7 @@ void il_split_csv(FILE *f, const struct split_result *r)
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		fprintf(f, "%.3f,", r->part_ns[p] / 1e3);
 	il_csv_field(f, il_split_waker_name(&r->waker, name, sizeof(name)));
-	fprintf(f, ",%s,%u,%u,%u,%s,%.3f,%u,%.3f,%s,", il_split_kind_names[r->waker.kind & 3],
+	fprintf(f, ",%s,%u,%u,%u,%s,%.3f,%u,%.3f,%s,", il_split_kind_names[r->waker.kind % 5],
 		r->waker.tgid, r->waker.tid, r->waker.kthread,
 		disk_or(r->waker.disk, "", disk, sizeof(disk)), r->waker_ns / 1e3, r->wakes,
 		r->waker_io_ns / 1e3, disk_or(r->waker_io_disk, "", iodisk, sizeof(iodisk)));
@@ -192,7 +198,7 @@ struct json_object *il_split_json(const struct split_result *r)
 	char disk[32];
 
 	parts_json(o, r->part_ns);
-	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind & 3]));
+	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind % 5]));
 	if (r->waker.kind == SPLIT_WK_TASK) {
 		json_object_object_add(w, "pid", json_object_new_int(r->waker.tgid));
 		json_object_object_add(w, "tid", json_object_new_int(r->waker.tid));
@@ -226,11 +232,14 @@ void il_split_sums_print(FILE *f, const struct il_split *s)
 	}
 	fprintf(f, "Top wakers (the sleep they ended, ms):\n%-7s %-2s %-16s %-7s %9s %10s %10s %s\n",
 		"PID", "T", "WAKER", "WPID", "WAKES", "W_MS", "W_IO", "W_DISK");
-	for (int i = 0; i < s->nwakers && i < IL_SPLIT_TOP_WAKERS; i++) {
+	for (int i = 0, shown = 0; i < s->nwakers && shown < IL_SPLIT_TOP_WAKERS; i++) {
 		const struct il_split_wk_row *r = &s->wakers[i];
 		struct split_waker w = row_waker(r);
 		char pid[16] = "-";
 
+		if (w.kind == SPLIT_WK_CPU)
+			continue;
+		shown++;
 		if (w.kind == SPLIT_WK_TASK)
 			snprintf(pid, sizeof(pid), "%u", w.tgid);
 		il_split_waker_name(&w, name, sizeof(name));
@@ -240,12 +249,30 @@ void il_split_sums_print(FILE *f, const struct il_split *s)
 			(unsigned long long)r->v.count, r->v.ns / 1e6, r->v.io_ns / 1e6,
 			disk_or(r->v.io_disk, "-", disk, sizeof(disk)));
 	}
+	for (int i = 0, shown = 0; i < s->nwakers && shown < IL_SPLIT_TOP_WAKERS; i++) {
+		const struct il_split_wk_row *r = &s->wakers[i];
+		struct split_waker w = row_waker(r);
+		char pid[16] = "-";
+
+		if (w.kind != SPLIT_WK_CPU)
+			continue;
+		if (!shown++)
+			fprintf(f, "Top CPU holders (the run-queue waits they ended, ms):\n%-7s %-2s %-16s "
+				"%-7s %9s %10s\n", "PID", "T", "HOLDER", "HPID", "WAITS", "RQ_MS");
+		if (w.tgid)
+			snprintf(pid, sizeof(pid), "%u", w.tgid);
+		il_split_waker_name(&w, name, sizeof(name));
+		fprintf(f, "%-7u %-2c %s %-7s %9llu %10.2f\n", r->k.tgid,
+			il_fs_op_letters[r->k.op % FS_OP__MAX],
+			il_text_column(name, sizeof(name), 16, col, sizeof(col)), pid,
+			(unsigned long long)r->v.count, r->v.ns / 1e6);
+	}
 }
 
 struct json_object *il_split_sums_json(const struct il_split *s)
 {
 	struct json_object *o = json_object_new_object(), *ops = json_object_new_array();
-	struct json_object *wk = json_object_new_array();
+	struct json_object *wk = json_object_new_array(), *cpu = json_object_new_array();
 	char name[IL_TASK_COMM_LEN + 8], disk[32];
 
 	for (int i = 0; i < s->nops; i++) {
@@ -259,12 +286,25 @@ struct json_object *il_split_sums_json(const struct il_split *s)
 	}
 	for (int i = 0; i < s->nwakers; i++) {
 		const struct il_split_wk_row *r = &s->wakers[i];
-		struct json_object *x = json_object_new_object();
+		struct json_object *x;
 		struct split_waker w = row_waker(r);
 
+		if (w.kind == SPLIT_WK_CPU) {
+			x = json_object_new_object();
+			json_object_object_add(x, "pid", json_object_new_int(r->k.tgid));
+			json_object_object_add(x, "op", json_object_new_string(il_fs_op_names[r->k.op % FS_OP__MAX]));
+			json_object_object_add(x, "holder", json_object_new_string(il_split_waker_name(&w, name, sizeof(name))));
+			json_object_object_add(x, "holder_pid", w.tgid ? json_object_new_int(w.tgid) : NULL);
+			json_object_object_add(x, "kthread", json_object_new_boolean(w.kthread));
+			json_object_object_add(x, "usecs", il_json_usecs(r->v.ns / 1e3));
+			json_object_object_add(x, "waits", json_object_new_uint64(r->v.count));
+			json_object_array_add(cpu, x);
+			continue;
+		}
+		x = json_object_new_object();
 		json_object_object_add(x, "pid", json_object_new_int(r->k.tgid));
 		json_object_object_add(x, "op", json_object_new_string(il_fs_op_names[r->k.op % FS_OP__MAX]));
-		json_object_object_add(x, "kind", json_object_new_string(il_split_kind_names[w.kind & 3]));
+		json_object_object_add(x, "kind", json_object_new_string(il_split_kind_names[w.kind % 5]));
 		json_object_object_add(x, "waker", json_object_new_string(il_split_waker_name(&w, name, sizeof(name))));
 		if (w.kind == SPLIT_WK_TASK) {
 			json_object_object_add(x, "waker_pid", json_object_new_int(w.tgid));
@@ -281,6 +321,7 @@ struct json_object *il_split_sums_json(const struct il_split *s)
 	}
 	json_object_object_add(o, "processes", ops);
 	json_object_object_add(o, "wakers", wk);
+	json_object_object_add(o, "cpu_holders", cpu);
 	return o;
 }
 

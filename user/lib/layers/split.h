@@ -55,13 +55,15 @@ void il_split_chosen(struct bpf_object *obj, const struct il_plan *p);
  * "iowait_task", "other". */
 extern const char *const il_split_part_keys[SPLIT_PARTS];
 
-/* Names of the waker kinds (enum split_wk_kind): "none", "task", "block", "irq". */
-extern const char *const il_split_kind_names[4];
+/* Names of the waker kinds (enum split_wk_kind): "none", "task", "block", "irq", "cpu" (a
+ * run-queue wait's CPU holder, not a waker). */
+extern const char *const il_split_kind_names[5];
 
 /* A waker in one word, into buf (len >= IL_TASK_COMM_LEN + 3): a kernel thread's comm in
  * brackets as ps(1) shows it ("[jbd2/loop3-8]"), a process's comm as it is (its bytes
  * unescaped: escape it for output); "disk:loop3" for a block completion (il_disk_name());
- * "irq"; "-" for none. Returns buf. */
+ * "irq"; a CPU holder (SPLIT_WK_CPU) as a task, "idle" for the idle task; "-" for none.
+ * Returns buf. */
 const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t len);
 
 /* Per (process, operation): split_ops. Times in ns, sums over every call (the nested syncs
@@ -71,7 +73,8 @@ struct il_split_op_row {
 	struct split_op_val v;
 };
 
-/* Per (victim process, operation, waker): split_wakers. */
+/* Per (victim process, operation, waker): split_wakers. Rows of kind SPLIT_WK_CPU are the
+ * tasks that held the CPU when the victim's run-queue waits ended (ns: those waits). */
 struct il_split_wk_row {
 	struct split_wk_key k;
 	struct split_wk_val v;
@@ -129,13 +132,16 @@ struct json_object *il_split_json(const struct split_result *r);
 /* The split's exit summary, text, to f: a blank line, "Where the time went" (a row per
  * process and operation: PID, T (il_fs_op_letters), CALLS, the five parts in ms), then "Top
  * wakers": the IL_SPLIT_TOP_WAKERS largest rows of s->wakers (PID, T, WAKER, WPID, WAKES,
- * W_MS, W_IO in ms, W_DISK, "-" for none). s as il_split_read() fills it. */
+ * W_MS, W_IO in ms, W_DISK, "-" for none); then, when there are any, "Top CPU holders": the
+ * IL_SPLIT_TOP_WAKERS largest SPLIT_WK_CPU rows (PID, T, HOLDER, HPID, WAITS, RQ_MS). s as
+ * il_split_read() fills it. */
 void il_split_sums_print(FILE *f, const struct il_split *s);
 
 /* The same as JSON, every waker: a new object {"processes": [{"pid", "op" (il_fs_op_names),
  * "calls", the five "<part>_us"}], "wakers": [{"pid", "op", "kind", "waker", for a task
  * "waker_pid", "waker_tid", "io_usecs", "io_disk" (null for none), for a block completion
- * "disk", then "usecs", "wakes"}]} (µs), in s's order. The caller owns it. */
+ * "disk", then "usecs", "wakes"}], "cpu_holders": [{"pid", "op", "holder", "holder_pid" (null:
+ * the CPU was idle), "kthread", "usecs", "waits"}]} (µs), in s's order. The caller owns it. */
 struct json_object *il_split_sums_json(const struct il_split *s);
 
 #endif
