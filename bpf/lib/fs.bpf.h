@@ -454,7 +454,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 	/* min_ns ~0 (iolayer) sends nothing: tested first, so the verifier drops the sending */
 	bool slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 
-	split_account(pid_tgid, op, now, apart);
+	split_account(pid_tgid, op, now, apart, s->flags & FS_EV_DATASYNC);
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);
 		return;

@@ -349,8 +349,9 @@ static __always_inline struct split_out *split_out_of(__u32 tid, __u32 op)
 
 /* The call taken last (split_take) is accounted at now: the time since it was taken is on
  * CPU (one program run, no switch), so its parts sum to now - its start; added to split_ops
- * unless apart. */
-static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, bool apart)
+ * unless apart (datasync: an fdatasync, counted apart too). */
+static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, bool apart,
+					  bool datasync)
 {
 	struct split_out *out = split_out_of((__u32)pid_tgid, op);
 	struct split_op_key key = { .tgid = pid_tgid >> 32, .op = op };
@@ -368,6 +369,8 @@ static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, b
 	if (!v)
 		return;
 	__sync_fetch_and_add(&v->calls, 1);
+	if (datasync)
+		__sync_fetch_and_add(&v->datasync, 1);
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		__sync_fetch_and_add(&v->part_ns[p], out->r.part_ns[p]);
 }

@@ -84,6 +84,7 @@ struct split_op_key {
 struct split_op_val {
 	__u64 calls;
 	__u64 part_ns[SPLIT_PARTS];
+	__u64 datasync;  /* of calls, fdatasync's (FS_EV_DATASYNC: data only) */
 };
 
 /* Aggregate per (victim process, operation, waker): map split_wakers (LRU). The waker is

@@ -26,7 +26,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 33
+plan 35
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -142,7 +142,7 @@ taskset -c $CPU python3 -c "
 import os
 fd = os.open('$MNT/cpu', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 while True:
-    os.write(fd, b'x' * 4096); os.fsync(fd)" &
+    os.write(fd, b'x' * 4096); os.fdatasync(fd)" &
 STARVED=$!
 at_exit "kill $STARVED"
 sleep 1
@@ -153,6 +153,9 @@ is "$(v cpu culprit.kind)/$(v cpu culprit.comm)" "cpu/hog" "CPU starvation: the 
 check "CPU starvation: the run-queue part is the largest" \
 	jq -e '(.verdict.breakdown | max_by(.ns) | .part) == "runq"' "$TMPD/cpu.json"
 check "CPU starvation: no disk named as the culprit ($(v cpu culprit.disk))" test "$(v cpu culprit.disk)" = null
+is "$(v cpu victim.op)/$(v cpu 'victim.fdatasync_calls == .verdict.victim.calls')" fsync/true \
+	"CPU starvation: the victim's syncs, every one an fdatasync ($(v cpu victim.fdatasync_calls) of $(v cpu victim.calls))"
+check "CPU starvation: the line names fdatasync" grep -q "(pid $STARVED) fdatasync on " <<<"$(v cpu summary)"
 
 # ---- 5. lock wait ----------------------------------------------------------------------------
 G=$MNT/shared

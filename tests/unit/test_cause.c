@@ -290,6 +290,29 @@ static void test_cpu_holders(void **state)
 	assert_non_null(strstr(line, ": 71% of its time waits for a CPU behind its own threads"));
 }
 
+/* The line names the syscall: fdatasync when every sync was one, both when some were. */
+static void test_fdatasync_word(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	ops[0].v.datasync = 100;
+	il_cause(&w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "fsyncer (pid 10) fdatasync on "));
+	ops[0].v.datasync = 40;
+	il_cause(&w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "fsyncer (pid 10) fsync/fdatasync on "));
+	ops[0].v.datasync = 0;
+	il_cause(&w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "fsyncer (pid 10) fsync on "));
+}
+
 /* Woken by another process after other waits: the lock holder. */
 static void test_lock(void **state)
 {
@@ -484,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
+		cmocka_unit_test(test_fdatasync_word),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

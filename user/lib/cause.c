@@ -768,6 +768,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
 	c->victim.calls = best->v.calls;
+	c->victim.datasync = best->v.datasync;
 	memcpy(c->victim.part_ns, best->v.part_ns, sizeof(c->victim.part_ns));
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		c->victim.call_ns += best->v.part_ns[p];
@@ -794,6 +795,15 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 /* ---- saying it ----------------------------------------------------------------------------- */
 
 static const char *const op_words[FS_OP__MAX] = { "read", "write", "open", "fsync", "sync_file_range" };
+
+/* The victim's operation in a word: its syscall's name, fdatasync when all its syncs were,
+ * "fsync/fdatasync" when some. */
+static const char *op_word(const struct il_cause *c)
+{
+	if (c->victim.op == FS_OP_FSYNC && c->victim.datasync)
+		return c->victim.datasync >= c->victim.calls ? "fdatasync" : "fsync/fdatasync";
+	return op_words[c->victim.op % FS_OP__MAX];
+}
 
 /* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. */
 static const char *who_str(const struct il_blame *b, char *buf, size_t len)
@@ -933,7 +943,7 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 	}
 	il_text_escape(c->victim.comm, strnlen(c->victim.comm, sizeof(c->victim.comm)), comm, sizeof(comm));
 	culprit_str(c, &c->blames[0], rest, sizeof(rest));
-	n = snprintf(line, sizeof(line), "%s (pid %u) %s", comm, c->victim.pid, op_words[c->victim.op]);
+	n = snprintf(line, sizeof(line), "%s (pid %u) %s", comm, c->victim.pid, op_word(c));
 	/* the file, cut to what the line has room for, but never below its last 40 bytes (the
 	 * culprit's sentence gives way: cut after its last ", " or " (" that fits) */
 	if (c->victim.file[0]) {
@@ -975,7 +985,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		return 0;
 	snprintf(lines[n++], 200, "split: %llu %s calls, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
 		 "%.0f%% (its block I/O %.0f%%, woken by tasks %.0f%%), other waits %.0f%%",
-		 (unsigned long long)c->victim.calls, op_words[c->victim.op],
+		 (unsigned long long)c->victim.calls, op_word(c),
 		 il_fmt_ns(c->victim.call_ns, tot, sizeof(tot)), p[SPLIT_ONCPU] / t, p[SPLIT_RUNQ] / t,
 		 (p[SPLIT_IOWAIT_BLOCK] + p[SPLIT_IOWAIT_TASK]) / t, p[SPLIT_IOWAIT_BLOCK] / t,
 		 p[SPLIT_IOWAIT_TASK] / t, p[SPLIT_OTHER] / t);
@@ -1035,6 +1045,8 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 	json_object_object_add(vi, "op", json_object_new_string(op_words[c->victim.op]));
 	il_json_add_name(vi, "file", c->victim.file, sizeof(c->victim.file));
 	json_object_object_add(vi, "calls", json_object_new_uint64(c->victim.calls));
+	if (c->victim.op == FS_OP_FSYNC)
+		json_object_object_add(vi, "fdatasync_calls", json_object_new_uint64(c->victim.datasync));
 	json_object_object_add(vi, "time_ns", json_object_new_uint64(c->victim.call_ns));
 	json_object_object_add(v, "victim", vi);
 	json_object_object_add(v, "part", json_object_new_string(
@@ -1131,7 +1143,7 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 		 * long to read, cut in the middle) */
 		snprintf(j->v.why, budget + 1 < sizeof(j->v.why) ? budget + 1 : sizeof(j->v.why),
 			 "no layer stands out: %s (pid %u)'s %s calls took %.1f%% of the %.1f s", comm,
-			 j->cause.victim.pid, op_words[j->cause.victim.op],
+			 j->cause.victim.pid, op_word(&j->cause),
 			 100.0 * j->cause.victim.call_ns / (w->m.elapsed_s * 1e9), w->m.elapsed_s);
 		return;
 	}

@@ -109,6 +109,7 @@ struct il_cause {
 		int op;                     /* enum fs_op */
 		char file[512];             /* its top file, "" none */
 		__u64 calls, call_ns;
+		__u64 datasync;     /* of its fsync calls, fdatasync's */
 		__u64 part_ns[SPLIT_PARTS];
 	} victim;
 	enum il_where where;
@@ -139,8 +140,9 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len);
  * returns how many. */
 int il_cause_evidence(const struct il_cause *c, char lines[5][200]);
 
-/* Add victim{pid, comm, op, file, calls, time_ns}, culprit{kind, pid, comm, group, npids,
- * cgroup, file, disk, rule, via, share, disk_share}, breakdown[{part, ns, share}],
+/* Add victim{pid, comm, op, file, calls, fdatasync_calls (op fsync only), time_ns},
+ * culprit{kind, pid, comm, group, npids, cgroup, file, disk, rule, via, share, disk_share},
+ * breakdown[{part, ns, share}],
  * causes[...], summary and evidence[] to the verdict object v. */
 void il_cause_json(struct json_object *v, const struct il_cause *c);
 
