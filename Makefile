@@ -10,6 +10,7 @@ DESTDIR ?=
 PROGRAM_PREFIX ?=
 CLANG   ?= clang
 BPFTOOL ?= bpftool
+LLVM_OBJDUMP ?= llvm-objdump
 CC      ?= gcc
 ARCH    ?= x86
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
@@ -60,6 +61,10 @@ deps:
 # --- BPF objects and skeletons -------------------------------------------------
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/lib/*.h) $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(BUILD)/bpf
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	@# atomics other than add (or, and, xor, xchg, fetch) need 5.12: 5.10 refuses the program
+	@if $(LLVM_OBJDUMP) -d --no-show-raw-insn $@.tmp | grep -E 'lock .*[|&^]=|xchg|atomic|fetch'; then \
+		echo "$<: an atomic other than add (above) that 5.10 refuses ('BPF_STX uses reserved fields')" >&2; \
+		rm -f $@.tmp; exit 1; fi
 	$(BPFTOOL) gen object $@ $@.tmp
 	@rm -f $@.tmp
 

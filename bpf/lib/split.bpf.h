@@ -413,9 +413,6 @@ static __always_inline struct task_struct *split_current(bool btf)
 	return split_cur_btf(btf) ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 }
 
-static __always_inline void split_wk_add(__u32 tgid, __u32 op, const struct split_waker *w,
-					 __u64 ns, __u64 io_ns, __u32 io_disk);
-
 /* A run-queue wait of ns of task next (a call of its in flight, t its state) ended as prev,
  * which held the CPU, gave it up: prev into split_wakers as the wait's SPLIT_WK_CPU, for
  * each of next's calls in flight (not kept apart). The run queue's time goes to whoever
@@ -431,9 +428,21 @@ static __always_inline void split_rq_holder(const struct split_task *t, struct t
 		w.kthread = !!(IL_BTF_READ(btf, prev, flags) & SPLIT_PF_KTHREAD);
 		BPF_CORE_READ_INTO(&w.comm, prev, comm);
 	}
-	for (__u32 op = 0; op < FS_OP__MAX; op++)
-		if ((t->active & (1 << op)) && !t->slot[op].apart)
-			split_wk_add(tgid, op, &w, ns, 0, 0);
+	for (__u32 op = 0; op < FS_OP__MAX; op++) {
+		struct split_wk_key key = { .tgid = tgid, .op = op, .wk_tgid = w.tgid, .wk_kind = w.kind };
+		struct split_wk_val init = { .kthread = w.kthread }, *v;
+
+		if (!(t->active & (1 << op)) || t->slot[op].apart)
+			continue;
+		__builtin_memcpy(init.comm, w.comm, sizeof(init.comm));
+		v = il_lookup_or_init(&split_wakers, &key, &init);
+		if (!v)
+			continue;
+		/* only adds of values not known to be 0: an atomic add of 0 may compile to an
+		 * atomic or, which 5.10 refuses ("BPF_STX uses reserved fields") */
+		__sync_fetch_and_add(&v->ns, ns);
+		__sync_fetch_and_add(&v->count, 1);
+	}
 }
 
 /* next is switched in, from prev, at the time returned (0: nothing looked at the clock).
