@@ -413,28 +413,76 @@ static __always_inline struct task_struct *split_current(bool btf)
 	return split_cur_btf(btf) ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 }
 
-/* A run-queue wait of ns of task next (a call of its in flight, t its state) ended as prev,
- * which held the CPU, gave it up: prev into split_wakers as the wait's SPLIT_WK_CPU, for
- * each of next's calls in flight (not kept apart). The run queue's time goes to whoever
- * ran instead, as they took it, not by a guess from CPU times and affinities. */
-static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
-					    struct task_struct *prev, __u64 ns, bool btf)
-{
-	struct split_waker w = { .kind = SPLIT_WK_CPU };
-	__u32 tgid = IL_BTF_READ(btf, next, tgid);
+/* Who ran on each CPU lately, while a call was in flight anywhere (split_busy): the starts
+ * of its last SPLIT_RUNS runs and their tasks (task_struct pointers, as numbers); a run lasts
+ * until the next one's start. Start 0: a task that ran since before the ring knew (switches
+ * while split_busy was 0 are not recorded; they all came before any call now in flight). */
+#define SPLIT_RUNS 16
 
-	w.tgid = IL_BTF_READ(btf, prev, tgid);
-	if (w.tgid) { /* else the idle task: no holder */
-		w.kthread = !!(IL_BTF_READ(btf, prev, flags) & SPLIT_PF_KTHREAD);
-		BPF_CORE_READ_INTO(&w.comm, prev, comm);
+struct split_run {
+	__u64 start;
+	__u64 task;
+};
+
+struct split_cpu_runs {
+	__u32 next;
+	__u32 pad;
+	struct split_run r[SPLIT_RUNS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_cpu_runs);
+} split_runs SEC(".maps");
+
+/* The run of task (on CPU now) is the ring's last: added, from 0, when it is not (it ran
+ * since before the ring knew). */
+static __always_inline void split_runs_current(struct split_cpu_runs *c, struct task_struct *task)
+{
+	if (c->r[(c->next - 1) & (SPLIT_RUNS - 1)].task == (__u64)task)
+		return;
+	c->r[c->next & (SPLIT_RUNS - 1)].start = 0;
+	c->r[c->next & (SPLIT_RUNS - 1)].task = (__u64)task;
+	c->next++;
+}
+
+/* This CPU switches from prev to next at now: next's run begins. */
+static __always_inline void split_runs_push(struct task_struct *prev, struct task_struct *next,
+					    __u64 now)
+{
+	__u32 zero = 0;
+	struct split_cpu_runs *c = bpf_map_lookup_elem(&split_runs, &zero);
+
+	if (!c)
+		return;
+	split_runs_current(c, prev);
+	c->r[c->next & (SPLIT_RUNS - 1)].start = now;
+	c->r[c->next & (SPLIT_RUNS - 1)].task = (__u64)next;
+	c->next++;
+}
+
+/* ns of a run-queue wait of the calls in ops (a bit per enum fs_op) of process tgid to the
+ * task at h (0: the idle task, or not known), into split_wakers as SPLIT_WK_CPU. A global
+ * function (scalars in, verified once, 5.6+): inlined in split_rq_holder's loop, its
+ * branches multiplied the verifier's states past its million instructions. Returns 0. */
+__noinline int split_rq_add(__u32 tgid, __u32 ops, __u64 h, __u64 ns)
+{
+	struct task_struct *task = (struct task_struct *)h;
+	struct split_wk_key key = { .tgid = tgid, .wk_kind = SPLIT_WK_CPU };
+	struct split_wk_val init = {}, *v;
+
+	if (task)
+		key.wk_tgid = BPF_CORE_READ(task, tgid);
+	if (key.wk_tgid) { /* else the idle task, or not known: no holder */
+		init.kthread = !!(BPF_CORE_READ(task, flags) & SPLIT_PF_KTHREAD);
+		BPF_CORE_READ_INTO(&init.comm, task, comm);
 	}
 	for (__u32 op = 0; op < FS_OP__MAX; op++) {
-		struct split_wk_key key = { .tgid = tgid, .op = op, .wk_tgid = w.tgid, .wk_kind = w.kind };
-		struct split_wk_val init = { .kthread = w.kthread }, *v;
-
-		if (!(t->active & (1 << op)) || t->slot[op].apart)
+		if (!(ops & (1 << op)))
 			continue;
-		__builtin_memcpy(init.comm, w.comm, sizeof(init.comm));
+		key.op = op;
 		v = il_lookup_or_init(&split_wakers, &key, &init);
 		if (!v)
 			continue;
@@ -443,6 +491,45 @@ static __always_inline void split_rq_holder(const struct split_task *t, struct t
 		__sync_fetch_and_add(&v->ns, ns);
 		__sync_fetch_and_add(&v->count, 1);
 	}
+	return 0;
+}
+
+/* A run-queue wait of next (a call of its in flight, t its state) from start to now ended
+ * as prev gave up this CPU: each task that ran on this CPU meanwhile (split_runs) gets the
+ * part of the wait it ran, for each of next's calls in flight (not kept apart); what no run
+ * in the ring covers goes to no one. Not the last holder alone: a task that ran briefly just
+ * before the switch (a vCPU thread) would take a whole wait that others made. */
+static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
+					    struct task_struct *prev, __u64 start, __u64 now,
+					    bool btf)
+{
+	__u32 tgid = IL_BTF_READ(btf, next, tgid), zero = 0, idx, ops = 0;
+	struct split_cpu_runs *c = bpf_map_lookup_elem(&split_runs, &zero);
+	__u64 end = now, known = 0;
+
+	if (!c)
+		return;
+	for (__u32 op = 0; op < FS_OP__MAX; op++)
+		if ((t->active & (1 << op)) && !t->slot[op].apart)
+			ops |= 1 << op;
+	if (!ops)
+		return;
+	split_runs_current(c, prev); /* (split_runs_push then adds only next) */
+	idx = c->next;
+	for (int k = 1; k <= SPLIT_RUNS; k++) {
+		struct split_run *r = &c->r[(idx - k) & (SPLIT_RUNS - 1)];
+		__u64 s = r->start > start ? r->start : start;
+
+		if (end > s) {
+			split_rq_add(tgid, ops, r->task, end - s);
+			known += end - s;
+		}
+		if (r->start <= start)
+			break;
+		end = r->start;
+	}
+	if (now - start > known) /* runs past the ring's */
+		split_rq_add(tgid, ops, 0, now - start - known);
 }
 
 /* next is switched in, from prev, at the time returned (0: nothing looked at the clock).
@@ -464,7 +551,7 @@ static __always_inline __u64 split_switch_in(struct task_struct *next, struct ta
 	}
 	if (t->active) {
 		if (t->state == SPLIT_ST_RUNQ && now > t->ts)
-			split_rq_holder(t, next, prev, now - t->ts, btf);
+			split_rq_holder(t, next, prev, t->ts, now, btf);
 		split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
 	}
 	return now;
@@ -517,6 +604,11 @@ static __always_inline int split_on_switch(__u64 *ctx, bool btf)
 		tid = IL_BTF_READ(btf, next, pid);
 	if (io || (busy && split_tid_busy(tid)))
 		now = split_switch_in(next, prev, tid, io, btf);
+	if (busy) { /* who runs on this CPU from now, for the run-queue waits it holds up */
+		if (!now)
+			now = bpf_ktime_get_ns();
+		split_runs_push(prev, next, now);
+	}
 	io = !preempt && split_in_iowait(prev, btf);
 	if (busy || io)
 		tid = IL_BTF_READ(btf, prev, pid);

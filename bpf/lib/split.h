@@ -29,10 +29,11 @@ enum split_wk_kind {
 	SPLIT_WK_TASK,  /* a task, current in sched_waking: tgid, tid, comm, kthread */
 	SPLIT_WK_BLOCK, /* a block request's completion on disk `disk` */
 	SPLIT_WK_IRQ,   /* interrupt context over the idle task (a timer, a device): no task */
-	/* Not a waker: the task that held the CPU when a run-queue wait of the call ended
-	 * (sched_switch's prev as the waiter is switched in): tgid and comm, tid 0; tgid 0 when
-	 * the CPU was idle (the wait was the wake-up's own latency). ns is the run-queue time.
-	 * Only in split_wakers, never a call's main waker. */
+	/* Not a waker: a task that ran on the CPU while the call's thread waited in its run
+	 * queue (split_runs, the CPU's last runs; the part of the wait it ran as ns, its runs
+	 * as count): tgid and comm, tid 0; tgid 0 for the idle task (the wake-up's own
+	 * latency) or what the ring no longer held. Only in split_wakers, never a call's main
+	 * waker. */
 	SPLIT_WK_CPU,
 };
 

@@ -6,9 +6,9 @@
 # is built inside the calls) are compared with them:
 #  1. alone on its CPU: on-CPU;
 #  2. beside a CPU hog pinned to the same CPU (run-queue time real): on-CPU and run queue,
-#     and who held the CPU as each run-queue wait ended: the holders' time adds up to the run
-#     queue's exactly (each wait is closed once, at the switch-in that names its holder), the
-#     hog the largest.
+#     and who ran on its CPU while it waited in the run queue: the holders' parts add up to
+#     the run queue's exactly (each wait is closed once, at its switch-in, and split among
+#     the runs it spanned), the hog the largest.
 # Where the kernel's counters and the tracepoints differ (measured on this VM, per call,
 # against ftrace's own sched_switch, sched_stat_runtime and raw_syscalls times; the tool
 # matches ftrace's on-CPU time between sys_enter and sys_exit within 1-6 us a call):
@@ -74,7 +74,7 @@ run_case() {
 	read -r H_RQ H_TOP H_ROWS < <(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] |
 		select(.pid == $p and (.op == "write" or .op == "fsync"))] |
 		"\(map(.usecs) | add // 0 | . * 1000 | floor) \(max_by(.usecs).holder_pid // "none") \(length)"' "$TMPD/j.out")
-	diag "hog=$hog CPU holders: $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] | select(.pid == $p) | "\(.holder) \(.holder_pid) \(.op) \(.usecs) us \(.waits) waits"] | join("; ")' "$TMPD/j.out")"
+	diag "hog=$hog CPU holders: $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] | select(.pid == $p) | "\(.holder) \(.holder_pid) \(.op) \(.usecs) us \(.runs) runs"] | join("; ")' "$TMPD/j.out")"
 	diag "hog=$hog kernel: on-CPU $K_ON ns, run queue $K_RQ ns, outside the calls $K_OUT ns ($(awk '$1 ~ /^(calls|switches|bracket_ns|switch_ns)$/ {printf "%s %s ", $1, $2}' "$TMPD/wl.out")); tool: $T_ON ns, $T_RQ ns"
 	[ "$WL_RC" = 0 ] && [ "$TOOL_RC" = 0 ] && [ -n "$T_ON" ]
 }

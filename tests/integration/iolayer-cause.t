@@ -26,7 +26,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 35
+plan 37
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -156,6 +156,19 @@ check "CPU starvation: no disk named as the culprit ($(v cpu culprit.disk))" tes
 is "$(v cpu victim.op)/$(v cpu 'victim.fdatasync_calls == .verdict.victim.calls')" fsync/true \
 	"CPU starvation: the victim's syncs, every one an fdatasync ($(v cpu victim.fdatasync_calls) of $(v cpu victim.calls))"
 check "CPU starvation: the line names fdatasync" grep -q "(pid $STARVED) fdatasync on " <<<"$(v cpu summary)"
+
+# ---- 4b. its own threads on its CPU -----------------------------------------------------------
+# spin_sync: 4 threads spin beside the thread that appends and fdatasyncs, all on one CPU:
+# they ran there while it waited in the run queue, not another process
+taskset -c $CPU "$WL/spin_sync" -b 4 -s 6 "$MNT/own" >"$TMPD/own.out" &
+OWN=$!
+at_exit "kill $OWN"
+sleep 1
+trace own -p "$OWN" -d 3
+wait "$OWN"
+is "$(v own layer)/$(v own culprit.kind)" CPU/self "own threads: the CPU, and the process itself"
+check "own threads: the line says so ($(v own summary | sed 's/.*: //'))" \
+	grep -q "waits for a CPU behind its own threads" <<<"$(v own summary)"
 
 # ---- 5. lock wait ----------------------------------------------------------------------------
 G=$MNT/shared

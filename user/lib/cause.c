@@ -413,7 +413,7 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 	}
 }
 
-/* The victim's run-queue time ns in its operation op: to the tasks that held its CPU when
+/* The victim's run-queue time ns in its operation op: to the tasks that ran on its CPU while
  * its waits ended (split_wakers' SPLIT_WK_CPU rows), by the wait each ended; its own threads
  * are its own (IL_CK_SELF), an idle CPU no one's (the wake-up's latency). Without such rows
  * (none seen yet), to the CPU hogs of its CPUs by their CPU time there (blame_cpu_of). */

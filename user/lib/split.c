@@ -258,7 +258,7 @@ void il_split_sums_print(FILE *f, const struct il_split *s)
 			continue;
 		if (!shown++)
 			fprintf(f, "Top CPU holders (the run-queue waits they ended, ms):\n%-7s %-2s %-16s "
-				"%-7s %9s %10s\n", "PID", "T", "HOLDER", "HPID", "WAITS", "RQ_MS");
+				"%-7s %9s %10s\n", "PID", "T", "HOLDER", "HPID", "RUNS", "RQ_MS");
 		if (w.tgid)
 			snprintf(pid, sizeof(pid), "%u", w.tgid);
 		il_split_waker_name(&w, name, sizeof(name));
@@ -297,7 +297,7 @@ struct json_object *il_split_sums_json(const struct il_split *s)
 			json_object_object_add(x, "holder_pid", w.tgid ? json_object_new_int(w.tgid) : NULL);
 			json_object_object_add(x, "kthread", json_object_new_boolean(w.kthread));
 			json_object_object_add(x, "usecs", il_json_usecs(r->v.ns / 1e3));
-			json_object_object_add(x, "waits", json_object_new_uint64(r->v.count));
+			json_object_object_add(x, "runs", json_object_new_uint64(r->v.count));
 			json_object_array_add(cpu, x);
 			continue;
 		}

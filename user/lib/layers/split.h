@@ -74,7 +74,8 @@ struct il_split_op_row {
 };
 
 /* Per (victim process, operation, waker): split_wakers. Rows of kind SPLIT_WK_CPU are the
- * tasks that held the CPU when the victim's run-queue waits ended (ns: those waits). */
+ * tasks that ran on the victim's CPU while it waited in the run queue (ns: the part of its
+ * waits each ran; count: its runs there). */
 struct il_split_wk_row {
 	struct split_wk_key k;
 	struct split_wk_val v;
@@ -133,7 +134,7 @@ struct json_object *il_split_json(const struct split_result *r);
  * process and operation: PID, T (il_fs_op_letters), CALLS, the five parts in ms), then "Top
  * wakers": the IL_SPLIT_TOP_WAKERS largest rows of s->wakers (PID, T, WAKER, WPID, WAKES,
  * W_MS, W_IO in ms, W_DISK, "-" for none); then, when there are any, "Top CPU holders": the
- * IL_SPLIT_TOP_WAKERS largest SPLIT_WK_CPU rows (PID, T, HOLDER, HPID, WAITS, RQ_MS). s as
+ * IL_SPLIT_TOP_WAKERS largest SPLIT_WK_CPU rows (PID, T, HOLDER, HPID, RUNS, RQ_MS). s as
  * il_split_read() fills it. */
 void il_split_sums_print(FILE *f, const struct il_split *s);
 
@@ -141,7 +142,7 @@ void il_split_sums_print(FILE *f, const struct il_split *s);
  * "calls", the five "<part>_us"}], "wakers": [{"pid", "op", "kind", "waker", for a task
  * "waker_pid", "waker_tid", "io_usecs", "io_disk" (null for none), for a block completion
  * "disk", then "usecs", "wakes"}], "cpu_holders": [{"pid", "op", "holder", "holder_pid" (null:
- * the CPU was idle), "kthread", "usecs", "waits"}]} (µs), in s's order. The caller owns it. */
+ * the CPU was idle), "kthread", "usecs", "runs"}]} (µs), in s's order. The caller owns it. */
 struct json_object *il_split_sums_json(const struct il_split *s);
 
 #endif
