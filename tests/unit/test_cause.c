@@ -313,6 +313,25 @@ static void test_fdatasync_word(void **state)
 	assert_non_null(strstr(line, "fsyncer (pid 10) fsync on "));
 }
 
+/* Every p99 under 1 ms: the evidence says nothing is slow in absolute terms. */
+static void test_quiet(void **state)
+{
+	struct il_window w;
+	char lines[5][200];
+	int n;
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	il_cause(&w, &c);
+	n = il_cause_evidence(&c, lines);
+	assert_true(n < 5);
+	assert_null(strstr(lines[n - 1], "nothing is slow"));
+	c.quiet = true;
+	assert_int_equal(il_cause_evidence(&c, lines), n + 1);
+	assert_non_null(strstr(lines[n], "every p99 is under 1 ms: nothing is slow in absolute terms"));
+}
+
 /* Woken by another process after other waits: the lock holder. */
 static void test_lock(void **state)
 {
@@ -507,7 +526,7 @@ int main(void)
 		cmocka_unit_test(test_device),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
-		cmocka_unit_test(test_fdatasync_word),
+		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

@@ -1028,6 +1028,9 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 	if (c->no_cpu && n < 5)
 		snprintf(lines[n++], 200, "run-queue time, but no process's CPU time was read to name the "
 			 "CPU hogs");
+	if (c->quiet && n < 5)
+		snprintf(lines[n++], 200, "every p99 is under 1 ms: nothing is slow in absolute terms; "
+			 "the shares above say where the time goes");
 	return n;
 }
 
@@ -1124,6 +1127,7 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	il_judge(&w->m, w->view.procs, w->view.nprocs, &j->v);
 	j->layers = j->v.d;
 	il_cause(w, &j->cause);
+	j->cause.quiet = j->v.d.quiet;
 	if (!j->cause.found || !j->cause.nblames || j->v.d.why == IL_WHY_WB_ERRORS)
 		return;
 	j->v.d.where = j->cause.where;

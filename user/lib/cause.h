@@ -121,6 +121,9 @@ struct il_cause {
 	struct il_cause_disk disks[IL_CAUSE_DISKS];
 	int ndisks;
 	bool no_cpu;                        /* run-queue time, but no CPU times to name hogs */
+	bool quiet;                         /* every p99 of the window under 1 ms (il_decision's
+					     * quiet, set by il_window_judge()): said in the
+					     * evidence, as the cause is relative */
 	bool idle;                          /* its calls took under IL_CAUSE_IDLE of the window:
 					     * the verdict is none (il_window_judge()) */
 };
