@@ -313,6 +313,29 @@ static void test_fdatasync_word(void **state)
 	assert_non_null(strstr(line, "fsyncer (pid 10) fsync on "));
 }
 
+/* A kernel thread it waits for waits for a CPU behind the victim's own threads (spinning
+ * on the CPUs the thread may use): its own threads, through that thread. */
+static void test_kthread_own_threads(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "spinner", FS_OP_FSYNC, 10, 0, 0, 0, 800);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "kworker/u8:0", true, 800, 0);
+	cpu(&w, 5, "kworker/u8:0", 200);
+	cpus[0].kthread = true;
+	cpus[0].runq_ns = 600 * MS;
+	cpu(&w, 10, "spinner", 1800);
+	cpu(&w, 40, "other", 200);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_SELF);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "of its time waits through [kworker/u8:0] for a CPU behind its own threads"));
+}
+
 /* Every p99 under 1 ms: the evidence says nothing is slow in absolute terms. */
 static void test_quiet(void **state)
 {
@@ -395,8 +418,12 @@ static void test_journal_runq(void **state)
 	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
 	assert_string_equal(c.blames[0].comm, "hog");
 	assert_string_equal(c.blames[0].via, "jbd2/loop3-8");
-	assert_true(c.blames[0].ns == 600 * MS);
+	/* 600 ms by CPU time: the hogs' 900 of 910 ms, the victim's own threads' 10 */
+	assert_true(c.blames[0].ns > 593 * MS && c.blames[0].ns < 594 * MS);
 	assert_int_equal(c.blames[0].npids, 2);
+	for (int i = 1; i < c.nblames; i++)
+		if (c.blames[i].kind == IL_CK_SELF)
+			assert_true(c.blames[i].ns > 16 * MS && c.blames[i].ns < 17 * MS); /* +10 on CPU */
 	/* and with the victim's own run-queue time too (a second share among the same two) */
 	ops[0].v.part_ns[SPLIT_RUNQ] = 100 * MS;
 	il_cause(&w, &c);
@@ -527,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
 		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),
+		cmocka_unit_test(test_kthread_own_threads),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

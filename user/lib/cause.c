@@ -377,8 +377,9 @@ static double on_cpus(const struct il_proc_cpu *p, __u64 mask)
 
 /* Run-queue time of the victim, or of the kernel thread waiter (its comm via) that the victim
  * waited for, to the CPU hogs on the waiter's CPUs, by the CPU time they had there over the
- * window (their CPU time, times the share of their CPUs that are the waiter's); neither the
- * victim nor the waiter is a hog of its own wait. */
+ * window (their CPU time, times the share of their CPUs that are the waiter's); the waiter
+ * is no hog of its own wait, the victim's threads are its own (IL_CK_SELF) when the waiter
+ * is a kernel thread, and no hog when the waiter is the victim (its CPU time holds the wait). */
 static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *via, __u64 ns)
 {
 	const struct il_window *w = x->w;
@@ -388,8 +389,9 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 
 	if (!ns)
 		return;
+	/* a kernel thread the victim waited for may wait behind the victim's own threads */
 	for (int i = 0; i < w->ncpu; i++)
-		if (w->cpu[i].pid != victim && w->cpu[i].pid != waiter)
+		if (w->cpu[i].pid != waiter && (w->cpu[i].pid != victim || waiter != victim))
 			total += w->cpu[i].cpu_ns * on_cpus(&w->cpu[i], mask);
 	if (total <= 0) {
 		x->c->no_cpu = true;
@@ -405,8 +407,12 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 		double there = p->cpu_ns * on_cpus(p, mask);
 		struct il_blame *bl;
 
-		if (p->pid == victim || p->pid == waiter || there <= 0)
+		if (p->pid == waiter || there <= 0 || (p->pid == victim && waiter == victim))
 			continue;
+		if (p->pid == victim) { /* its own threads, behind which the kernel thread waited */
+			blame(x->a, IL_CK_SELF, victim, NULL, false, 0, via, ns * there / total);
+			continue;
+		}
 		bl = blame(x->a, IL_CK_CPU, p->pid, p->comm, p->kthread, 0, via, ns * there / total);
 		if (bl && ++members[bl - x->a->b] > bl->npids)
 			bl->npids = members[bl - x->a->b];
@@ -673,8 +679,9 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 		return IL_WHERE_FILESYSTEM;
 	case IL_CK_CPU:
 		return IL_WHERE_CPU;
-	case IL_CK_SELF: /* its threads behind each other on the run queue, or on CPU */
-		return b->part_ns[IL_CP_RUNQ] > b->part_ns[IL_CP_CPU] ? IL_WHERE_CPU : IL_WHERE_SYSCALL;
+	case IL_CK_SELF: /* its threads holding its CPU (or its kernel thread's), or on CPU */
+		return b->part_ns[IL_CP_RUNQ] + b->part_ns[IL_CP_WAIT] > b->part_ns[IL_CP_CPU] ?
+		       IL_WHERE_CPU : IL_WHERE_SYSCALL;
 	case IL_CK_DIRTY:
 		return IL_WHERE_WRITEBACK;
 	default:
@@ -876,10 +883,11 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 				"dirties pages faster than %s writes them", pct, who,
 				b->disk[0] ? b->disk : "the disk");
 	case IL_CK_SELF:
-		if (c->part == IL_CP_RUNQ) /* its threads hold each other's CPU */
-			return snprintf(buf, len, "%d%% of its time waits for a CPU behind its own "
-					"threads", (int)(100.0 * b->part_ns[IL_CP_RUNQ] /
-							 (c->victim.call_ns ? c->victim.call_ns : 1) + 0.5));
+		if (c->part == IL_CP_RUNQ || c->part == IL_CP_WAIT) /* its threads hold its CPU */
+			return snprintf(buf, len, "%d%% of its time waits%s for a CPU behind its own "
+					"threads", (int)(100.0 * b->part_ns[c->part] /
+							 (c->victim.call_ns ? c->victim.call_ns : 1) + 0.5),
+					c->part == IL_CP_WAIT ? via : "");
 		return snprintf(buf, len, "%d%% of its time runs on CPU in the kernel", pct);
 	default:
 		return snprintf(buf, len, "%d%% of its time waits with no task waking it (a timer or "
