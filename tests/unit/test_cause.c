@@ -114,6 +114,18 @@ static void fsyncer(struct il_window *w)
 	woken(w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
 }
 
+/* Process 10 (comm)'s 800 ms of fsyncs woken by kernel thread 5 (kcomm), which ran 200 ms
+ * and waited 600 ms for a CPU over the window (its schedstat). */
+static void kthread_waiter(struct il_window *w, const char *comm, const char *kcomm)
+{
+	window(w);
+	calls(w, 10, comm, FS_OP_FSYNC, 10, 0, 0, 0, 800);
+	woken(w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, kcomm, true, 800, 0);
+	cpu(w, 5, kcomm, 200);
+	cpus[0].kthread = true;
+	cpus[0].runq_ns = 600 * MS;
+}
+
 /* Its own I/O behind short-lived dd's that fill the disk: the neighbour, a group. */
 static void test_neighbour(void **state)
 {
@@ -321,12 +333,7 @@ static void test_kthread_own_threads(void **state)
 	char line[256];
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "spinner", FS_OP_FSYNC, 10, 0, 0, 0, 800);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "kworker/u8:0", true, 800, 0);
-	cpu(&w, 5, "kworker/u8:0", 200);
-	cpus[0].kthread = true;
-	cpus[0].runq_ns = 600 * MS;
+	kthread_waiter(&w, "spinner", "kworker/u8:0");
 	cpu(&w, 10, "spinner", 1800);
 	cpu(&w, 40, "other", 200);
 	il_cause(&w, &c);
@@ -405,12 +412,7 @@ static void test_journal_runq(void **state)
 	char line[256];
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 0, 0, 800);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 800, 0);
-	cpu(&w, 5, "jbd2/loop3-8", 200);
-	cpus[0].kthread = true;
-	cpus[0].runq_ns = 600 * MS;
+	kthread_waiter(&w, "fsyncer", "jbd2/loop3-8");
 	cpu(&w, 10, "fsyncer", 10);
 	cpu(&w, 40, "hog", 450);
 	cpu(&w, 41, "hog", 450);
