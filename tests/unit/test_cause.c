@@ -343,6 +343,42 @@ static void test_kthread_own_threads(void **state)
 	assert_non_null(strstr(line, "of its time waits through [kworker/u8:0] for a CPU behind its own threads"));
 }
 
+/* The journal as a neighbour: its commits are named with the process whose syncs it woke
+ * the most (the commits they forced), unless only one process's calls were traced (-p). */
+static void test_journal_for(void **state)
+{
+	struct il_window w;
+	char line[256], lines[5][200];
+	int n;
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 40 << 20, 400, 0);
+	sent(&w, 5, "jbd2/loop3-8", 50 << 20, 500, 0);
+	sent(&w, 30, "logger", 2 << 20, 20, 0);
+	calls(&w, 30, "logger", FS_OP_FSYNC, 1, 0, 0, 0, 30);
+	woken(&w, 30, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 30, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 1, 0);
+	wks[w.split.nwakers - 1].v.count = 2; /* the victim's syncs woke less often */
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.pid, 10);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "jbd2/loop3-8");
+	assert_string_equal(c.blames[0].for_comm, "logger");
+	assert_int_equal(c.blames[0].for_pid, 30);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "behind [jbd2/loop3-8] committing for logger (pid 30) on "));
+	n = il_cause_evidence(&c, lines);
+	assert_true(n > 1);
+	assert_non_null(strstr(lines[1], "[jbd2/loop3-8] (for logger) "));
+	/* -p 10: the logger's syncs are not seen, so no one is named */
+	w.m.pid = 10;
+	il_cause(&w, &c);
+	assert_string_equal(c.blames[0].for_comm, "");
+	il_cause_line(&c, line, sizeof(line));
+	assert_null(strstr(line, "committing for"));
+}
+
 /* Every p99 under 1 ms: the evidence says nothing is slow in absolute terms. */
 static void test_quiet(void **state)
 {
@@ -556,7 +592,7 @@ int main(void)
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
 		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),
-		cmocka_unit_test(test_kthread_own_threads),
+		cmocka_unit_test(test_kthread_own_threads), cmocka_unit_test(test_journal_for),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

@@ -264,8 +264,44 @@ static int cmp_sub(const void *a, const void *b)
 	return x->load < y->load ? 1 : x->load > y->load ? -1 : (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* For a journal thread (pid, comm jbd2/...): the process whose traced calls it woke the
+ * most (their waits for its commits: the commits they forced), its comm into out[16] and
+ * its pid returned; 0 when not known (not a journal, no such wake-up, or the calls of only
+ * one process traced, -p, which would always name it). */
+static __u32 journal_for(const struct il_window *w, __u32 pid, const char *comm, char out[16])
+{
+	__u64 most = 0;
+	__u32 best = 0;
+
+	out[0] = 0;
+	if (strncmp(comm, "jbd2/", 5) || w->m.pid)
+		return 0;
+	for (int i = 0; i < w->split.nwakers; i++) {
+		const struct il_split_wk_row *r = &w->split.wakers[i];
+		__u64 n = 0;
+
+		if (r->k.wk_kind != SPLIT_WK_TASK || r->k.wk_tgid != pid)
+			continue;
+		for (int j = 0; j < w->split.nwakers; j++) /* its wakes of that process, every op */
+			if (w->split.wakers[j].k.wk_kind == SPLIT_WK_TASK &&
+			    w->split.wakers[j].k.wk_tgid == pid && w->split.wakers[j].k.tgid == r->k.tgid)
+				n += w->split.wakers[j].v.count;
+		if (n > most) {
+			most = n;
+			best = r->k.tgid;
+		}
+	}
+	for (int i = 0; best && i < w->view.nprocs; i++)
+		if (w->view.procs[i].pid == best) {
+			snprintf(out, 16, "%s", w->view.procs[i].comm);
+			return best;
+		}
+	return 0;
+}
+
 /* The evidence of disk dev: its load by submitter group, once per disk. */
-static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, int n, double total)
+static void disk_evidence(const struct il_window *w, struct il_cause *c, __u32 dev,
+			  const struct sub *s, int n, double total)
 {
 	struct il_cause_disk *d = NULL;
 
@@ -286,6 +322,8 @@ static void disk_evidence(struct il_cause *c, __u32 dev, const struct sub *s, in
 		d->top[d->n].kthread = s[i].kthread;
 		d->top[d->n].self = s[i].self;
 		d->top[d->n].npids = s[i].npids;
+		if (s[i].kthread)
+			journal_for(w, s[i].pid, s[i].comm, d->top[d->n].for_comm);
 		d->top[d->n++].share = s[i].load / total;
 	}
 }
@@ -307,7 +345,7 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		return;
 	n = disk_subs(w, dev, victim, self2, s, &total);
 	qsort(s, n, sizeof(*s), cmp_sub);
-	disk_evidence(x->c, dev, s, n, total);
+	disk_evidence(w, x->c, dev, s, n, total);
 	for (int i = 0; i < w->nbp; i++) {
 		const struct blk_proc *v = &w->bp[i].row.v;
 
@@ -356,6 +394,8 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		if (bl) {
 			bl->disk_share = s[i].load / total;
 			bl->npids = s[i].npids;
+			if (s[i].kthread)
+				bl->for_pid = journal_for(w, s[i].pid, s[i].comm, bl->for_comm);
 			if (!s[i].mixed)
 				snprintf(bl->cgroup, sizeof(bl->cgroup), "%s", s[i].cgroup);
 		}
@@ -833,7 +873,7 @@ static const char *who_str(const struct il_blame *b, char *buf, size_t len)
 /* The culprit's part of the line: what the victim's time waits for. */
 static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, char *buf, size_t len)
 {
-	char who[96], via[40] = "", cg[4 * 60 + 1];
+	char who[200], via[40] = "", cg[4 * 60 + 1];
 	int pct = (int)(b->share * 100 + 0.5);
 
 	il_text_escape(b->cgroup, strnlen(b->cgroup, 60), cg, sizeof(cg));
@@ -845,6 +885,13 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		snprintf(via, sizeof(via), " through [%.28s]", v);
 	}
 	who_str(b, who, sizeof(who));
+	if (b->for_comm[0]) { /* a journal's commits: whose syncs forced them */
+		char f[4 * 16 + 1];
+		size_t o = strlen(who);
+
+		il_text_escape(b->for_comm, strnlen(b->for_comm, sizeof(b->for_comm)), f, sizeof(f));
+		snprintf(who + o, sizeof(who) - o, " committing for %s (pid %u)", f, b->for_pid);
+	}
 	switch (b->kind) {
 	case IL_CK_NEIGHBOUR:
 		if (b->cgroup[0] && strcmp(b->cgroup, "/"))
@@ -1006,8 +1053,17 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
 			/* a group or a name (escaped), not a pid; the victim's own marked */
-			o += snprintf(lines[n] + o, 200 - o, "%s %s%s %.0f%%", k ? "," : "",
-				      who_str(&g, who, sizeof(who)),
+			char f[4 * 16 + 16] = "";
+
+			if (d->top[k].for_comm[0]) { /* a journal's: whose syncs it committed for */
+				char e[4 * 16 + 1];
+
+				il_text_escape(d->top[k].for_comm, strnlen(d->top[k].for_comm, 16), e,
+					       sizeof(e));
+				snprintf(f, sizeof(f), " (for %s)", e);
+			}
+			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%s %.0f%%", k ? "," : "",
+				      who_str(&g, who, sizeof(who)), f,
 				      d->top[k].self && !g.kthread ? " (the victim)" : "", d->top[k].share * 100);
 		}
 		n++;
@@ -1076,6 +1132,8 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 		json_object_object_add(cu, "disk", b->disk[0] ? json_object_new_string(b->disk) : NULL);
 		il_json_add_name(cu, "rule", b->rule, sizeof(b->rule));
 		il_json_add_name(cu, "via", b->via, sizeof(b->via));
+		il_json_add_name(cu, "commits_for", b->for_comm, sizeof(b->for_comm));
+		json_object_object_add(cu, "commits_for_pid", b->for_pid ? json_object_new_uint64(b->for_pid) : NULL);
 		json_object_object_add(cu, "ns", json_object_new_uint64(b->ns));
 		json_object_object_add(cu, "share", json_object_new_double(b->share));
 		json_object_object_add(cu, "disk_share", json_object_new_double(b->disk_share));

@@ -76,6 +76,10 @@ struct il_blame {
 	char disk[32];
 	char rule[192];             /* the throttle rules */
 	char via[16];               /* the kernel thread most of it went through (jbd2/loop0-8) */
+	char for_comm[16];          /* a journal thread's: the process whose syncs it woke the
+				     * most (whose commits they were), "" unknown (-p: others'
+				     * syncs are not traced) */
+	__u32 for_pid;
 	__u64 via_ns;               /* of ns, what went through a kernel thread */
 	__u64 ns;                   /* the victim's call time it accounts for */
 	__u64 part_ns[IL_CAUSE_PARTS]; /* of ns, by the part of the time it came from */
@@ -98,6 +102,7 @@ struct il_cause_disk {
 		int npids;
 		bool kthread, self;     /* self: the victim (or the thread its wait went through) */
 		double share;
+		char for_comm[16];      /* a journal thread's: as il_blame.for_comm */
 	} top[4];
 };
 
@@ -144,7 +149,8 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len);
 int il_cause_evidence(const struct il_cause *c, char lines[5][200]);
 
 /* Add victim{pid, comm, op, file, calls, fdatasync_calls (op fsync only), time_ns},
- * culprit{kind, pid, comm, group, npids, cgroup, file, disk, rule, via, share, disk_share},
+ * culprit{kind, pid, comm, group, npids, cgroup, file, disk, rule, via, commits_for,
+ * commits_for_pid, share, disk_share},
  * breakdown[{part, ns, share}],
  * causes[...], summary and evidence[] to the verdict object v. */
 void il_cause_json(struct json_object *v, const struct il_cause *c);
