@@ -145,6 +145,16 @@ static void test_neighbour(void **state)
 	assert_int_equal(c.blames[0].npids, 2);
 	assert_true(c.blames[0].disk_share > 0.98);
 	assert_int_equal(c.where, IL_WHERE_DEVICE);
+	/* requests no submitter was seen for (pid 0, no comm): "(unknown)", not "[]" */
+	{
+		char lines[5][200];
+
+		sent(&w, 0, "", 10 << 20, 50, 0);
+		il_cause(&w, &c);
+		assert_true(il_cause_evidence(&c, lines) > 1);
+		assert_non_null(strstr(lines[1], ", (unknown) "));
+		assert_null(strstr(lines[1], "[]"));
+	}
 }
 
 /* A service of several commands filling the disk, beside a bigger single command: the

@@ -233,7 +233,8 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 		if (r->k.dev != dev || !r->v.bytes)
 			continue;
 		*total += r->v.bytes;
-		kt = is_kthread(w, r->k.tgid, r->v.comm);
+		/* requests whose submitter no event saw (no comm, pid 0): "(unknown)", not "[]" */
+		kt = r->v.comm[0] && is_kthread(w, r->k.tgid, r->v.comm);
 		if (kt)
 			foreign = r->v.write_bytes;
 		for (int j = 0; !kt && j < w->ndirtiers; j++)
@@ -250,7 +251,7 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 			mapped += part;
 			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part, NULL);
 		}
-		n = sub_add(s, n, r->k.tgid, r->v.comm, kt,
+		n = sub_add(s, n, r->k.tgid, r->v.comm[0] ? r->v.comm : "(unknown)", kt,
 			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
 			    (double)r->v.bytes - mapped, w->bp[i].cgroup);
 	}
