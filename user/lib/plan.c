@@ -342,19 +342,19 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam)
 
 /* ---- attaching ----------------------------------------------------------------------- */
 
-/* Is prog already attached to target by one of the plans (or an earlier program of plan
- * `upto` itself, up to index k)? Plans falling back to shared tracepoints (several
- * filesystems on the syscall tracepoints) list the same program and target. */
-static bool attached_already(const struct il_plan *plans, int upto, int k,
+/* Is prog already attached to target by one of the n plans (a link held)? Plans falling
+ * back to shared tracepoints (several filesystems on the syscall tracepoints) list the
+ * same program and target. */
+static bool attached_already(const struct il_plan *plans, int n,
 			     const struct bpf_program *prog, const char *target)
 {
-	for (int i = 0; i <= upto; i++) {
+	for (int i = 0; i < n; i++) {
 		const struct il_option *o;
 
 		if (plans[i].chosen < 0)
 			continue;
 		o = &plans[i].opts[plans[i].chosen];
-		for (int j = 0; j < (i == upto ? k : o->nprogs); j++)
+		for (int j = 0; j < o->nprogs; j++)
 			if (plans[i].links[j] && o->progs[j].prog == prog &&
 			    !strcmp(o->progs[j].target, target))
 				return true;
@@ -375,7 +375,10 @@ static struct bpf_link *attach_one(const struct il_option *o, const struct il_pr
 
 int il_plans_attach(struct il_plan *plans, int n)
 {
-	for (int i = 0; i < n; i++) {
+	/* the last plans first: the layers that others' events rely on come later in the
+	 * table (attribution, the time split's scheduler hooks), so they see the first calls
+	 * whole (a call begun before sched_switch was attached counted its sleeps on CPU) */
+	for (int i = n - 1; i >= 0; i--) {
 		struct il_plan *p = &plans[i];
 		struct il_option *o;
 
@@ -385,7 +388,7 @@ int il_plans_attach(struct il_plan *plans, int n)
 		for (int k = 0; k < o->nprogs; k++) {
 			struct il_prog *ip = &o->progs[k];
 
-			if (p->skipped[k] || attached_already(plans, i, k, ip->prog, ip->target))
+			if (p->skipped[k] || attached_already(plans, n, ip->prog, ip->target))
 				continue;
 			p->links[k] = attach_one(o, ip);
 			if (!p->links[k]) {

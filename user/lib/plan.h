@@ -100,8 +100,9 @@ int il_plans_choose(struct il_plan *plans, int n, enum il_family fam);
 void il_plans_hold_notes(void);
 void il_plans_release_notes(bool print);
 
-/* Attach the chosen programs (after load). A program listed with the same target by several
- * of these plans is attached once. Returns 0, or -1 after printing one line. */
+/* Attach the chosen programs (after load), the last plan's first (the layers others rely on
+ * come later in il_layer_table). A program listed with the same target by several of these
+ * plans is attached once. Returns 0, or -1 after printing one line. */
 int il_plans_attach(struct il_plan *plans, int n);
 
 /* Destroy the links of n plans (attached or not, or zeroed), all at once (one thread each),
