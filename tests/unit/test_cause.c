@@ -312,27 +312,30 @@ static void test_cpu_holders(void **state)
 	assert_non_null(strstr(line, ": 71% of its time waits for a CPU behind its own threads"));
 }
 
+/* Judge w into c; its line holds want. */
+static void line_has(const struct il_window *w, const char *want)
+{
+	char line[256];
+
+	il_cause(w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, want));
+}
+
 /* The line names the syscall: fdatasync when every sync was one, both when some were. */
 static void test_fdatasync_word(void **state)
 {
 	struct il_window w;
-	char line[256];
 
 	(void)state;
 	fsyncer(&w);
 	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
 	ops[0].v.datasync = 100;
-	il_cause(&w, &c);
-	il_cause_line(&c, line, sizeof(line));
-	assert_non_null(strstr(line, "fsyncer (pid 10) fdatasync on "));
+	line_has(&w, "fsyncer (pid 10) fdatasync on ");
 	ops[0].v.datasync = 40;
-	il_cause(&w, &c);
-	il_cause_line(&c, line, sizeof(line));
-	assert_non_null(strstr(line, "fsyncer (pid 10) fsync/fdatasync on "));
+	line_has(&w, "fsyncer (pid 10) fsync/fdatasync on ");
 	ops[0].v.datasync = 0;
-	il_cause(&w, &c);
-	il_cause_line(&c, line, sizeof(line));
-	assert_non_null(strstr(line, "fsyncer (pid 10) fsync on "));
+	line_has(&w, "fsyncer (pid 10) fsync on ");
 }
 
 /* A kernel thread it waits for waits for a CPU behind the victim's own threads (spinning
@@ -340,17 +343,14 @@ static void test_fdatasync_word(void **state)
 static void test_kthread_own_threads(void **state)
 {
 	struct il_window w;
-	char line[256];
 
 	(void)state;
 	kthread_waiter(&w, "spinner", "kworker/u8:0");
 	cpu(&w, 10, "spinner", 1800);
 	cpu(&w, 40, "other", 200);
-	il_cause(&w, &c);
+	line_has(&w, "of its time waits through [kworker/u8:0] for a CPU behind its own threads");
 	assert_int_equal(c.blames[0].kind, IL_CK_SELF);
 	assert_int_equal(c.where, IL_WHERE_CPU);
-	il_cause_line(&c, line, sizeof(line));
-	assert_non_null(strstr(line, "of its time waits through [kworker/u8:0] for a CPU behind its own threads"));
 }
 
 /* The journal as a neighbour: its commits are named with the process whose syncs it woke

@@ -271,31 +271,34 @@ static int cmp_sub(const void *a, const void *b)
  * one process traced, -p, which would always name it). */
 static __u32 journal_for(const struct il_window *w, __u32 pid, const char *comm, char out[16])
 {
-	__u64 most = 0;
-	__u32 best = 0;
+	struct { __u32 tgid; __u64 n; } t[64]; /* wakes by woken process, in one pass */
+	int nt = 0, best = -1;
 
 	out[0] = 0;
 	if (strncmp(comm, "jbd2/", 5) || w->m.pid)
 		return 0;
 	for (int i = 0; i < w->split.nwakers; i++) {
 		const struct il_split_wk_row *r = &w->split.wakers[i];
-		__u64 n = 0;
+		int k = 0;
 
 		if (r->k.wk_kind != SPLIT_WK_TASK || r->k.wk_tgid != pid)
 			continue;
-		for (int j = 0; j < w->split.nwakers; j++) /* its wakes of that process, every op */
-			if (w->split.wakers[j].k.wk_kind == SPLIT_WK_TASK &&
-			    w->split.wakers[j].k.wk_tgid == pid && w->split.wakers[j].k.tgid == r->k.tgid)
-				n += w->split.wakers[j].v.count;
-		if (n > most) {
-			most = n;
-			best = r->k.tgid;
+		while (k < nt && t[k].tgid != r->k.tgid)
+			k++;
+		if (k == nt) {
+			if (nt == (int)IL_ARRAY_SIZE(t))
+				continue;
+			t[nt].tgid = r->k.tgid;
+			t[nt++].n = 0;
 		}
+		t[k].n += r->v.count; /* its wakes of that process, every op */
+		if (best < 0 || t[k].n > t[best].n)
+			best = k;
 	}
-	for (int i = 0; best && i < w->view.nprocs; i++)
-		if (w->view.procs[i].pid == best) {
+	for (int i = 0; best >= 0 && i < w->view.nprocs; i++)
+		if (w->view.procs[i].pid == t[best].tgid) {
 			snprintf(out, 16, "%s", w->view.procs[i].comm);
-			return best;
+			return t[best].tgid;
 		}
 	return 0;
 }
