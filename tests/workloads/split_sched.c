@@ -17,7 +17,9 @@
  * "pid PID" and "tid TID" first (with -g, then waits until GOFILE exists), and at the end the
  * sums of the deltas over every call:
  *   calls N, oncpu_ns N (the CPU clock), schedstat_oncpu_ns N (field 1), runq_ns N (field 2),
- *   switches N (field 3, pcount: the times the thread was switched in)
+ *   switches N (field 3, pcount: the times the thread was switched in), wall_ns N (the
+ *   CLOCK_MONOTONIC time, bpf_ktime_get_ns()'s clock, between reads just around each call,
+ *   inside the CPU clock reads: a tracer's window from syscall entry to exit lies inside it)
  * and what the CPU clock counts in a bracket beyond the call inside it, measured the same way
  * after the last call (a tracer attached pays its cost in them too; after, so that the calls
  * meet a CPU hog beside them as they would without these):
@@ -63,6 +65,7 @@ struct counters {
 	unsigned long long oncpu;  /* schedstat field 1, ns */
 	unsigned long long runq;   /* schedstat field 2, ns */
 	unsigned long long pcount; /* schedstat field 3: switch-ins */
+	unsigned long long wall;   /* CLOCK_MONOTONIC, ns */
 };
 
 /* schedstat fields 1-3 of this thread into c (all but clock) */
@@ -77,13 +80,15 @@ static void schedstat(struct counters *c)
 	}
 }
 
-static unsigned long long cpu_ns(void)
+static unsigned long long clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	clock_gettime(id, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
+
+static unsigned long long cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 /* The bracketed calls: false when one failed. */
 static bool do_write(long i) { return pwrite(fd, buf, size, i * size) == size; }
@@ -132,7 +137,8 @@ static void *waker(void *arg)
 	return NULL;
 }
 
-/* call(i) bracketed: schedstat, the clock, the call, the clock, schedstat; the deltas into
+/* call(i) bracketed: schedstat, the CPU clock, the wall clock, the call, the wall clock, the
+ * CPU clock, schedstat; the deltas into
  * *d. Returns what call returned. */
 static bool bracket(bool (*call)(long), long i, struct counters *d)
 {
@@ -141,13 +147,16 @@ static bool bracket(bool (*call)(long), long i, struct counters *d)
 
 	schedstat(&a);
 	a.clock = cpu_ns();
+	a.wall = clock_ns(CLOCK_MONOTONIC);
 	good = call(i);
+	b.wall = clock_ns(CLOCK_MONOTONIC);
 	b.clock = cpu_ns();
 	schedstat(&b);
 	d->clock = b.clock - a.clock;
 	d->oncpu = b.oncpu - a.oncpu;
 	d->runq = b.runq - a.runq;
 	d->pcount = b.pcount - a.pcount;
+	d->wall = b.wall - a.wall;
 	return good;
 }
 
@@ -183,7 +192,7 @@ static unsigned long long calibrate(bool (*call)(long), unsigned long long switc
 int main(int argc, char **argv)
 {
 	unsigned long long sum_c = 0, sum_s = 0, sum_r = 0, sum_p = 0, bracket_ns, yield_ns, sleep_ns;
-	unsigned long long remote_ns;
+	unsigned long long remote_ns, sum_w = 0;
 	pthread_t th;
 	long count = 100, calls = 0;
 	const char *gofile = NULL;
@@ -227,6 +236,7 @@ int main(int argc, char **argv)
 			sum_s += d.oncpu;
 			sum_r += d.runq;
 			sum_p += d.pcount;
+			sum_w += d.wall;
 			calls++;
 		}
 	}
@@ -246,8 +256,8 @@ int main(int argc, char **argv)
 	remote_ns = remote_ns > bracket_ns ? remote_ns - bracket_ns : 0;
 	printf("calls %ld\noncpu_ns %llu\nschedstat_oncpu_ns %llu\nrunq_ns %llu\nswitches %llu\n"
 	       "bracket_ns %llu\nswitch_ns %llu\nswitch_yield_ns %llu\nswitch_sleep_ns %llu\n"
-	       "switch_remote_ns %llu\n", calls, sum_c, sum_s, sum_r, sum_p, bracket_ns,
-	       MAX3(yield_ns, sleep_ns, remote_ns), yield_ns, sleep_ns, remote_ns);
+	       "switch_remote_ns %llu\nwall_ns %llu\n", calls, sum_c, sum_s, sum_r, sum_p, bracket_ns,
+	       MAX3(yield_ns, sleep_ns, remote_ns), yield_ns, sleep_ns, remote_ns, sum_w);
 	return 0;
 usage:
 	fprintf(stderr, "usage: split_sched [-g GOFILE] [-n COUNT] [-s BYTES] PATH\n");
