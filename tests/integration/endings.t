@@ -3,7 +3,8 @@
 #  1. SIGINT while stdout is blocked (a reader that does not read until the tool has ended):
 #     the tool ends by itself, exit 0, its summary on stderr, and rows read + rows counted as
 #     not written + reported lost == calls exactly (2 and 8 writer threads); each of the six
-#     tools, its stdout a pipe already full, ends on SIGINT with its summary on stderr.
+#     tools, its stdout a pipe already full, ends on SIGINT with its summary on stderr; and
+#     fsslower into a terminal paused with Ctrl-S the same.
 #  2. A reader that goes away: `TOOL | head -2` ends each of the five tools within 1 s of head
 #     exiting, status 0, no BPF program of it left; also while the tool prints nothing.
 #  3. -p of a process that exits after 1 s (and --tid of a thread that exits): the tool ends
@@ -14,7 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 66
+plan 69
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -152,6 +153,44 @@ full_pipe biolatency 'usecs|no block I/O completed' "$io_f" $(tool biolatency)
 full_pipe iowaitstack '^no I/O wait seen$|usecs of I/O wait in' "$io_f" $(tool iowaitstack)
 full_pipe writeback-ret '^FUNC +RET +SYNC_MODE +COUNT' "$io_f" $(tool writeback-ret)
 full_pipe iolayer '^verdict: ' "$io_f" $(tool iolayer)
+
+# paused_tty IO CMD...: CMD's stdout a terminal paused with Ctrl-S (a pty: XOFF typed at it,
+# with IXON on, stops its output, as a user's terminal), IO run once CMD traces, then SIGINT
+# while CMD waits to write. CMD ends by itself, exit 0, says on stderr that stdout is blocked
+# and its summary follows there. Prints "RC MS" (MS: from the signal to its end).
+paused_tty() {
+	local io=$1; shift
+	python3 - "$TMPD/tty.err" "$io" "$@" <<'PY'
+import os, pty, signal, subprocess, sys, time
+err, io, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+m, s = pty.openpty()
+os.write(m, b"\x13")  # Ctrl-S typed at the terminal: its output stops
+time.sleep(0.1)
+p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=s, stderr=open(err, "wb"))
+os.close(s)
+for _ in range(200):
+    if b"Hit Ctrl-C" in open(err, "rb").read(): break
+    time.sleep(0.05)
+subprocess.run(io, shell=True)
+time.sleep(0.5)
+t0 = time.monotonic()
+p.send_signal(signal.SIGINT)
+try:
+    rc = p.wait(timeout=20)
+except subprocess.TimeoutExpired:
+    p.kill(); rc = "hung"
+print(rc, int((time.monotonic() - t0) * 1000))
+os.write(m, b"\x11")  # Ctrl-Q
+PY
+}
+read -r TTY_RC TTY_MS < <(paused_tty "for i in \$(seq 40); do dd if=/dev/zero of=$MNT/tty bs=64 count=20 oflag=dsync status=none; done" \
+	$FS -m 0)
+check "fsslower into a terminal paused with Ctrl-S: SIGINT ends it (${TTY_MS:-no} ms)" test "${TTY_MS:-99999}" -lt "$SLACK_MS"
+is "$TTY_RC" 0 "fsslower into a paused terminal: exit 0"
+cp "$TMPD/tty.err" "$TMPD/fp.err"; : >"$TMPD/fp.out"
+check "fsslower into a paused terminal: says stdout is blocked, then its summary on stderr" \
+	blocked_then fsslower '^Summary of every traced call'
+grep 'stdout' "$TMPD/tty.err" | sed 's/^/#   stderr: /'
 
 # ---- 2. A reader that goes away ------------------------------------------------------------
 F=$MNT/headed
