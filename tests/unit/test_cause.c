@@ -6,7 +6,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "libiolayer.h"
 
@@ -594,7 +596,69 @@ static void test_line(void **state)
 	assert_non_null(strstr(line, "for loop3 itself, not behind others' requests"));
 }
 
-int main(void)
+/* The title a process set itself: its role after "COMM: ", a cluster's name skipped, two
+ * words at most, none from a client address or status on. */
+static void test_title_parse(void **state)
+{
+	static const struct { const char *cmd; size_t n; const char *comm, *want; } t[] = {
+		{ "postgres: 15/main: checkpointer ", 0, "postgres", "checkpointer" },
+		{ "postgres: walwriter\0\0\0", 22, "postgres", "walwriter" },
+		{ "postgres: background writer   ", 0, "postgres", "background writer" },
+		{ "postgres: 15/main: alice db1 [local] COMMIT", 0, "postgres", "alice db1" },
+		{ "postgres: alice db1 127.0.0.1(40132) idle", 0, "postgres", "alice db1" },
+		{ "postgres: logical replication launcher", 0, "postgres", "logical replication" },
+		{ "nginx: master process /usr/sbin/nginx -g daemon on;", 0, "nginx", "master process" },
+		{ "sshd: alice [priv]", 0, "sshd", "alice" },
+		{ "sshd: alice@pts/0", 0, "sshd", "" },
+		{ "/usr/lib/postgresql/15/bin/postgres\0-D\0/var/lib/pg", 52, "postgres", "" },
+		{ "postgres", 0, "postgres", "" },
+		{ "postgres:", 0, "postgres", "" },
+		{ "postgresql: x", 0, "postgres", "" },
+		{ "python3\0logger: x", 17, "python3", "" },
+		{ "postgres: 127.0.0.1", 0, "postgres", "" },
+	};
+	char buf[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_string_equal(il_who_title_parse(t[i].cmd, t[i].n ? t[i].n : strlen(t[i].cmd),
+						       t[i].comm, buf, sizeof(buf)), t[i].want);
+	/* cut to the room given: whole words only */
+	assert_string_equal(il_who_title_parse("postgres: background writer", 27, "postgres", buf, 12),
+			    "background");
+}
+
+/* Processes of one command told apart by their titles: this test's own process, titled as
+ * PostgreSQL's checkpointer titles itself (main() rewrites its argv[0]), and another of the
+ * same command with no title. Without titles they were one group, "test_cause (2 pids)". */
+static char own_comm[16];
+
+static void test_titles(void **state)
+{
+	struct il_window w;
+	char want[64], lines[5][200];
+	__u32 me = getpid();
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, me, own_comm, 50 << 20, 500, 0);
+	sent(&w, 999999999, own_comm, 49 << 20, 500, 0); /* no such process: no title */
+	snprintf(want, sizeof(want), "%s: ckpt", own_comm);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, want);
+	assert_int_equal(c.blames[0].npids, 1);
+	snprintf(want, sizeof(want), "behind %s: ckpt (pid %u) on ", own_comm, me);
+	line_has(&w, want);
+	assert_true(il_cause_evidence(&c, lines) > 1);
+	snprintf(want, sizeof(want), " %s: ckpt ", own_comm);
+	assert_non_null(strstr(lines[1], want));
+	snprintf(want, sizeof(want), ", %s 4", own_comm); /* the untitled one apart: 49 % */
+	assert_non_null(strstr(lines[1], want));
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_service),
@@ -606,7 +670,19 @@ int main(void)
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
-		cmocka_unit_test(test_line),
+		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
+		cmocka_unit_test(test_titles),
 	};
+	FILE *f = fopen("/proc/self/comm", "r");
+
+	/* this process's title, set as PostgreSQL sets its own: over its argv[0] */
+	if (!f || !fgets(own_comm, sizeof(own_comm), f))
+		return 1;
+	fclose(f);
+	own_comm[strcspn(own_comm, "\n")] = 0;
+	if (argc < 1 || strlen(argv[0]) < strlen(own_comm) + strlen(": ckpt"))
+		return 1;
+	memset(argv[0], 0, strlen(argv[0]));
+	sprintf(argv[0], "%s: ckpt", own_comm);
 	return cmocka_run_group_tests_name("cause", tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cause.h"
 #include "layers/split.h"
+#include "layers/who.h"
 #include "measure.h"
 #include "disk.h"
 #include "escape.h"
@@ -64,28 +65,34 @@ static bool is_kthread(const struct il_window *w, __u32 pid, const char *comm)
 }
 
 /* The group a process is shown in: its command (kernel threads: up to a ':', so the flusher's
- * workers are one). */
-static void group_key(const char *comm, bool kthread, char out[16])
+ * workers are one), and the title process pid set itself, after ": " (il_who_pid_title():
+ * PostgreSQL's checkpointer, walwriter and backends are told apart). */
+static void group_key(const char *comm, bool kthread, __u32 pid, char out[IL_CAUSE_NAME])
 {
-	size_t n = strnlen(comm, 15);
+	size_t n = strnlen(comm, IL_CAUSE_NAME - 1);
+	char title[32];
 
 	memcpy(out, comm, n);
 	out[n] = 0;
+	if (n > 15) /* a group's name already (a task's comm has at most 15 bytes) */
+		return;
 	if (kthread && strchr(out, ':'))
 		*strchr(out, ':') = 0;
+	if (!kthread && pid && il_who_pid_title(pid, out, title, sizeof(title))[0])
+		snprintf(out + n, IL_CAUSE_NAME - n, ": %s", title);
 }
 
 /* Add ns to cause (kind, group of comm, dev, via) of a; pid the member it came through. */
 static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const char *comm, bool kthread,
 			      __u32 dev, const char *via, __u64 ns)
 {
-	char key[16] = "";
+	char key[IL_CAUSE_NAME] = "";
 	struct il_blame *b = NULL;
 
 	if (!ns)
 		return NULL;
 	if (comm)
-		group_key(comm, kthread, key);
+		group_key(comm, kthread, pid, key);
 	for (int i = 0; i < a->n && !b; i++)
 		if (a->b[i].kind == kind && a->b[i].dev == dev && !strcmp(a->b[i].comm, key))
 			b = &a->b[i];
@@ -124,7 +131,7 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 struct sub {
 	__u32 pid;                  /* the group's largest member */
 	double top;                 /* that member's load */
-	char comm[16];              /* the group's key */
+	char comm[IL_CAUSE_NAME];   /* the group's key */
 	bool kthread, self;
 	int npids;
 	double load;                /* bytes */
@@ -138,12 +145,12 @@ struct sub {
 static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthread, bool self,
 		   double load, const char *cgroup)
 {
-	char key[16];
+	char key[IL_CAUSE_NAME];
 	int i;
 
 	if (load <= 0)
 		return n;
-	group_key(comm, kthread, key);
+	group_key(comm, kthread, pid, key);
 	for (i = 0; i < n; i++)
 		if (s[i].self == self && (self ? s[i].pid == pid : !strcmp(s[i].comm, key)))
 			break;
@@ -266,10 +273,10 @@ static int cmp_sub(const void *a, const void *b)
 }
 
 /* For a journal thread (pid, comm jbd2/...): the process whose traced calls it woke the
- * most (their waits for its commits: the commits they forced), its comm into out[16] and
+ * most (their waits for its commits: the commits they forced), its name (group_key()) into out and
  * its pid returned; 0 when not known (not a journal, no such wake-up, or the calls of only
  * one process traced, -p, which would always name it). */
-static __u32 journal_for(const struct il_window *w, __u32 pid, const char *comm, char out[16])
+static __u32 journal_for(const struct il_window *w, __u32 pid, const char *comm, char out[IL_CAUSE_NAME])
 {
 	struct { __u32 tgid; __u64 n; } t[64]; /* wakes by woken process, in one pass */
 	int nt = 0, best = -1;
@@ -297,7 +304,7 @@ static __u32 journal_for(const struct il_window *w, __u32 pid, const char *comm,
 	}
 	for (int i = 0; best >= 0 && i < w->view.nprocs; i++)
 		if (w->view.procs[i].pid == t[best].tgid) {
-			snprintf(out, 16, "%s", w->view.procs[i].comm);
+			group_key(w->view.procs[i].comm, false, t[best].tgid, out);
 			return t[best].tgid;
 		}
 	return 0;
@@ -826,7 +833,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	c->part_share = c->victim.call_ns ? (double)part_ns / c->victim.call_ns : 0;
 	for (int i = 0; i < w->view.nprocs; i++)
 		if (w->view.procs[i].pid == c->victim.pid) {
-			snprintf(c->victim.comm, sizeof(c->victim.comm), "%s", w->view.procs[i].comm);
+			group_key(w->view.procs[i].comm, w->view.procs[i].kthread, c->victim.pid, c->victim.comm);
 			snprintf(c->victim.file, sizeof(c->victim.file), "%s", w->view.procs[i].top_file);
 		}
 	for (int i = 0; i < a->n && c->nblames < IL_CAUSE_MAX; i++) {
@@ -859,7 +866,7 @@ static const char *op_word(const struct il_cause *c)
 /* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. */
 static const char *who_str(const struct il_blame *b, char *buf, size_t len)
 {
-	char esc[4 * 16 + 1];
+	char esc[4 * IL_CAUSE_NAME + 1];
 	int n;
 
 	il_text_escape(b->comm, strnlen(b->comm, sizeof(b->comm)), esc, sizeof(esc));
@@ -877,7 +884,7 @@ static const char *who_str(const struct il_blame *b, char *buf, size_t len)
 /* The culprit's part of the line: what the victim's time waits for. */
 static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, char *buf, size_t len)
 {
-	char who[200], via[40] = "", cg[4 * 60 + 1];
+	char who[4 * IL_CAUSE_NAME + 4 * IL_CAUSE_NAME + 64], via[40] = "", cg[4 * 60 + 1];
 	int pct = (int)(b->share * 100 + 0.5);
 
 	il_text_escape(b->cgroup, strnlen(b->cgroup, 60), cg, sizeof(cg));
@@ -890,7 +897,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	}
 	who_str(b, who, sizeof(who));
 	if (b->for_comm[0]) { /* a journal's commits: whose syncs forced them */
-		char f[4 * 16 + 1];
+		char f[4 * IL_CAUSE_NAME + 1];
 		size_t o = strlen(who);
 
 		il_text_escape(b->for_comm, strnlen(b->for_comm, sizeof(b->for_comm)), f, sizeof(f));
@@ -992,7 +999,7 @@ static void cut_phrase(char *s, size_t max)
 
 const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 {
-	char comm[4 * 16 + 1], file[80], rest[256], line[512];
+	char comm[4 * IL_CAUSE_NAME + 1], file[80], rest[256], line[512];
 	size_t room, max = len - 1 < 200 ? len - 1 : 200;
 	int n;
 
@@ -1057,12 +1064,12 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
 			/* a group or a name (escaped), not a pid; the victim's own marked */
-			char f[4 * 16 + 16] = "";
+			char f[4 * IL_CAUSE_NAME + 16] = "";
 
 			if (d->top[k].for_comm[0]) { /* a journal's: whose syncs it committed for */
-				char e[4 * 16 + 1];
+				char e[4 * IL_CAUSE_NAME + 1];
 
-				il_text_escape(d->top[k].for_comm, strnlen(d->top[k].for_comm, 16), e,
+				il_text_escape(d->top[k].for_comm, strnlen(d->top[k].for_comm, IL_CAUSE_NAME), e,
 					       sizeof(e));
 				snprintf(f, sizeof(f), " (for %s)", e);
 			}
@@ -1174,7 +1181,8 @@ static void victim_culprit(const struct il_window *w, const struct il_cause *c, 
 			p = &w->view.procs[i];
 	k->found = true;
 	k->pid = c->victim.pid;
-	snprintf(k->comm, sizeof(k->comm), "%s", c->victim.comm);
+	/* its command alone: the title is the cause's */
+	snprintf(k->comm, sizeof(k->comm), "%.15s", p ? p->comm : c->victim.comm);
 	snprintf(k->file, sizeof(k->file), "%s", c->victim.file);
 	snprintf(k->disk, sizeof(k->disk), "%s", p && p->top_file_disk[0] ? p->top_file_disk : w->m.disk);
 	if (!p)
@@ -1209,10 +1217,10 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9) {
 		j->v.d.where = IL_WHERE_NONE;
 		j->cause.idle = true;
-		char comm[4 * 16 + 1];
+		char comm[4 * IL_CAUSE_NAME + 1];
 
 		budget = 200 - strlen("verdict:  -- ") - strlen(il_where_name(IL_WHERE_NONE));
-		il_text_escape(j->cause.victim.comm, strnlen(j->cause.victim.comm, 16), comm, sizeof(comm));
+		il_text_escape(j->cause.victim.comm, strnlen(j->cause.victim.comm, IL_CAUSE_NAME), comm, sizeof(comm));
 		/* the cause of so little time is in the evidence, not the line (which it made too
 		 * long to read, cut in the middle) */
 		snprintf(j->v.why, budget + 1 < sizeof(j->v.why) ? budget + 1 : sizeof(j->v.why),

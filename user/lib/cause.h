@@ -65,10 +65,14 @@ const char *il_ck_name(enum il_ck k);
 enum il_cause_part { IL_CP_CPU, IL_CP_RUNQ, IL_CP_IO, IL_CP_WAIT, IL_CAUSE_PARTS };
 
 /* One cause of the victim's call time. */
+/* A process group's name in the causes: its command, and the title its processes set (see
+ * il_who_pid_title()) after ": " ("postgres: checkpointer"), escaped when shown. */
+#define IL_CAUSE_NAME 48
+
 struct il_blame {
 	enum il_ck kind;
 	__u32 pid;                  /* a process (a group's busiest member), 0 none */
-	char comm[16];              /* its command (a kernel thread's name) */
+	char comm[IL_CAUSE_NAME];   /* its command (a kernel thread's name), and title */
 	int npids;                  /* processes of that command in the group (1: one) */
 	bool kthread;
 	char cgroup[128];           /* the throttled cgroup; a process's cgroup */
@@ -76,7 +80,7 @@ struct il_blame {
 	char disk[32];
 	char rule[192];             /* the throttle rules */
 	char via[16];               /* the kernel thread most of it went through (jbd2/loop0-8) */
-	char for_comm[16];          /* a journal thread's: the process whose syncs it woke the
+	char for_comm[IL_CAUSE_NAME]; /* a journal thread's: the process whose syncs it woke the
 				     * most (whose commits they were), "" unknown (-p: others'
 				     * syncs are not traced) */
 	__u32 for_pid;
@@ -98,11 +102,11 @@ struct il_cause_disk {
 	__u64 busy_ns;                      /* bytes of every submitter */
 	int n;
 	struct {
-		char comm[16];
+		char comm[IL_CAUSE_NAME];
 		int npids;
 		bool kthread, self;     /* self: the victim (or the thread its wait went through) */
 		double share;
-		char for_comm[16];      /* a journal thread's: as il_blame.for_comm */
+		char for_comm[IL_CAUSE_NAME]; /* a journal thread's: as il_blame.for_comm */
 	} top[4];
 };
 
@@ -110,7 +114,7 @@ struct il_cause {
 	bool found;                         /* a victim with split calls */
 	struct {
 		__u32 pid;
-		char comm[16];
+		char comm[IL_CAUSE_NAME];   /* its command, and title (as il_blame.comm) */
 		int op;                     /* enum fs_op */
 		char file[512];             /* its top file, "" none */
 		__u64 calls, call_ns;

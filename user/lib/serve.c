@@ -128,7 +128,7 @@ struct server {
 	 * time; under lock. */
 	struct {
 		bool set;
-		char layer[32], victim[16], victim_pid[16], kind[16], culprit[256];
+		char layer[32], victim[IL_CAUSE_NAME], victim_pid[16], kind[16], culprit[256];
 		double share;
 	} verdict;
 	/* The connections as the admission policy sees them (see "connections" below): changed
@@ -202,7 +202,7 @@ static void verdict_step(struct server *sv, const struct il_snap *s)
 	if (j->cause.found && j->cause.nblames && !j->cause.idle) {
 		const struct il_blame *b = &j->cause.blames[0];
 
-		snprintf(sv->verdict.victim, sizeof(sv->verdict.victim), "%.15s", j->cause.victim.comm);
+		snprintf(sv->verdict.victim, sizeof(sv->verdict.victim), "%s", j->cause.victim.comm);
 		snprintf(sv->verdict.victim_pid, sizeof(sv->verdict.victim_pid), "%u", j->cause.victim.pid);
 		snprintf(sv->verdict.kind, sizeof(sv->verdict.kind), "%s", il_ck_name(b->kind));
 		snprintf(sv->verdict.culprit, sizeof(sv->verdict.culprit), "%s",

@@ -77,7 +77,7 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 		if (c->disks[d].dev != w->dev)
 			continue;
 		for (int k = 0; k < c->disks[d].n && n < (int)sizeof(extra); k++)
-			n += snprintf(extra + n, sizeof(extra) - n, "%s %.15s%s %.0f%%", k ? "," : "; by",
+			n += snprintf(extra + n, sizeof(extra) - n, "%s %.47s%s %.0f%%", k ? "," : "; by",
 				      c->disks[d].top[k].comm, c->disks[d].top[k].npids > 1 ? " (group)" : "",
 				      c->disks[d].top[k].share * 100);
 	}

@@ -373,6 +373,104 @@ const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, s
 			      buf, len);
 }
 
+const char *il_who_title_parse(const char *cmdline, size_t n, const char *comm, char *buf, size_t len)
+{
+	size_t c = strnlen(comm, 15), o = 0;
+	const char *p, *end;
+	int words = 0;
+
+	buf[0] = 0;
+	end = memchr(cmdline, 0, n);
+	end = end ? end : cmdline + n;
+	if (!c || len < 2 || (size_t)(end - cmdline) < c + 2 || memcmp(cmdline, comm, c) ||
+	    cmdline[c] != ':' || cmdline[c + 1] != ' ')
+		return buf;
+	for (p = cmdline + c + 2; p < end && words < 2;) {
+		const char *w = p, *we;
+
+		while (w < end && *w == ' ')
+			w++;
+		for (we = w; we < end && *we != ' '; we++)
+			;
+		if (we == w)
+			break;
+		p = we;
+		if (we[-1] == ':' && !o) /* a cluster's name before the role */
+			continue;
+		if (memchr(w, '(', we - w) || memchr(w, '[', we - w) || memchr(w, '@', we - w) ||
+		    (*w >= '0' && *w <= '9'))
+			break;
+		if (o + (o ? 1 : 0) + (size_t)(we - w) >= len)
+			break;
+		if (o)
+			buf[o++] = ' ';
+		memcpy(buf + o, w, we - w);
+		o += we - w;
+		buf[o] = 0;
+		words++;
+	}
+	return buf;
+}
+
+/* Titles read (il_who_pid_title()): an open-addressing table, emptied when 3/4 full. */
+static struct title_note {
+	__u32 pid;
+	char comm[16];
+	char title[32];
+	unsigned long long round_ns; /* the round of checks it was read in */
+} *titles;
+static int ntitles;
+
+const char *il_who_pid_title(__u32 pid, const char *comm, char *buf, size_t len)
+{
+	size_t h = (pid * 2654435761u) % IL_WHO_TITLES;
+	struct title_note *t = NULL;
+	char path[32], cmd[256];
+	ssize_t n = -1;
+	int fd;
+
+	buf[0] = 0;
+	if (!pid || !comm[0])
+		return buf;
+	if (!titles && !(titles = calloc(IL_WHO_TITLES, sizeof(*titles))))
+		return buf;
+	for (size_t i = 0; i < IL_WHO_TITLES; i++, h = (h + 1) % IL_WHO_TITLES) {
+		if (titles[h].pid == pid && !strncmp(titles[h].comm, comm, 15)) {
+			t = &titles[h];
+			if (!check_budget || t->round_ns == round_ns) { /* read this round, or may not */
+				snprintf(buf, len, "%s", t->title);
+				return buf;
+			}
+			ntitles--; /* read again below */
+			break;
+		}
+		if (!titles[h].pid) {
+			t = &titles[h];
+			break;
+		}
+	}
+	if (!check_budget)
+		return buf; /* a scrape: no /proc read */
+	if (!t || (!t->pid && ntitles >= IL_WHO_TITLES * 3 / 4)) {
+		memset(titles, 0, IL_WHO_TITLES * sizeof(*titles));
+		ntitles = 0;
+		t = &titles[(pid * 2654435761u) % IL_WHO_TITLES];
+	}
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, cmd, sizeof(cmd));
+		close(fd);
+	}
+	t->pid = pid;
+	t->round_ns = round_ns;
+	snprintf(t->comm, sizeof(t->comm), "%.15s", comm);
+	il_who_title_parse(cmd, n > 0 ? (size_t)n : 0, comm, t->title, sizeof(t->title));
+	ntitles++;
+	snprintf(buf, len, "%s", t->title);
+	return buf;
+}
+
 const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len)
 {
 	if (check_budget)

@@ -79,6 +79,24 @@ const char *il_who_proc_cgroup(__u32 pid, const struct who_proc *p, char *buf, s
  * il_who_names_check() (a scrape opens no file per process). Returns buf. */
 const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len);
 
+/* The title process pid set itself, when it names its role: /proc/PID/cmdline's first
+ * argument rewritten as "COMM: TITLE" (PostgreSQL's "postgres: 15/main: checkpointer",
+ * nginx's "nginx: worker process", sshd's "sshd: alice [priv]"), so that processes of one
+ * command are told apart by role. TITLE's leading words ending in ':' (a cluster name) are
+ * skipped; at most its first two words are kept, up to one that holds '(', '[' or '@' or
+ * starts with a digit (a client address, a status: "postgres: alice db1 [local] idle" gives
+ * "alice db1"). Into buf ("" when the process set no such title, is gone, or is a kernel
+ * thread); comm: the process's command (task comm, up to 15 bytes). Read once per process
+ * (pid and comm) and kept (IL_WHO_TITLES processes); /proc is read only while
+ * il_who_names_check() allows looking at files, else what was read before stands. Returns
+ * buf. */
+#define IL_WHO_TITLES 1024
+const char *il_who_pid_title(__u32 pid, const char *comm, char *buf, size_t len);
+
+/* The title part of cmdline (n bytes, as /proc/PID/cmdline gives it) for command comm, as
+ * il_who_pid_title() says, into buf ("" none). Returns buf. */
+const char *il_who_title_parse(const char *cmdline, size_t n, const char *comm, char *buf, size_t len);
+
 /* Remember the cgroup paths of the processes attribution has seen so far, while they run
  * (call it every second or so): il_cgroup_of_pid() answers from it after they exit. */
 void il_who_note_procs(struct bpf_object *obj);
