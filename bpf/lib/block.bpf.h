@@ -1191,7 +1191,10 @@ static __always_inline void blk_proc_account(const struct blk_io *io, const stru
 	if (!p)
 		return;
 	p->ios += 1;
-	p->bytes += io->bytes;
+	/* data moved only: a discard's (or write-zeroes') size is a range, not bytes (blkdiscard
+	 * of 1 GiB, or ext4's discards when rm frees a file, read as a neighbour's gigabyte) */
+	if (io->op == IL_OP_READ || io->op == IL_OP_WRITE)
+		p->bytes += io->bytes;
 	if (io->op == IL_OP_WRITE)
 		p->write_bytes += io->bytes;
 	p->before_q_ns += t->before_q;
@@ -1224,7 +1227,8 @@ static __always_inline void blk_account(const struct blk_io *io, struct blk_disk
 	if (!c)
 		return;
 	c->ios += 1;
-	c->bytes += io->bytes;
+	if (io->op == IL_OP_READ || io->op == IL_OP_WRITE) /* data moved, as blk_proc_account() */
+		c->bytes += io->bytes;
 	c->before_q_ns += t.before_q;
 	c->queue_ns += t.queue;
 	c->device_ns += t.device;

@@ -180,7 +180,7 @@ struct blk_cg_key {
 };
 
 struct blk_cg {
-	__u64 ios, bytes;
+	__u64 ios, bytes;    /* bytes: reads' and writes' (not a discard's range) */
 	__u64 before_q_ns;   /* sum of BEFORE_Q */
 	__u64 queue_ns;      /* Q2G + G2I + I2D */
 	__u64 device_ns;     /* D2C (Q2C for bio-based devices) */
@@ -201,7 +201,7 @@ struct blk_proc_key {
 };
 
 struct blk_proc {
-	__u64 ios, bytes, write_bytes;
+	__u64 ios, bytes, write_bytes; /* bytes: reads' and writes' (not a discard's range) */
 	__u64 before_q_ns;   /* sum of BEFORE_Q */
 	__u64 queue_ns;      /* Q2G + G2I + I2D */
 	__u64 device_ns;     /* D2C (Q2C for bio-based devices): its time on the device */

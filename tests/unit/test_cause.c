@@ -596,6 +596,33 @@ static void test_line(void **state)
 	assert_non_null(strstr(line, "for loop3 itself, not behind others' requests"));
 }
 
+/* Two dd's whose pages two flusher workers wrote back: each dd's rows come once for its own
+ * requests and again for each worker's, and the group still has 2 members (counted by pid,
+ * not by row: it read "dd (5 pids)"). */
+static void test_group_members(void **state)
+{
+	struct il_window w;
+	struct il_win_dirtier d[2] = {
+		{ .pid = 20, .dev = DISK, .comm = "dd", .wb_bytes = 40 << 20 },
+		{ .pid = 21, .dev = DISK, .comm = "dd", .wb_bytes = 40 << 20 },
+	};
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, 20, "dd", 10 << 20, 100, 0);
+	sent(&w, 21, "dd", 12 << 20, 100, 0);
+	sent(&w, 30, "kworker/u8:1", 40 << 20, 300, 0);
+	sent(&w, 31, "kworker/u8:2", 40 << 20, 300, 0);
+	w.dirtiers = d;
+	w.ndirtiers = 2;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_int_equal(c.blames[0].npids, 2);
+	line_has(&w, " behind dd (2 pids) on ");
+}
+
 /* The title a process set itself: its role after "COMM: ", a cluster's name skipped, two
  * words at most, none from a client address or status on. */
 static void test_title_parse(void **state)
@@ -671,7 +698,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_journal_runq),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
-		cmocka_unit_test(test_titles),
+		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");
 

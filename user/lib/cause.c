@@ -133,7 +133,10 @@ struct sub {
 	double top;                 /* that member's load */
 	char comm[IL_CAUSE_NAME];   /* the group's key */
 	bool kthread, self;
-	int npids;
+	int npids;                  /* distinct members, at most IL_ARRAY_SIZE(pids) */
+	__u32 pids[128];            /* the members, to count each once: a process's rows come
+				     * once for its own requests and again for each kernel thread
+				     * or sync that wrote its pages back ("dd (145 pids)" for 5) */
 	double load;                /* bytes */
 	char cgroup[128];           /* its members' cgroup, "" unknown or not one */
 	bool mixed;                 /* members in several cgroups */
@@ -160,12 +163,21 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 		s[n++] = (struct sub){ .pid = pid, .kthread = kthread, .self = self };
 		snprintf(s[i].comm, sizeof(s[i].comm), "%s", key);
 		snprintf(s[i].cgroup, sizeof(s[i].cgroup), "%s", cgroup ? cgroup : "");
-	} else if (s[i].pid != pid && !self) {
-		s[i].npids++;
+	} else if (!self && pid) { /* (requests of no submitter seen: pid 0, not a member) */
+		int k = 0;
+
+		while (k < (int)IL_ARRAY_SIZE(s[i].pids) && s[i].pids[k] && s[i].pids[k] != pid)
+			k++;
+		if (k < (int)IL_ARRAY_SIZE(s[i].pids) && !s[i].pids[k]) { /* a new member */
+			s[i].pids[k] = pid;
+			s[i].npids++;
+		}
 		s[i].mixed |= strcmp(s[i].cgroup, cgroup ? cgroup : "") != 0;
 	}
-	if (!s[i].npids)
+	if (!s[i].npids) {
 		s[i].npids = 1;
+		s[i].pids[0] = pid;
+	}
 	s[i].load += load;
 	if (load > s[i].top) {
 		s[i].top = load;
