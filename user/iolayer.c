@@ -111,6 +111,64 @@ static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int s
 /* -p's children, which are not traced (children.h) */
 static struct il_children kids;
 
+/* Threads blocked in a file syscall when tracing began, and at the report: a call that has not
+ * returned is in none of the numbers (a call counts when it ends); one blocked all along (a
+ * write a throttle holds, begun before tracing) would otherwise be a silent zero. */
+#define STUCK_MAX 64
+static struct il_fs_stuck stuck0[STUCK_MAX], stuck[STUCK_MAX];
+static int nstuck0, nstuck;
+
+/* The blocked calls worth saying: those blocked all along, and with a verdict of none, any. */
+static bool stuck_said(const struct il_fs_stuck *st, bool none)
+{
+	return st->whole || none;
+}
+
+static struct json_object *stuck_json(bool none)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < nstuck; i++) {
+		struct json_object *x = json_object_new_object();
+
+		if (!stuck_said(&stuck[i], none))
+			continue;
+		json_object_object_add(x, "pid", json_object_new_int(stuck[i].pid));
+		json_object_object_add(x, "tid", json_object_new_int(stuck[i].tid));
+		il_json_add_name(x, "comm", stuck[i].comm, sizeof(stuck[i].comm));
+		json_object_object_add(x, "call", json_object_new_string(stuck[i].call));
+		json_object_object_add(x, "whole_window", json_object_new_boolean(stuck[i].whole));
+		json_object_array_add(a, x);
+	}
+	return a;
+}
+
+/* "still in flight: ..." lines under the verdict. */
+static void stuck_print(double elapsed_s, bool none)
+{
+	int said = 0;
+
+	for (int i = 0; i < nstuck; i++) {
+		char comm[4 * 16 + 1];
+
+		if (!stuck_said(&stuck[i], none))
+			continue;
+		if (++said > 3) {
+			printf("    (and more in flight: --json lists them all)\n");
+			break;
+		}
+		il_text_escape(stuck[i].comm, strnlen(stuck[i].comm, sizeof(stuck[i].comm)), comm, sizeof(comm));
+		if (stuck[i].whole)
+			printf("still in flight: %s (pid %u) %s, blocked (D state) all %.1f s without returning: "
+			       "in none of the numbers above (a call counts when it returns)\n", comm,
+			       stuck[i].pid, stuck[i].call, elapsed_s);
+		else
+			printf("still in flight: %s (pid %u) %s, blocked (D state) when tracing ended: not "
+			       "in the numbers above (a call counts when it returns)\n", comm, stuck[i].pid,
+			       stuck[i].call);
+	}
+}
+
 /* The tables' JSON: the judgement's, then the processes, files, AIO, children, top stack,
  * lost last. */
 static struct json_object *report_json(struct il_window *w, const struct il_judgement *j, int shown,
@@ -125,6 +183,7 @@ static struct json_object *report_json(struct il_window *w, const struct il_judg
 	json_object_object_del(o, "lost");
 	il_who_view_json(o, &w->view, w->m.elapsed_s, shown);
 	json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
+	json_object_object_add(o, "in_flight", stuck_json(j->v.d.where == IL_WHERE_NONE));
 	json_object_object_add(o, "untraced_children", il_children_json(&kids));
 	/* -C: the cgroup traced (its path in the io controller's hierarchy), else null */
 	json_object_object_add(o, "traced_cgroup", il_cgfilter_get() ?
@@ -229,6 +288,8 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 
 	il_window_judge(w, &j);
 	v = j.v;
+	nstuck = il_fs_stuck(il_opts.pid, stuck, STUCK_MAX);
+	il_fs_stuck_since(stuck, nstuck, stuck0, nstuck0);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_culprit(&w->view, &v.c, top_n);
@@ -288,6 +349,7 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	} else {
 		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
 	}
+	stuck_print(m->elapsed_s, v.d.where == IL_WHERE_NONE);
 	il_drops_print(stdout, w->lost);
 	return err;
 }
@@ -439,6 +501,7 @@ int main(int argc, char **argv)
 		il_err("cannot read the processes' CPU times: %s", il_errno_name(err));
 		goto out;
 	}
+	nstuck0 = il_fs_stuck(il_opts.pid, stuck0, STUCK_MAX);
 	fprintf(stderr, "Tracing every I/O layer%s for %u s... Hit Ctrl-C to end.\n",
 		il_opts.pid ? " of that process" : il_opts.cgroup ? " of that cgroup" : "", il_opts.duration_s);
 	struct tick_ctx tc = { skel->obj, &src, heat, t0 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The filesystem layer's user side (see layers.h; kernel side bpf/lib/fs.bpf.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -507,6 +508,101 @@ __u64 il_fs_orphan_starts(struct bpf_object *obj)
 		prev = &key;
 	}
 	return n;
+}
+
+/* Thread tid of process pid, if blocked in a traced file syscall, into *st: true. */
+static bool stuck_thread(__u32 pid, __u32 tid, struct il_fs_stuck *st)
+{
+	char path[64], buf[512], *p;
+	unsigned long long vol = 0, invol = 0;
+	long nr = -1;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the comm may hold any byte, ')' too: the last one ends it */
+	if (!p || p[1] != ' ' || p[2] != 'D')
+		return false;
+	memset(st, 0, sizeof(*st));
+	*p = 0;
+	snprintf(st->comm, sizeof(st->comm), "%s", strchr(buf, '(') ? strchr(buf, '(') + 1 : "");
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls); i++)
+		if (nr >= 0 && sys_calls[i].nr == nr && sys_calls[i].sys.kind != FS_SK_AIO)
+			st->call = sys_calls[i].name;
+	if (!st->call)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(buf, sizeof(buf), f)) {
+			sscanf(buf, "voluntary_ctxt_switches: %llu", &vol);
+			sscanf(buf, "nonvoluntary_ctxt_switches: %llu", &invol);
+		}
+		fclose(f);
+	}
+	st->pid = pid;
+	st->tid = tid;
+	st->switches = vol + invol;
+	return true;
+}
+
+/* The threads of process pid into out[n..max): the new n. */
+static int stuck_threads(__u32 pid, struct il_fs_stuck *out, int n, int max)
+{
+	char path[32];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	if (!(d = opendir(path)))
+		return n;
+	while (n < max && (e = readdir(d))) {
+		unsigned long tid = strtoul(e->d_name, NULL, 10);
+
+		if (tid && stuck_thread(pid, tid, &out[n]))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int il_fs_stuck(__u32 tgid, struct il_fs_stuck *out, int max)
+{
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	if (tgid)
+		return stuck_threads(tgid, out, 0, max);
+	if (!(d = opendir("/proc")))
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		unsigned long pid = strtoul(e->d_name, NULL, 10);
+
+		if (pid)
+			n = stuck_threads(pid, out, n, max);
+	}
+	closedir(d);
+	return n;
+}
+
+void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck *before, int nb)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < nb; k++)
+			if (before[k].tid == now[i].tid && before[k].call == now[i].call &&
+			    before[k].switches == now[i].switches)
+				now[i].whole = true;
 }
 
 const char *il_fs_iface_name(enum fs_iface iface)

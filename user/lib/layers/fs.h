@@ -142,6 +142,26 @@ struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n);
  * missed. Add to the drops' IL_DROP_MISSED_RETURN. */
 __u64 il_fs_orphan_starts(struct bpf_object *obj);
 
+/* A thread blocked (D state) inside a file-operation syscall when looked at: a call whose
+ * time the numbers cannot hold yet (a call is counted when it returns), such as a write held
+ * by a throttle for the whole window, or one begun before tracing. */
+struct il_fs_stuck {
+	__u32 pid, tid;
+	char comm[16];
+	const char *call;            /* the syscall's name (sys_calls[]) */
+	unsigned long long switches; /* voluntary + involuntary context switches so far */
+	bool whole;                  /* blocked in the same call, unswitched, since an earlier look
+				      * (il_fs_stuck_since()) */
+};
+
+/* The threads of process tgid (0: every process) blocked in a traced file syscall, from
+ * /proc/PID/task/TID/{stat,syscall,status}, into out (at most max). Returns how many. */
+int il_fs_stuck(__u32 tgid, struct il_fs_stuck *out, int max);
+
+/* Mark in now[0..n) the threads also in before[0..nb) in the same call with no switch since:
+ * blocked all the time between the two looks. */
+void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck *before, int nb);
+
 /* The full path of an event's file into buf (IL_PATH_STR_MAX bytes hold any): mount point +
  * names from the root down, as il_path_str() (user/lib/path.h) writes it: "..." first past
  * IL_PATH_DEPTH names or without a known mount point, " (deleted)" last for an unlinked
