@@ -919,9 +919,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	case IL_CK_NEIGHBOUR:
 		if (b->cgroup[0] && strcmp(b->cgroup, "/"))
 			return snprintf(buf, len, "%d%% of its time waits%s behind %s of cgroup %.60s on %s, "
-					"%d%% of its bytes", pct, via, who, cg, b->disk,
+					"%d%% of the disk's bytes", pct, via, who, cg, b->disk,
 					(int)(b->disk_share * 100 + 0.5));
-		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of its bytes",
+		return snprintf(buf, len, "%d%% of its time waits%s behind %s on %s, %d%% of the disk's bytes",
 				pct, via, who, b->disk, (int)(b->disk_share * 100 + 0.5));
 	case IL_CK_DEVICE:
 		/* the others' share of the bytes is in the evidence (and disk_share) */
@@ -1101,8 +1101,17 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 					   b->kind == IL_CK_THROTTLE ? il_text_escape(b->cgroup, strnlen(b->cgroup, 60), who, sizeof(who)) :
 					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
 
-			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s %.0f%%", i ? "," : "",
-				      il_ck_name(b->kind), name[0] ? " " : "", name, b->share * 100);
+			char f[4 * IL_CAUSE_NAME + 16] = "";
+
+			if (b->for_comm[0]) { /* a journal's: whose commits ("the victim": its own) */
+				char e[4 * IL_CAUSE_NAME + 1];
+
+				il_text_escape(b->for_comm, strnlen(b->for_comm, sizeof(b->for_comm)), e,
+					       sizeof(e));
+				snprintf(f, sizeof(f), " (for %s)", b->for_pid == c->victim.pid ? "the victim" : e);
+			}
+			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s%s %.0f%%", i ? "," : "",
+				      il_ck_name(b->kind), name[0] ? " " : "", name, f, b->share * 100);
 		}
 		n++;
 	}
