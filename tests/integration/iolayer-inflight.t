@@ -16,8 +16,10 @@ throttled_cgroup iolayer-inflight-$$ "$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' 
 (echo "$BASHPID" >"$CG/cgroup.procs" && exec dd if=/dev/zero of="$MNT/f" bs=4M count=1 oflag=direct status=none) &
 DD=$!
 at_exit "kill $DD"
-for ((i = 0; i < 40; i++)); do
-	grep -q '^State:.*D' "/proc/$DD/status" 2>/dev/null && break
+# until it sleeps in the write (a short D state in exec or open comes first on a loaded machine)
+for ((i = 0; i < 100; i++)); do
+	grep -q '^State:.*D' "/proc/$DD/status" 2>/dev/null &&
+		[ "$(cut -d' ' -f1 "/proc/$DD/syscall" 2>/dev/null)" = 1 ] && break
 	sleep 0.05
 done
 is "$(awk '/^State:/ {print $2}' "/proc/$DD/status") $(cut -d' ' -f1 "/proc/$DD/syscall")" "D 1" \

@@ -1052,6 +1052,19 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)
 	return buf;
 }
 
+/* " (for NAME)": whose commits a journal thread made (for_comm, IL_CAUSE_NAME bytes,
+ * escaped; said, when not NULL, instead), into buf; "" for none. Returns buf. */
+static const char *for_str(const char *for_comm, const char *said, char *buf, size_t len)
+{
+	char e[4 * IL_CAUSE_NAME + 1];
+
+	buf[0] = 0;
+	if (for_comm[0])
+		snprintf(buf, len, " (for %s)", said ? said :
+			 il_text_escape(for_comm, strnlen(for_comm, IL_CAUSE_NAME), e, sizeof(e)));
+	return buf;
+}
+
 int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 {
 	const __u64 *p = c->victim.part_ns;
@@ -1076,15 +1089,9 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
 			/* a group or a name (escaped), not a pid; the victim's own marked */
-			char f[4 * IL_CAUSE_NAME + 16] = "";
+			char f[4 * IL_CAUSE_NAME + 16];
 
-			if (d->top[k].for_comm[0]) { /* a journal's: whose syncs it committed for */
-				char e[4 * IL_CAUSE_NAME + 1];
-
-				il_text_escape(d->top[k].for_comm, strnlen(d->top[k].for_comm, IL_CAUSE_NAME), e,
-					       sizeof(e));
-				snprintf(f, sizeof(f), " (for %s)", e);
-			}
+			for_str(d->top[k].for_comm, NULL, f, sizeof(f));
 			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%s %.0f%%", k ? "," : "",
 				      who_str(&g, who, sizeof(who)), f,
 				      d->top[k].self && !g.kthread ? " (the victim)" : "", d->top[k].share * 100);
@@ -1101,15 +1108,9 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 					   b->kind == IL_CK_THROTTLE ? il_text_escape(b->cgroup, strnlen(b->cgroup, 60), who, sizeof(who)) :
 					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
 
-			char f[4 * IL_CAUSE_NAME + 16] = "";
+			char f[4 * IL_CAUSE_NAME + 16];
 
-			if (b->for_comm[0]) { /* a journal's: whose commits ("the victim": its own) */
-				char e[4 * IL_CAUSE_NAME + 1];
-
-				il_text_escape(b->for_comm, strnlen(b->for_comm, sizeof(b->for_comm)), e,
-					       sizeof(e));
-				snprintf(f, sizeof(f), " (for %s)", b->for_pid == c->victim.pid ? "the victim" : e);
-			}
+			for_str(b->for_comm, b->for_pid == c->victim.pid ? "the victim" : NULL, f, sizeof(f));
 			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s%s %.0f%%", i ? "," : "",
 				      il_ck_name(b->kind), name[0] ? " " : "", name, f, b->share * 100);
 		}

@@ -23,6 +23,7 @@
 #include "mounts.h"
 #include "path.h"
 #include "probes.h"
+#include "procstat.h"
 #include "util.h"
 
 const struct il_fs_info il_fs_table[FS_TYPE__MAX] = {
@@ -513,46 +514,29 @@ __u64 il_fs_orphan_starts(struct bpf_object *obj)
 /* Thread tid of process pid, if blocked in a traced file syscall, into *st: true. */
 static bool stuck_thread(__u32 pid, __u32 tid, struct il_fs_stuck *st)
 {
-	char path[64], buf[512], *p;
-	unsigned long long vol = 0, invol = 0;
+	unsigned long long switches;
+	char path[64], state;
 	long nr = -1;
 	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
-	if (!(f = fopen(path, "re")))
+	if (!il_proc_task_status(pid, tid, &state, &switches) || state != 'D')
 		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')'); /* the comm may hold any byte, ')' too: the last one ends it */
-	if (!p || p[1] != ' ' || p[2] != 'D')
-		return false;
-	memset(st, 0, sizeof(*st));
-	*p = 0;
-	snprintf(st->comm, sizeof(st->comm), "%s", strchr(buf, '(') ? strchr(buf, '(') + 1 : "");
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
 	if (!(f = fopen(path, "re")))
 		return false;
 	if (fscanf(f, "%ld", &nr) != 1)
 		nr = -1;
 	fclose(f);
-	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls); i++)
-		if (nr >= 0 && sys_calls[i].nr == nr && sys_calls[i].sys.kind != FS_SK_AIO)
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls) && nr >= 0 && !st->call; i++)
+		if (sys_calls[i].nr == nr && sys_calls[i].sys.kind != FS_SK_AIO)
 			st->call = sys_calls[i].name;
 	if (!st->call)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
-	if ((f = fopen(path, "re"))) {
-		while (fgets(buf, sizeof(buf), f)) {
-			sscanf(buf, "voluntary_ctxt_switches: %llu", &vol);
-			sscanf(buf, "nonvoluntary_ctxt_switches: %llu", &invol);
-		}
-		fclose(f);
-	}
+	il_proc_task_comm(pid, tid, st->comm);
 	st->pid = pid;
 	st->tid = tid;
-	st->switches = vol + invol;
+	st->switches = switches;
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #include "bpfobj.h"
 #include "btf.h"
 #include "layers/iowait.h"
+#include "procstat.h"
 #include "layers/who.h"
 #include "escape.h"
 #include "stacks.h"
@@ -433,36 +434,12 @@ void il_iw_report_free(struct il_iw_report *r)
  * running (state other than R). Fills comm from /proc. */
 static bool still_asleep(__u32 tgid, __u32 tid, __u64 nswitches, char comm[IL_TASK_COMM_LEN])
 {
-	char path[64], line[256], state = 0;
-	unsigned long long vol = 0, invol = 0;
-	int seen = 0;
-	size_t n;
-	FILE *f;
+	unsigned long long switches;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", tgid, tid);
-	if (!(f = fopen(path, "r")))
-		return false; /* gone: its sleep ended */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "State: %c", &state) == 1)
-			seen |= 1;
-		else if (sscanf(line, "voluntary_ctxt_switches: %llu", &vol) == 1)
-			seen |= 2;
-		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &invol) == 1)
-			seen |= 4;
-	}
-	fclose(f);
-	if (seen != 7 || state == 'R' || vol + invol != nswitches)
-		return false;
-	/* comm raw from the comm file (status escapes it); the file ends with one newline */
-	memset(comm, 0, IL_TASK_COMM_LEN);
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
-	if ((f = fopen(path, "r"))) {
-		n = fread(comm, 1, IL_TASK_COMM_LEN, f);
-		fclose(f);
-		if (n && comm[n - 1] == '\n')
-			comm[n - 1] = 0;
-		comm[IL_TASK_COMM_LEN - 1] = 0;
-	}
+	if (!il_proc_task_status(tgid, tid, &state, &switches) || state == 'R' || switches != nswitches)
+		return false; /* gone (its sleep ended), running, or switched since */
+	il_proc_task_comm(tgid, tid, comm);
 	return true;
 }
 

@@ -93,6 +93,46 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 	return 0;
 }
 
+bool il_proc_task_status(__u32 tgid, __u32 tid, char *state, unsigned long long *switches)
+{
+	char path[64], line[256];
+	unsigned long long vol = 0, invol = 0;
+	int seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/status", tgid, tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "State: %c", state) == 1)
+			seen |= 1;
+		else if (sscanf(line, "voluntary_ctxt_switches: %llu", &vol) == 1)
+			seen |= 2;
+		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &invol) == 1)
+			seen |= 4;
+	}
+	fclose(f);
+	*switches = vol + invol;
+	return seen == 7;
+}
+
+void il_proc_task_comm(__u32 tgid, __u32 tid, char comm[16])
+{
+	char path[64];
+	size_t n = 0;
+	FILE *f;
+
+	memset(comm, 0, 16);
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", tgid, tid);
+	if ((f = fopen(path, "re"))) {
+		n = fread(comm, 1, 16, f);
+		fclose(f);
+	}
+	if (n && comm[n - 1] == '\n') /* the file ends with one newline */
+		comm[n - 1] = 0;
+	comm[15] = 0;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	const struct il_proc_cpu *x = a, *y = b;

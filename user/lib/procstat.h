@@ -32,6 +32,15 @@ int il_proc_cpu_read(struct il_proc_cpu **rows);
 /* The entry of pid in rows[n] (sorted by pid), or NULL. */
 const struct il_proc_cpu *il_proc_cpu_find(const struct il_proc_cpu *rows, int n, __u32 pid);
 
+/* Thread tid of process tgid, from /proc/TGID/task/TID/status: its state letter (R, S, D, ...)
+ * into *state and its voluntary + involuntary context switches into *switches. false when the
+ * thread is gone or a field is missing. */
+bool il_proc_task_status(__u32 tgid, __u32 tid, char *state, unsigned long long *switches);
+
+/* Thread tid's comm, raw (from /proc/TGID/task/TID/comm: status escapes it), into comm[16];
+ * "" when it is gone. */
+void il_proc_task_comm(__u32 tgid, __u32 tid, char comm[16]);
+
 /* "0-3,8,10-11" as a mask (bit i % 64 for CPU i); 0 when it cannot be read. */
 __u64 il_cpu_list_mask(const char *list);
 
