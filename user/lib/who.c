@@ -412,12 +412,15 @@ const char *il_who_title_parse(const char *cmdline, size_t n, const char *comm, 
 	return buf;
 }
 
-/* Titles read (il_who_pid_title()): an open-addressing table, emptied when 3/4 full. */
+/* Titles read (il_who_pid_title()): an open-addressing table, emptied when 3/4 full. A
+ * process's title is read once (a process sets it as it starts; an exec changes its comm,
+ * and so the key): read again each round, 2,000 short-lived processes emptied a smaller
+ * table within one judgement, again and again, and the main thread opened /proc/PID/cmdline
+ * of gone processes about 10,000 times a second. */
 static struct title_note {
 	__u32 pid;
 	char comm[16];
 	char title[32];
-	unsigned long long round_ns; /* the round of checks it was read in */
 } *titles;
 static int ntitles;
 
@@ -434,24 +437,17 @@ const char *il_who_pid_title(__u32 pid, const char *comm, char *buf, size_t len)
 		return buf;
 	if (!titles && !(titles = calloc(IL_WHO_TITLES, sizeof(*titles))))
 		return buf;
-	for (size_t i = 0; i < IL_WHO_TITLES; i++, h = (h + 1) % IL_WHO_TITLES) {
+	for (size_t i = 0; i < IL_WHO_TITLES && !t; i++, h = (h + 1) % IL_WHO_TITLES) {
 		if (titles[h].pid == pid && !strncmp(titles[h].comm, comm, 15)) {
-			t = &titles[h];
-			if (!check_budget || t->round_ns == round_ns) { /* read this round, or may not */
-				snprintf(buf, len, "%s", t->title);
-				return buf;
-			}
-			ntitles--; /* read again below */
-			break;
+			snprintf(buf, len, "%s", titles[h].title);
+			return buf;
 		}
-		if (!titles[h].pid) {
+		if (!titles[h].pid)
 			t = &titles[h];
-			break;
-		}
 	}
 	if (!check_budget)
 		return buf; /* a scrape: no /proc read */
-	if (!t || (!t->pid && ntitles >= IL_WHO_TITLES * 3 / 4)) {
+	if (!t || ntitles >= IL_WHO_TITLES * 3 / 4) {
 		memset(titles, 0, IL_WHO_TITLES * sizeof(*titles));
 		ntitles = 0;
 		t = &titles[(pid * 2654435761u) % IL_WHO_TITLES];
@@ -463,7 +459,6 @@ const char *il_who_pid_title(__u32 pid, const char *comm, char *buf, size_t len)
 		close(fd);
 	}
 	t->pid = pid;
-	t->round_ns = round_ns;
 	snprintf(t->comm, sizeof(t->comm), "%.15s", comm);
 	il_who_title_parse(cmd, n > 0 ? (size_t)n : 0, comm, t->title, sizeof(t->title));
 	ntitles++;

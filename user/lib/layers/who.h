@@ -87,10 +87,10 @@ const char *il_who_pid_cgroup(__u32 pid, char *buf, size_t len);
  * starts with a digit (a client address, a status: "postgres: alice db1 [local] idle" gives
  * "alice db1"). Into buf ("" when the process set no such title, is gone, or is a kernel
  * thread); comm: the process's command (task comm, up to 15 bytes). Read once per process
- * (pid and comm) and kept (IL_WHO_TITLES processes); /proc is read only while
- * il_who_names_check() allows looking at files, else what was read before stands. Returns
- * buf. */
-#define IL_WHO_TITLES 1024
+ * (pid and comm) and kept (up to 3/4 of IL_WHO_TITLES processes, then all forgotten); /proc
+ * is read only while il_who_names_check() allows looking at files, else "" for a process not
+ * read before. Returns buf. */
+#define IL_WHO_TITLES 8192
 const char *il_who_pid_title(__u32 pid, const char *comm, char *buf, size_t len);
 
 /* The title part of cmdline (n bytes, as /proc/PID/cmdline gives it) for command comm, as
