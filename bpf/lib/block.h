@@ -160,7 +160,6 @@ struct blk_disk_stats {
 				* the flush machinery ends with no issue of its own, is not one:
 				* /proc/diskstats counts it as a write besides its flush */
 	/* With bio tracking (blk_track_bios()): */
-	__u64 bios_queued;   /* block_bio_queue */
 	__u64 merges;        /* bios merged into a request (block_bio_backmerge/frontmerge) and
 			      * requests into another (block_rq_merge) */
 	__u64 splits;        /* block_split */
