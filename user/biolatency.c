@@ -379,7 +379,7 @@ int main(int argc, char **argv)
 		il_blk_bio_plan(skel->obj, &plans[1]);
 	if (bios && submit)
 		il_blk_submit_plan(skel->obj, &plans[2]);
-	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biolatency_bpf__load(skel)) ||
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: biolatency_bpf__load(skel)) ||
 	    il_layerset_attach(ls))
 		goto out;
 

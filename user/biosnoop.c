@@ -269,7 +269,7 @@ int main(int argc, char **argv)
 	il_blk_plan(skel->obj, true, &plans[0]);
 	il_blk_bio_plan(skel->obj, &plans[1]);
 	il_blk_submit_plan(skel->obj, &plans[2]);
-	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, biosnoop_bpf__load(skel)) ||
+	if (il_layerset_choose(ls, il_opts.attach) || il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: biosnoop_bpf__load(skel)) ||
 	    il_layerset_attach(ls))
 		goto out;
 	files_fd = bpf_map__fd(skel->maps.who_files);

@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 		if (il_plan_family(&plans[i]) != IL_FAM_TRACEPOINT)
 			env.sum_iface = FS_IF_ANY;
 	bpf_map__set_max_entries(skel->maps.fs_events, env.ringbuf_mb << 20);
-	if (il_layerset_loaded(ls, fsslower_bpf__load(skel)) || il_layerset_attach(ls))
+	if (il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: fsslower_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	if (!(rb = il_ringbuf_open(skel->maps.fs_events, handle_event, NULL)))
 		goto out;

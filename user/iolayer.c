@@ -476,7 +476,7 @@ int main(int argc, char **argv)
 		il_who_bio_in_block(skel->obj, who);
 	if (!src.split)
 		il_layerset_drop(ls, split);
-	if (il_layerset_loaded(ls, iolayer_bpf__load(skel)))
+	if (il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: iolayer_bpf__load(skel)))
 		goto out;
 	/* The window every table counts: from the first attach to the detach below, which
 	 * comes before any map is read, so the layers, processes and files count the same

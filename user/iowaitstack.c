@@ -419,7 +419,7 @@ int main(int argc, char **argv)
 		goto out;
 	il_iw_plan(skel->obj, plan);
 	if (il_layerset_choose(ls, il_opts.attach) ||
-	    il_layerset_loaded(ls, iowaitstack_bpf__load(skel)) || il_layerset_attach(ls))
+	    il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: iowaitstack_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	/* After attaching, so the tracer's own BPF programs have symbols and are recognised. */
 	stacks = il_stacknames_new(bpf_map__fd(skel->maps.iw_stacks), env.user_stacks);

@@ -363,7 +363,7 @@ int main(int argc, char **argv)
 		       il_method_name(il_plan_method(plan)));
 		goto out;
 	}
-	if (il_layerset_loaded(ls, writeback_ret_bpf__load(skel)) || il_layerset_attach(ls))
+	if (il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: writeback_ret_bpf__load(skel)) || il_layerset_attach(ls))
 		goto out;
 	if (env.stack && !(stacks = il_stacknames_new(bpf_map__fd(skel->maps.wb_stacks), false)))
 		goto out;

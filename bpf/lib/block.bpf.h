@@ -218,7 +218,7 @@ static const struct blk_disk_stats il_zero_disk;
 
 /* ---- bio tracking (blk_cfg.bios) ----------------------------------------------------- */
 
-#define BLK_MAX_BIOS 16384
+#define BLK_MAX_BIOS 4096 /* blk_bio_start: bios whose slot is held (blk_bio_slots) */
 #define IL_LINK_WALK 4          /* bios of a request looked at for its first one */
 #define BLK_BIO_COUNT_MAX 32     /* bios of a request counted at completion */
 

@@ -9,6 +9,9 @@
 #include "lib/shared.h"
 
 #define IW_MAX_STACK_DEPTH 127  /* frames kept per stack (the kernel's PERF_MAX_STACK_DEPTH) */
+#define IW_MAX_KSTACK_DEPTH 64  /* the same when only kernel stacks are kept (no -U): an I/O
+				 * wait's kernel stack is 15-45 frames (an fsync's through
+				 * jbd2: 20); a deeper one loses its outermost frames */
 #define IW_MAX_STACKS 16384     /* stack map buckets (kernel and user stacks share them) */
 #define IW_MAX_SLEEPERS 10240   /* threads asleep in I/O wait at one time */
 #define IW_MAX_ENTRIES 16384    /* distinct (thread, kernel stack, user stack) aggregates */

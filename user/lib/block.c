@@ -19,7 +19,7 @@
 
 /* The bio-tracking maps and their sizes when tracking is on (1 entry when off). */
 static const struct { const char *name; __u32 size; } bio_maps[] = {
-	{ "blk_bio_start", 16384 }, { "blk_rq_bio", 16384 }, { "blk_dio_start", 4096 },
+	{ "blk_bio_start", 4096 }, { "blk_rq_bio", 16384 }, { "blk_dio_start", 4096 },
 	{ "blk_sub_task", 4096 }, { "blk_rq_slot_bio", 16384 }, { "blk_bio_slots", 8192 },
 };
 

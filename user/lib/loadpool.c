@@ -233,6 +233,125 @@ int il_load_join(int loaded)
 	return first;
 }
 
+/* ---- maps made ahead, on every CPU -------------------------------------------------- */
+
+#define MAPS_AHEAD_MIN (256u << 10) /* bytes a map preallocates at least to be made ahead */
+
+/* One map made ahead of libbpf's load: its attributes as libbpf would pass them. */
+struct mjob {
+	struct bpf_map *map;
+	size_t bytes; /* what its creation allocates, roughly */
+	int fd;       /* made, or a negative errno */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct mjob *jobs; /* largest first */
+	size_t n, next;
+} mpool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Roughly the bytes map's creation allocates and fills (0: little, or nothing before use):
+ * a preallocated hash's or array's entries, a stack map's buckets, a ring buffer. */
+static size_t map_bytes(const struct bpf_map *map)
+{
+	size_t n = bpf_map__max_entries(map), kv = bpf_map__key_size(map) + bpf_map__value_size(map);
+
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+		if (bpf_map__map_flags(map) & BPF_F_NO_PREALLOC)
+			return 0;
+		/* fall through */
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_STACK_TRACE:
+		return n * kv;
+	case BPF_MAP_TYPE_RINGBUF:
+		return n;
+	default:
+		return 0;
+	}
+}
+
+static int bigger_first(const void *a, const void *b)
+{
+	size_t x = ((const struct mjob *)a)->bytes, y = ((const struct mjob *)b)->bytes;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void *map_worker(void *arg)
+{
+	struct mjob *j;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&mpool.lock);
+		j = mpool.next < mpool.n ? &mpool.jobs[mpool.next++] : NULL;
+		pthread_mutex_unlock(&mpool.lock);
+		if (!j)
+			return NULL;
+		LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = bpf_map__map_flags(j->map),
+			    .numa_node = bpf_map__numa_node(j->map),
+			    .map_extra = bpf_map__map_extra(j->map));
+		j->fd = bpf_map_create(bpf_map__type(j->map), bpf_map__name(j->map),
+				       bpf_map__key_size(j->map), bpf_map__value_size(j->map),
+				       bpf_map__max_entries(j->map), &o);
+		if (j->fd < 0)
+			j->fd = -errno;
+	}
+}
+
+int il_maps_ahead(struct bpf_object *obj)
+{
+	pthread_t workers[POOL_MAX_WORKERS];
+	struct bpf_map *map;
+	sigset_t all, old;
+	int nw = 0;
+
+	if (!pool_on())
+		return 0;
+	bpf_object__for_each_map(map, obj) {
+		size_t bytes = bpf_map__is_internal(map) || bpf_map__fd(map) >= 0 ? 0 : map_bytes(map);
+		struct mjob *grown;
+
+		if (bytes < MAPS_AHEAD_MIN)
+			continue;
+		if (!(grown = realloc(mpool.jobs, (mpool.n + 1) * sizeof(*grown))))
+			break; /* libbpf makes the rest */
+		mpool.jobs = grown;
+		mpool.jobs[mpool.n++] = (struct mjob){ .map = map, .bytes = bytes, .fd = -1 };
+	}
+	if (mpool.n > 1)
+		qsort(mpool.jobs, mpool.n, sizeof(*mpool.jobs), bigger_first);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (nw < pool.want - 1 && (size_t)nw + 1 < mpool.n &&
+	       !pthread_create(&workers[nw], NULL, map_worker, NULL))
+		nw++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	map_worker(NULL);
+	while (nw > 0)
+		pthread_join(workers[--nw], NULL);
+	for (size_t i = 0; i < mpool.n; i++) {
+		struct mjob *j = &mpool.jobs[i];
+
+		/* one refused here is made by libbpf, which says why if it is refused again */
+		if (j->fd >= 0) {
+			if (bpf_map__reuse_fd(j->map, j->fd))
+				il_debug("map %s: made ahead, not taken: libbpf makes it",
+					 bpf_map__name(j->map));
+			close(j->fd);
+		}
+	}
+	free(mpool.jobs);
+	mpool.jobs = NULL;
+	mpool.n = mpool.next = 0;
+	return 0;
+}
+
 /* libbpf's prog_prepare_load_fn for SEC("tp_btf/NAME"): made a tracing program (btf.c),
  * then deferred. */
 static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)

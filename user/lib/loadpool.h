@@ -30,6 +30,15 @@ int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_
  * names one. */
 int il_load_join(int loaded);
 
+/* Just before obj's load, once its maps are configured: make its larger maps (a
+ * preallocated hash or array, a stack map, a ring buffer: 256 KiB or more, whose creation
+ * zeroes and links every entry) on one thread per CPU, largest first, and hand them to libbpf
+ * (bpf_map__reuse_fd), which then makes only the rest. libbpf made them one after another:
+ * 40-55 ms of iolayer's start-up here (issue 25). Such a map has no BTF of its key and value
+ * (bpftool shows its entries as bytes). Does nothing when il_load_defer() would not (one CPU,
+ * -vv, IOLAYER_SERIAL_LOAD). A map it cannot make is left to libbpf. Returns 0. */
+int il_maps_ahead(struct bpf_object *obj);
+
 /* Before any BPF object is opened (IL_SKEL_OPEN): libbpf section handlers for
  * SEC("tp_btf/...") (il_btf_tp_prepare, btf.c) and SEC("tp/...") / SEC("tp") (attached as
  * libbpf's own would), whose programs are deferred (il_load_defer). The object's load must
