@@ -106,41 +106,10 @@ struct {
  * pages), so two requests in flight never share a unit, the requests of one queue take
  * consecutive slots, and a queue cycling through its tags walks the slots in order (few cache
  * lines, few pages): cheaper than a hash that scatters them. Requests 4 MiB apart (other
- * queues) may collide: then blk_rq_start. The verifier allows no arithmetic on a pointer; a
- * 32-bit move of one (as root) gives a scalar: the "w0 = w0" below, in asm since clang
- * without alu32 has no 32-bit move of its own. */
-static __always_inline __u64 il_ptr_lo32(__u64 key)
-{
-	__u64 lo;
-
-	asm volatile("r0 = %1\n\tw0 = w0\n\t%0 = r0" : "=r"(lo) : "r"(key) : "r0");
-	return lo;
-}
-
+ * queues) may collide: then blk_rq_start. */
 static __always_inline __u32 il_rq_slot_idx(__u64 key)
 {
 	return (il_ptr_lo32(key) >> 8) & (BLK_RQ_SLOTS - 1);
-}
-
-/* Take a direct-mapped slot (blk_rq_slots, blk_bio_slots) whose owner word is *owner (0:
- * free) and taker count *claims: true when it was free and this CPU is its only taker, then
- * the caller fills it and sets *owner last. Two takers at once both back off. */
-static __always_inline bool il_slot_claim(__u64 *owner, __u32 *claims)
-{
-	if (*(volatile __u64 *)owner)
-		return false;
-	__sync_fetch_and_add(claims, 1);
-	if (*(volatile __u32 *)claims == 1)
-		return true;
-	__sync_fetch_and_add(claims, -1);
-	return false;
-}
-
-/* Give a slot taken with il_slot_claim() back. */
-static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
-{
-	*(volatile __u64 *)owner = 0;
-	__sync_fetch_and_add(claims, -1);
 }
 
 /* The times of request key: in its slot (*slot is the slot, whoever holds it), else in
@@ -248,12 +217,12 @@ struct {
 	__type(value, struct il_bio_info);
 } blk_bio_start SEC(".maps");
 
-/* Bios' records in a direct-mapped array, as requests' times (blk_rq_slots): an inlined
+/* Bios' records in direct-mapped slots (IL_SLOTS), as requests' times (blk_rq_slots): an inlined
  * array lookup where the LRU hash took a lookup, an update and a lookup again at Q and a
  * lookup and a delete at the link (issue 25: about 200 ns of block_bio_queue's 590 per bio
- * under fio, 4 KiB random direct writes through io_uring). Slot il_bio_slot_idx(bio)
- * belongs to one bio at a time; a bio that finds it held by another keeps its record in
- * blk_bio_start, so none is lost. A slot held longer than BLK_BIO_STALE_NS (a bio whose end
+ * under fio, 4 KiB random direct writes through io_uring). A slot belongs to one bio at a
+ * time; a bio that finds its slot held by another keeps its record in blk_bio_start, so none
+ * is lost. A slot held longer than BLK_BIO_STALE_NS (a bio whose end
  * was never seen: one that failed before it got a request, a discard merged without a
  * tracepoint) moves its record to blk_bio_start, where the LRU ages it out, when another bio
  * wants the slot: a bio a throttle holds that long keeps its record there. */
@@ -262,91 +231,36 @@ struct {
 #define BLK_BIO_STALE_NS 5000000000ULL
 
 struct il_bio_slot {
-	__u64 bio;      /* the struct bio * holding the slot, 0 free */
-	__u32 claims;   /* takers of the slot (il_slot_claim()) */
-	__u32 spill;    /* bios of this slot in blk_bio_start (atomic adds): 0, a bio that does
-			 * not hold the slot has no record, with no hash lookup; an entry the LRU
-			 * evicted leaves it above 0, which costs that lookup only */
-	__u64 since;    /* bpf_ktime_get_ns() when taken */
-	struct il_bio_info b;
+	IL_SLOT_FIELDS(__u64, struct il_bio_info) /* owner and k: the struct bio * */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, BLK_BIO_SLOTS);
-	__type(key, __u32);
-	__type(value, struct il_bio_slot);
-} blk_bio_slots SEC(".maps");
-
-/* The slot of bio address key: its address in units of 64 bytes, modulo the slots. Bios are
- * slab objects (struct bio and its bio_set's front pad, 128 bytes and more), so two bios in
- * flight never share a unit, and the bios of one slab page take neighbouring slots (a hash
- * that scattered them measured no cheaper: 8,086 slots touched in 3 s of fio instead of
- * 2,076). Bios 512 KiB apart may collide: then blk_bio_start. */
-static __always_inline __u32 il_bio_slot_idx(__u64 key)
-{
-	return (il_ptr_lo32(key) >> 6) & (BLK_BIO_SLOTS - 1);
-}
+/* A bio's slot: its address in units of 64 bytes (bios are slab objects, struct bio and its
+ * bio_set's front pad, 128 bytes and more). Linear, not hashed: a hash that scattered them
+ * measured no cheaper (8,086 slots touched in 3 s of fio instead of 2,076). Bios 512 KiB
+ * apart collide: then blk_bio_start. */
+IL_SLOTS(blk_bio_slots, struct il_bio_slot, __u64, struct il_bio_info, BLK_BIO_SLOTS, 6,
+	 blk_bio_start, BLK_BIO_STALE_NS)
 
 /* The record of bio key: in its slot (*slot is the slot, whoever holds it), else in
  * blk_bio_start; NULL when neither has it. */
 static __always_inline struct il_bio_info *il_bio_find(__u64 key, struct il_bio_slot **slot)
 {
-	__u32 i = il_bio_slot_idx(key);
-	struct il_bio_slot *s = bpf_map_lookup_elem(&blk_bio_slots, &i);
-
-	*slot = s;
-	if (s && *(volatile __u64 *)&s->bio == key)
-		return &s->b;
-	if (s && !*(volatile __u32 *)&s->spill)
-		return NULL;
-	return bpf_map_lookup_elem(&blk_bio_start, &key);
+	return blk_bio_slots_find(key, &key, slot);
 }
 
 /* A record for bio key, which has none (il_bio_find() said so and gave its slot s), made
- * from init at now (bpf_ktime_get_ns(), 0: not read yet): in s when it is free (or stale: its holder's record moves to blk_bio_start) and
- * this CPU its only taker, else in blk_bio_start. NULL when blk_bio_start refuses (counted). */
+ * from init at now (bpf_ktime_get_ns(), 0: not read yet); NULL when blk_bio_start refuses
+ * (counted). */
 static __always_inline struct il_bio_info *il_bio_new(__u64 key, struct il_bio_slot *s,
 						      const struct il_bio_info *init, __u64 now)
 {
-	struct il_bio_info *b;
-	__u64 old;
-
-	if (s && (old = *(volatile __u64 *)&s->bio) &&
-	    (now = now ?: bpf_ktime_get_ns()) - s->since > BLK_BIO_STALE_NS) {
-		__sync_fetch_and_add(&s->spill, 1);
-		if (bpf_map_update_elem(&blk_bio_start, &old, &s->b, BPF_ANY))
-			__sync_fetch_and_add(&s->spill, -1);
-		il_slot_release(&s->bio, &s->claims);
-	}
-	if (s && il_slot_claim(&s->bio, &s->claims)) {
-		s->b = *init;
-		s->since = now ?: bpf_ktime_get_ns();
-		*(volatile __u64 *)&s->bio = key;
-		return &s->b;
-	}
-	if (s)
-		__sync_fetch_and_add(&s->spill, 1);
-	if (!bpf_map_update_elem(&blk_bio_start, &key, init, BPF_ANY)) {
-		b = bpf_map_lookup_elem(&blk_bio_start, &key);
-		if (b)
-			return b;
-	} else if (s) {
-		__sync_fetch_and_add(&s->spill, -1);
-	}
-	il_drop(IL_DROP_MAP_FULL);
-	return NULL;
+	return blk_bio_slots_new(key, &key, s, init, now);
 }
 
 /* Forget bio key's record b (from il_bio_find(), with its slot s). */
 static __always_inline void il_bio_free(__u64 key, struct il_bio_slot *s, struct il_bio_info *b)
 {
-	if (!b)
-		return;
-	if (s && b == &s->b)
-		il_slot_release(&s->bio, &s->claims);
-	else if (!bpf_map_delete_elem(&blk_bio_start, &key) && s)
-		__sync_fetch_and_add(&s->spill, -1);
+	blk_bio_slots_free(&key, s, b);
 }
 
 /* A request's first bio, linked at its insert or issue, and its extent then. */
@@ -753,7 +667,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 {
 	struct block_device *bdev = s->bdev;
 	struct bio *bio = s->bio;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = s->now;
 	struct il_sub_op *op;
 	struct il_bio_info *b;
 

@@ -189,4 +189,128 @@ static __always_inline bool il_cg_wanted(void)
 	return il_cg_under(il_cg_cfg.v1 ? il_task_io_cgroup(task) : BPF_CORE_READ(task, cgroups, dfl_cgrp));
 }
 
+/* ---- direct-mapped slots, a hash for the rest ---------------------------------------------
+ * A record per object in flight (a bio, an io_uring request), found by the object's address
+ * (its owner) in the slot of an array that the address picks: an inlined array lookup, where
+ * a hash's lookup, update and delete are helper calls that hash the key (and an LRU's take
+ * its locks). A slot belongs to one owner at a time (il_slot_claim()); an owner that finds
+ * its slot held keeps its record in the spill hash, an LRU, under key k, and the slot counts
+ * it (spill), so a miss costs no hash lookup while none spilled. A slot held longer than the
+ * stale time (an end never seen) is given to the next owner that wants it, its holder's
+ * record moved to the spill hash, where nothing is lost and the LRU ages it out. */
+
+/* The low 32 bits of a pointer, as a number. The verifier allows no arithmetic on a pointer;
+ * a 32-bit move of one (as root) gives a scalar: the "w0 = w0" below, in asm since clang
+ * without alu32 has no 32-bit move of its own. */
+static __always_inline __u64 il_ptr_lo32(__u64 key)
+{
+	__u64 lo;
+
+	asm volatile("r0 = %1\n\tw0 = w0\n\t%0 = r0" : "=r"(lo) : "r"(key) : "r0");
+	return lo;
+}
+
+/* Take a direct-mapped slot whose owner word is *owner (0: free) and taker count *claims:
+ * true when it was free and this CPU is its only taker; the caller then fills it and sets
+ * *owner last. Two takers at once both back off. Atomic adds only (5.10 has no other). */
+static __always_inline bool il_slot_claim(__u64 *owner, __u32 *claims)
+{
+	if (*(volatile __u64 *)owner)
+		return false;
+	__sync_fetch_and_add(claims, 1);
+	if (*(volatile __u32 *)claims == 1)
+		return true;
+	__sync_fetch_and_add(claims, -1);
+	return false;
+}
+
+/* Give a slot taken with il_slot_claim() back. */
+static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
+{
+	*(volatile __u64 *)owner = 0;
+	__sync_fetch_and_add(claims, -1);
+}
+
+/* The fields of a slot type holding a record of type rec_t, kept under key k (key_t) in the
+ * spill hash. */
+#define IL_SLOT_FIELDS(key_t, rec_t)                                                            \
+	__u64 owner;  /* the object holding the slot, 0: free */                                \
+	__u32 claims; /* takers (il_slot_claim()) */                                            \
+	__u32 spill;  /* records of this slot's owners in the spill hash (atomic adds); one the \
+		       * LRU evicted leaves it above 0, which costs a hash lookup, no more */   \
+	__u64 since;  /* bpf_ktime_get_ns() when taken */                                       \
+	key_t k;      /* the owner's key in the spill hash */                                   \
+	rec_t r;      /* its record */
+
+/* Define the array map pfx of n (a power of 2) slots of slot_t (IL_SLOT_FIELDS(key_t,
+ * rec_t)), owner's slot being its address in units of 1 << shift bytes modulo n (objects of a
+ * slab that size or more never share a unit, those of one slab page take neighbouring slots,
+ * objects n << shift bytes apart collide), with the spill hash spill_map (key_t -> rec_t) and
+ * a stale time of stale_ns, and:
+ *   rec_t *pfx_find(owner, key, &slot): the record of owner (spill key *key), NULL none; *slot
+ *     is owner's slot, whoever holds it;
+ *   rec_t *pfx_new(owner, key, slot, init, now): a record made from *init for an owner that
+ *     has none (pfx_find() said so and gave slot), now a bpf_ktime_get_ns() or 0; NULL when the
+ *     spill hash refuses (IL_DROP_MAP_FULL counted);
+ *   pfx_free(key, slot, rec): forget rec (from pfx_find(), with its slot). */
+#define IL_SLOTS(pfx, slot_t, key_t, rec_t, n, shift, spill_map, stale_ns)                    \
+	struct {                                                                                \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                               \
+		__uint(max_entries, n);                                                         \
+		__type(key, __u32);                                                             \
+		__type(value, slot_t);                                                          \
+	} pfx SEC(".maps");                                                                     \
+	static __always_inline rec_t *pfx##_find(__u64 owner, const key_t *key, slot_t **slot) \
+	{                                                                                       \
+		__u32 i_ = (il_ptr_lo32(owner) >> (shift)) & ((n) - 1);                         \
+		slot_t *s_ = bpf_map_lookup_elem(&pfx, &i_);                                    \
+                                                                                                \
+		*slot = s_;                                                                     \
+		if (s_ && *(volatile __u64 *)&s_->owner == owner)                               \
+			return &s_->r;                                                          \
+		if (s_ && !*(volatile __u32 *)&s_->spill)                                       \
+			return NULL;                                                            \
+		return bpf_map_lookup_elem(&spill_map, key);                                        \
+	}                                                                                       \
+	static __always_inline rec_t *pfx##_new(__u64 owner, const key_t *key, slot_t *s,      \
+						 const rec_t *init, __u64 now)                  \
+	{                                                                                       \
+		rec_t *r_;                                                                      \
+                                                                                                \
+		if (s && *(volatile __u64 *)&s->owner &&                                        \
+		    (now = now ?: bpf_ktime_get_ns()) - s->since > (stale_ns)) {                \
+			__sync_fetch_and_add(&s->spill, 1);                                     \
+			if (bpf_map_update_elem(&spill_map, &s->k, &s->r, BPF_ANY))                 \
+				__sync_fetch_and_add(&s->spill, -1);                            \
+			il_slot_release(&s->owner, &s->claims);                                 \
+		}                                                                               \
+		if (s && il_slot_claim(&s->owner, &s->claims)) {                                \
+			s->r = *init;                                                           \
+			s->k = *key;                                                            \
+			s->since = now ?: bpf_ktime_get_ns();                                   \
+			*(volatile __u64 *)&s->owner = owner;                                   \
+			return &s->r;                                                           \
+		}                                                                               \
+		if (s)                                                                          \
+			__sync_fetch_and_add(&s->spill, 1);                                     \
+		if (!bpf_map_update_elem(&spill_map, key, init, BPF_ANY)) {                         \
+			r_ = bpf_map_lookup_elem(&spill_map, key);                                  \
+			if (r_)                                                                 \
+				return r_;                                                      \
+		} else if (s) {                                                                 \
+			__sync_fetch_and_add(&s->spill, -1);                                    \
+		}                                                                               \
+		il_drop(IL_DROP_MAP_FULL);                                                      \
+		return NULL;                                                                    \
+	}                                                                                       \
+	static __always_inline void pfx##_free(const key_t *key, slot_t *s, rec_t *r)          \
+	{                                                                                       \
+		if (!r)                                                                         \
+			return;                                                                 \
+		if (s && r == &s->r)                                                            \
+			il_slot_release(&s->owner, &s->claims);                                 \
+		else if (!bpf_map_delete_elem(&spill_map, key) && s)                                \
+			__sync_fetch_and_add(&s->spill, -1);                                    \
+	}
+
 #endif /* IOLAYER_COMMON_BPF_H */

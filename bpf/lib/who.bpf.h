@@ -58,7 +58,7 @@ static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *f
 				   __s64 ret) {}
 static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
 				      __s64 ret) {}
-static __always_inline void who_submitter(__u32 tgid) {}
+static __always_inline void who_submitter(__u32 tgid, __u64 now) {}
 static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta) {}
 #define WHO_PROGS
 #else
@@ -251,11 +251,15 @@ static __always_inline void who_identity(struct who_proc *p, struct task_struct 
 /* Refresh p's identity from task (who_identity) when the entry is new, when the task's
  * address space is another (task_struct.mm: an exec, which renames it), or when it was read
  * WHO_IDENT_NS ago or more (a move to another cgroup, a prctl(PR_SET_NAME)): two helper calls
- * at a traced I/O instead of about twelve. */
+ * at a traced I/O instead of about twelve. now: the caller's bpf_ktime_get_ns(), 0: read
+ * here. */
 static __always_inline void who_identity_fresh(struct who_proc *p, struct task_struct *task,
-					       bool is_new)
+					       bool is_new, __u64 now)
 {
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm), now = bpf_ktime_get_ns();
+	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+
+	if (!now)
+		now = bpf_ktime_get_ns();
 
 	if (!is_new && mm == p->ident_mm && now - p->ident_ns < WHO_IDENT_NS)
 		return;
@@ -264,14 +268,14 @@ static __always_inline void who_identity_fresh(struct who_proc *p, struct task_s
 	p->ident_ns = now;
 }
 
-/* The current process's entry, its identity fresh (who_identity_fresh). */
-static __always_inline struct who_proc *who_proc_current(__u32 tgid)
+/* The current process's entry, its identity fresh (who_identity_fresh() at now). */
+static __always_inline struct who_proc *who_proc_current(__u32 tgid, __u64 now)
 {
 	bool is_new;
 	struct who_proc *p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 
 	if (p)
-		who_identity_fresh(p, (void *)bpf_get_current_task(), is_new);
+		who_identity_fresh(p, (void *)bpf_get_current_task(), is_new, now);
 	return p;
 }
 
@@ -346,7 +350,7 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 	if (!who_cfg.on)
 		return;
 	if (current)
-		p = who_proc_current(tgid);
+		p = who_proc_current(tgid, 0);
 	else
 		p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (p) {
@@ -394,10 +398,10 @@ static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file
 
 /* The current task submits a request that completes elsewhere (io_uring): its process's
  * entry, with its identity, for who_fs_of(). */
-static __always_inline void who_submitter(__u32 tgid)
+static __always_inline void who_submitter(__u32 tgid, __u64 now)
 {
 	if (who_cfg.on)
-		who_proc_current(tgid);
+		who_proc_current(tgid, now);
 }
 
 /* I/O-wait layer: task (tgid) slept delta ns in I/O wait. */
@@ -411,7 +415,7 @@ static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u
 	p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (!p)
 		return;
-	who_identity_fresh(p, task, is_new);
+	who_identity_fresh(p, task, is_new, 0);
 	__sync_fetch_and_add(&p->iowait_count, 1);
 	__sync_fetch_and_add(&p->iowait_ns, delta);
 }
@@ -500,6 +504,7 @@ static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __
 struct il_bio_seen {
 	struct bio *bio;
 	__u64 pid_tgid;            /* bpf_get_current_pid_tgid(): the task that queues the bio */
+	__u64 now;                 /* bpf_ktime_get_ns() at Q */
 	struct block_device *bdev; /* bio.bi_bdev (5.12 and later), else NULL */
 	struct iomap_dio *dio;     /* il_bio_iomap_dio() */
 	struct inode *inode;       /* the bio's file (il_bio_seen_file()): the direct I/O's, else
@@ -527,6 +532,7 @@ static __always_inline void il_bio_seen_read(struct il_bio_seen *s, struct bio *
 	s->bio = bio;
 	s->btf = btf;
 	s->pid_tgid = bpf_get_current_pid_tgid();
+	s->now = bpf_ktime_get_ns();
 	s->bytes = IL_BTF_READ(btf, bio, bi_iter.bi_size);
 	s->opf = IL_BTF_READ(btf, bio, bi_opf);
 	if (bpf_core_field_exists(old->bi_disk)) {
@@ -591,7 +597,7 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	 * or write-zeroes' size is a range, not bytes moved */
 	if (!who_cfg.on || !bytes || op > 1)
 		return 0;
-	p = who_proc_current(k.tgid);
+	p = who_proc_current(k.tgid, s->now);
 	if (p) {
 		__sync_fetch_and_add(&p->bios, 1);
 		__sync_fetch_and_add(&p->bio_bytes, bytes);
