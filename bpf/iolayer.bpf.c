@@ -6,7 +6,8 @@
  * the fs and writeback layers with their event streams turned off by user space
  * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps, and attribution
  * (lib/who.bpf.h) fed by all of them (at block_bio_queue, by the block layer's program, which
- * does attribution's part too: who_cfg.bio_in_blk).
+ * does attribution's part too: who_cfg.bio_in_blk; at block_rq_complete, the block layer's
+ * program sets the time split's completion marker too: split_cfg.rq_done_in_blk).
  */
 #include "lib/common.bpf.h"
 #include "lib/block.bpf.h"
@@ -14,7 +15,16 @@
 #include "lib/writeback.bpf.h"
 #include "lib/iowait.bpf.h"
 
-BLK_PROGS(blk_disk_complete)
+/* block_rq_complete: the time split's marker first (its wake-ups come later, in the same
+ * completion), then the request's phases. */
+static __always_inline int iol_complete(unsigned long long *ctx, bool btf)
+{
+	if (split_cfg.rq_done_in_blk)
+		split_on_rq_done(ctx, btf);
+	return blk_disk_complete(ctx, btf);
+}
+
+BLK_PROGS(iol_complete)
 BLK_BIO_PROGS(blk_disk_bio_done)
 WHO_PROGS
 

@@ -476,6 +476,8 @@ int main(int argc, char **argv)
 		il_who_bio_in_block(skel->obj, who);
 	if (!src.split)
 		il_layerset_drop(ls, split);
+	else if (src.blk) /* one program on block_rq_complete, not two */
+		il_split_rq_done_in_block(skel->obj, split);
 	if (il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: iolayer_bpf__load(skel)))
 		goto out;
 	/* The window every table counts: from the first attach to the detach below, which

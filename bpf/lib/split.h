@@ -120,7 +120,9 @@ struct split_cfg {
 	__u32 task_storage;
 	/* sched_switch passes prev_state (5.18+, as iw_cfg.tp_prev_state) */
 	__u32 tp_prev_state;
-	__u32 pad;
+	/* 1: the block layer's block_rq_complete program sets the completion marker
+	 * (split_on_rq_done()), one program where two ran (il_split_rq_done_in_block()) */
+	__u32 rq_done_in_blk;
 };
 
 #endif /* IOLAYER_SPLIT_H */

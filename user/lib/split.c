@@ -96,6 +96,17 @@ void il_split_chosen(struct bpf_object *obj, const struct il_plan *p)
 		 c->task_storage ? "task-local storage" : "a hash keyed by thread");
 }
 
+void il_split_rq_done_in_block(struct bpf_object *obj, struct il_plan *p)
+{
+	struct split_cfg *c = il_obj_rodata_must(obj, "split_cfg", sizeof(*c));
+
+	if (!c->on || (!il_plan_leave_out(p, "split_rq_done_btf") &&
+		       !il_plan_leave_out(p, "split_rq_done_raw")))
+		return;
+	c->rq_done_in_blk = 1;
+	il_debug("block_rq_complete: the time split's marker set by the block layer's program");
+}
+
 const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t len)
 {
 	char disk[32];

@@ -51,6 +51,11 @@ void il_split_plan(struct bpf_object *obj, struct il_plan *p);
  * chose tp_btf and the kernel has it (5.11+), else in the hash split_by_tid. */
 void il_split_chosen(struct bpf_object *obj, const struct il_plan *p);
 
+/* After il_split_chosen(), where the block layer's block_rq_complete program is loaded and
+ * calls split_on_rq_done() itself (iolayer): the layer's own program on that tracepoint is
+ * left out of plan p, and split_cfg.rq_done_in_blk set. Nothing when the layer is off. */
+void il_split_rq_done_in_block(struct bpf_object *obj, struct il_plan *p);
+
 /* Names of the parts (enum split_part): JSON keys "on_cpu", "runq", "iowait_block",
  * "iowait_task", "other". */
 extern const char *const il_split_part_keys[SPLIT_PARTS];
