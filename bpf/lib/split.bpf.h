@@ -35,8 +35,9 @@
  * (split_cfg.task_storage) it is split_tasks; else the LRU hash split_by_tid.
  *
  * Cost: split_busy counts the threads with a call in flight. While it is 0 a switch reads
- * the in_iowait bit of next and prev and a wake-up that of the wakee (plain loads in tp_btf),
- * nothing more; an I/O sleep of any task is recorded (one lookup, made when missing). While
+ * the in_iowait bit of prev and a wake-up that of the wakee (plain loads in tp_btf), nothing
+ * more; an I/O sleep of any task is recorded (one lookup, made when missing) and ended by its
+ * wake-up. While
  * it is not 0, a task switched or woken whose bucket of split_busy_tid is 0 (no thread of
  * its tid's bucket has a call in flight) costs one load more; any other costs one lookup
  * without create; only a thread with a call in flight does more.
@@ -599,6 +600,15 @@ static __always_inline int split_on_switch(__u64 *ctx, bool btf)
 	__u32 tid = 0;
 	__u64 now = 0;
 
+	if (!busy) {
+		/* No call in flight anywhere: no thread has a part to close, and no run to keep
+		 * for a run-queue wait. Only an I/O sleep begins (a waker's, for the calls that
+		 * may start during it); one ends at its wake-up (split_on_waking), so next's is not
+		 * looked at: one task_struct read and half the work fewer on the common switch. */
+		if (!preempt && split_in_iowait(prev, btf))
+			split_switch_out(ctx, prev, IL_BTF_READ(btf, prev, pid), false, true, 0, btf);
+		return 0;
+	}
 	io = split_in_iowait(next, btf);
 	if (busy || io)
 		tid = IL_BTF_READ(btf, next, pid);
