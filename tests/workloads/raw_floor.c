@@ -5,10 +5,13 @@
  * raw_syscalls:sys_enter and sys_exit, the hooks of fsslower's tracepoint method. With -c
  * each reads the clock once first (bpf_ktime_get_ns(), what timing a call takes at the least
  * on each side), named floor_clk_enter and floor_clk_exit. bpftrace 0.17 has no raw
- * tracepoints. Prints "ready" once both are attached, then waits for SIGINT or SIGTERM; exit 1
- * with one line when the kernel refuses them, 2 on a bad option.
+ * tracepoints. With -s, empty programs on the scheduler's sched_switch, sched_waking and
+ * sched_wakeup instead (floor_switch, floor_waking, floor_wakeup): the floor of the time
+ * split's hooks, which run there as raw (BTF) tracepoint programs too. Prints "ready" once all
+ * are attached, then waits for SIGINT or SIGTERM; exit 1 with one line when the kernel refuses
+ * them, 2 on a bad option.
  *
- *   raw_floor [-c]
+ *   raw_floor [-c | -s]
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -50,19 +53,29 @@ static int attach_floor(const char *name, const char *tp, bool clock)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	bool clock = false;
+	bool clock = false, sched = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "c")) != -1) {
-		if (c != 'c') {
-			fprintf(stderr, "usage: raw_floor [-c]\n");
+	while ((c = getopt(argc, argv, "cs")) != -1) {
+		if (c != 'c' && c != 's') {
+			fprintf(stderr, "usage: raw_floor [-c | -s]\n");
 			return 2;
 		}
-		clock = true;
+		clock |= c == 'c';
+		sched |= c == 's';
+	}
+	if (clock && sched) {
+		fprintf(stderr, "raw_floor: -c and -s are two different floors: give one\n");
+		return 2;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (attach_floor(clock ? "floor_clk_enter" : "floor_sys_enter", "sys_enter", clock) < 0 ||
+	if (sched) {
+		if (attach_floor("floor_switch", "sched_switch", false) < 0 ||
+		    attach_floor("floor_waking", "sched_waking", false) < 0 ||
+		    attach_floor("floor_wakeup", "sched_wakeup", false) < 0)
+			return 1;
+	} else if (attach_floor(clock ? "floor_clk_enter" : "floor_sys_enter", "sys_enter", clock) < 0 ||
 	    attach_floor(clock ? "floor_clk_exit" : "floor_sys_exit", "sys_exit", clock) < 0)
 		return 1;
 	printf("ready\n");
