@@ -197,7 +197,9 @@ static __always_inline bool il_cg_wanted(void)
  * its slot held keeps its record in the spill hash, an LRU, under key k, and the slot counts
  * it (spill), so a miss costs no hash lookup while none spilled. A slot held longer than the
  * stale time (an end never seen) is given to the next owner that wants it, its holder's
- * record moved to the spill hash, where nothing is lost and the LRU ages it out. */
+ * record moved to the spill hash, where nothing is lost and the LRU ages it out. (A holder
+ * that ends at that very moment releases the slot a second time: its count of takers stays
+ * off by one, and its owners spill from then on. Slower, nothing lost.) */
 
 /* The low 32 bits of a pointer, as a number. The verifier allows no arithmetic on a pointer;
  * a 32-bit move of one (as root) gives a scalar: the "w0 = w0" below, in asm since clang

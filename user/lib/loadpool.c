@@ -314,7 +314,10 @@ int il_maps_ahead(struct bpf_object *obj)
 	if (!pool_on())
 		return 0;
 	bpf_object__for_each_map(map, obj) {
-		size_t bytes = bpf_map__is_internal(map) || bpf_map__fd(map) >= 0 ? 0 : map_bytes(map);
+		/* not one libbpf already has, nor one whose name the kernel cuts: libbpf takes
+		 * a reused map's name from the kernel, and later look-ups by name would miss */
+		size_t bytes = bpf_map__is_internal(map) || bpf_map__fd(map) >= 0 ||
+			       strlen(bpf_map__name(map)) >= BPF_OBJ_NAME_LEN ? 0 : map_bytes(map);
 		struct mjob *grown;
 
 		if (bytes < MAPS_AHEAD_MIN)
