@@ -533,8 +533,7 @@ static __always_inline void il_bio_file(struct il_bio_seen *s, struct il_bio_inf
 static __always_inline void blk_submit(struct bio *bio)
 {
 	__u64 key = (__u64)bio, id = bpf_get_current_pid_tgid();
-	struct il_bio_info n = {}, *b;
-	struct il_bio_slot *s;
+	struct il_bio_info n = {};
 
 	if (!blk_cfg.bios)
 		return;
@@ -542,11 +541,7 @@ static __always_inline void blk_submit(struct bio *bio)
 	n.tgid = id >> 32;
 	n.pid = (__u32)id;
 	bpf_get_current_comm(n.comm, sizeof(n.comm));
-	b = il_bio_find(key, &s);
-	if (b)
-		*b = n;
-	else
-		il_bio_new(key, s, &n, n.submit_ns);
+	blk_bio_slots_set(key, &key, &n, n.submit_ns);
 }
 
 /* iomap:iomap_dio_rw_begin / iomap_dio_complete: a direct I/O starts and ends. Its record by
@@ -756,7 +751,7 @@ static __always_inline void blk_split(struct bio *split)
 {
 	struct bio *parent = BPF_CORE_READ(split, bi_private);
 	__u64 pk = (__u64)parent, sk = (__u64)split;
-	struct il_bio_info *p, *c, n;
+	struct il_bio_info *p, n;
 	struct il_bio_slot *s;
 
 	if (!blk_cfg.bios)
@@ -771,11 +766,7 @@ static __always_inline void blk_split(struct bio *split)
 	n.bytes = BPF_CORE_READ(split, bi_iter.bi_size);
 	p->sector = BPF_CORE_READ(parent, bi_iter.bi_sector);
 	p->bytes = BPF_CORE_READ(parent, bi_iter.bi_size);
-	c = il_bio_find(sk, &s);
-	if (c)
-		*c = n;
-	else
-		il_bio_new(sk, s, &n, 0);
+	blk_bio_slots_set(sk, &sk, &n, 0);
 }
 
 /* block_bio_remap: bio was sent to device dev (a partition; a dm device whose clone this is).

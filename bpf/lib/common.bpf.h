@@ -254,7 +254,9 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
  *   rec_t *pfx_new(owner, key, slot, init, now): a record made from *init for an owner that
  *     has none (pfx_find() said so and gave slot), now a bpf_ktime_get_ns() or 0; NULL when the
  *     spill hash refuses (IL_DROP_MAP_FULL counted);
- *   pfx_free(key, slot, rec): forget rec (from pfx_find(), with its slot). */
+ *   pfx_free(key, slot, rec): forget rec (from pfx_find(), with its slot);
+ *   rec_t *pfx_set(owner, key, init, now): owner's record is *init, over the one it has or
+ *     made (pfx_new()); NULL as pfx_new(). */
 #define IL_SLOTS(pfx, slot_t, key_t, rec_t, n, shift, spill_map, stale_ns)                    \
 	struct {                                                                                \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                                               \
@@ -313,6 +315,17 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
 			il_slot_release(&s->owner, &s->claims);                                 \
 		else if (!bpf_map_delete_elem(&spill_map, key) && s)                                \
 			__sync_fetch_and_add(&s->spill, -1);                                    \
+	}                                                                                       \
+	static __always_inline rec_t *pfx##_set(__u64 owner, const key_t *key, const rec_t *init, \
+						 __u64 now)                                     \
+	{                                                                                       \
+		slot_t *s_;                                                                     \
+		rec_t *r_ = pfx##_find(owner, key, &s_);                                        \
+                                                                                                \
+		if (!r_)                                                                        \
+			return pfx##_new(owner, key, s_, init, now);                            \
+		*r_ = *init;                                                                    \
+		return r_;                                                                      \
 	}
 
 #endif /* IOLAYER_COMMON_BPF_H */

@@ -958,12 +958,8 @@ static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_dat
 	s.op = op;
 	bpf_get_current_comm(s.comm, sizeof(s.comm));
 	if (FS_URING_BY_REQ) {
-		struct fs_uring_slot *sl;
-		struct fs_uring_start *r = fs_uring_slots_find(key.id, &key, &sl);
-
-		if (r)
-			*r = s; /* a request reused before its completion was seen */
-		else if (!fs_uring_slots_new(key.id, &key, sl, &s, s.ts))
+		/* over a request reused before its completion was seen */
+		if (!fs_uring_slots_set(key.id, &key, &s, s.ts))
 			return 0;
 	} else if (bpf_map_update_elem(&fs_uring_inflight, &key, &s, BPF_ANY)) {
 		il_drop(IL_DROP_MAP_FULL);
