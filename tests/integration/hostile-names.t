@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
-plan 29
+plan 35
 
 loop_ext4_setup
 D=$MNT/h
@@ -74,6 +74,36 @@ if kind in ("fs-text", "wb-text"):
         answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 3))
     else:  # writeback-ret: one ext4_writepages per fsync
         answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 1))
+elif kind == "iol-text":
+    ctrl = sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f)
+    answer("control_bytes", ctrl)
+    try:
+        raw.decode("utf-8", "strict")
+        answer("utf8", "ok")
+    except UnicodeDecodeError as e:
+        answer("utf8", e)
+    answer("comm_escaped", raw.count(esc(comm)))
+elif kind == "iol-json":
+    try:
+        doc = json.loads(raw.decode("utf-8", "strict"))
+        answer("json", "ok")
+    except ValueError as e:
+        doc = None
+        answer("json", "bad")
+
+    def b64s(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k.endswith("_b64") and isinstance(v, str):
+                    yield k, base64.b64decode(v, validate=True)
+                else:
+                    yield from b64s(v)
+        elif isinstance(o, list):
+            for v in o:
+                yield from b64s(v)
+    got = list(b64s(doc))
+    answer("comm_b64", sum(1 for k, v in got if k == "comm_b64" and v == comm))
+    answer("names_b64", len(set(v for k, v in got if v in paths)))
 elif kind == "fs-csv":
     recs = list(csv.reader(io.StringIO(raw.decode("latin-1"), newline="")))
     head = recs[0]
@@ -172,4 +202,40 @@ is "$RC" 0 "writeback-ret --json: exit 0"
 is "$A_events" 10 "writeback-ret --json: 10 rows"
 is "$A_comm" ok "writeback-ret --json: comm decodes back to the original bytes"
 is "$A_names" ok "writeback-ret --json: each path decodes back to its original bytes"
+
+# 5. iolayer, the hostile process beside a neighbour on the same disk (one fsync loop): its
+# text holds no raw byte of the hostile comm or names wherever they show (the verdict, the
+# tables, the neighbour's "by" list of the disk's submitters), its JSON decodes them back
+IOL=$(tool iolayer)
+# run_iolayer OUT TARGET ARGS...: both workloads held, iolayer -p on TARGET (hostile|neighbour)
+run_iolayer() {
+	local out=$1 target=$2 nb; shift 2
+	rm -f "$D"/* "$MNT/nb.dat"
+	wl_launch "$TMPD/wl.out" "$WL/hostile_names" -g "$TMPD/go" "$D"
+	"$WL/fsync_loop" -n 300 -g "$TMPD/go" "$MNT/nb.dat" >"$TMPD/nb.out" 2>&1 &
+	nb=$!
+	at_exit "kill -9 $nb"
+	until grep -q '^pid ' "$TMPD/nb.out" 2>/dev/null; do sleep 0.05; done
+	[ "$target" = hostile ] && target=$WL_PID || target=$nb
+	tool_start "$out" "$out.err" $IOL -p "$target" "$@" || { RC=fail; return; }
+	wl_go
+	wait "$nb"
+	tool_stop
+	RC=$TOOL_RC
+	[ "$RC" = 0 ] || { diag "exit $RC: $*"; diag_file "$out.err"; }
+}
+run_iolayer "$TMPD/i.out" neighbour
+is "$RC" 0 "iolayer -p NEIGHBOUR: exit 0"
+answers iol-text "$TMPD/i.out"
+is "$A_control_bytes" 0 "iolayer -p NEIGHBOUR text: no raw control byte (the disk's submitters listed escaped)"
+is "$A_utf8" ok "iolayer -p NEIGHBOUR text: valid UTF-8"
+run_iolayer "$TMPD/ih.out" hostile
+answers iol-text "$TMPD/ih.out"
+[ "$A_control_bytes" = 0 ] && [ "${A_comm_escaped:-0}" -ge 1 ]
+ok $? "iolayer -p HOSTILE text: its comm escaped ($A_comm_escaped times), no raw control byte ($A_control_bytes)"
+run_iolayer "$TMPD/ij.out" hostile --json
+answers iol-json "$TMPD/ij.out"
+is "$A_json" ok "iolayer -p HOSTILE --json: strict UTF-8 and JSON"
+[ "${A_comm_b64:-0}" -ge 1 ] && [ "${A_names_b64:-0}" -ge 1 ]
+ok $? "iolayer --json: comm_b64 decodes to the comm ($A_comm_b64), *_b64 names to paths ($A_names_b64)"
 done_testing

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cause.h"
+#include "escape.h"
 #include "fmt.h"
 #include "layers/fs.h"
 #include "measure.h"
@@ -76,10 +77,15 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 	for (int d = 0; d < c->ndisks && n < (int)sizeof(extra); d++) {
 		if (c->disks[d].dev != w->dev)
 			continue;
-		for (int k = 0; k < c->disks[d].n && n < (int)sizeof(extra); k++)
-			n += snprintf(extra + n, sizeof(extra) - n, "%s %.47s%s %.0f%%", k ? "," : "; by",
-				      c->disks[d].top[k].comm, c->disks[d].top[k].npids > 1 ? " (group)" : "",
+		for (int k = 0; k < c->disks[d].n && n < (int)sizeof(extra); k++) {
+			char comm[48]; /* any byte, escaped; cut between escapes */
+
+			il_text_escape(c->disks[d].top[k].comm, sizeof(c->disks[d].top[k].comm), comm,
+				       sizeof(comm));
+			n += snprintf(extra + n, sizeof(extra) - n, "%s %s%s %.0f%%", k ? "," : "; by",
+				      comm, c->disks[d].top[k].npids > 1 ? " (group)" : "",
 				      c->disks[d].top[k].share * 100);
+		}
 	}
 	print_row(f, "device", what, &l, false, extra);
 }
