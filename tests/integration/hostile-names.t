@@ -53,16 +53,19 @@ def names_ok(got, want, each):
     got = collections.Counter(got)
     return "ok" if got == collections.Counter({w: each for w in want}) else "got %r" % sorted(got.items())
 
-paths = [d.encode() + b"/" + n for n in names]  # the full path, as fsslower and writeback-ret print it
-
-if kind in ("fs-text", "wb-text"):
-    ctrl = sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f)
-    answer("control_bytes", ctrl)
+def text_answers(raw):
+    """control_bytes (raw ones but the newline) and utf8 of a tool's text."""
+    answer("control_bytes", sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f))
     try:
         raw.decode("utf-8", "strict")
         answer("utf8", "ok")
     except UnicodeDecodeError as e:
         answer("utf8", e)
+
+paths = [d.encode() + b"/" + n for n in names]  # the full path, as fsslower and writeback-ret print it
+
+if kind in ("fs-text", "wb-text"):
+    text_answers(raw)
     lines = [l for l in raw.split(b"\n") if len(l.split()) > 3 and l.split()[2] == pid.encode()]
     rows = [l.split() for l in lines]
     answer("rows", len(rows))
@@ -75,13 +78,7 @@ if kind in ("fs-text", "wb-text"):
     else:  # writeback-ret: one ext4_writepages per fsync
         answer("names", names_ok([r[-1] for r in rows], [esc(p) for p in paths], 1))
 elif kind == "iol-text":
-    ctrl = sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f)
-    answer("control_bytes", ctrl)
-    try:
-        raw.decode("utf-8", "strict")
-        answer("utf8", "ok")
-    except UnicodeDecodeError as e:
-        answer("utf8", e)
+    text_answers(raw)
     answer("comm_escaped", raw.count(esc(comm)))
 elif kind == "iol-json":
     try:
