@@ -118,29 +118,44 @@ static struct il_children kids;
 static struct il_fs_stuck stuck0[STUCK_MAX], stuck[STUCK_MAX];
 static int nstuck0, nstuck;
 
-/* The blocked calls worth saying: those blocked all along, and with a verdict of none, any. */
-static bool stuck_said(const struct il_fs_stuck *st, bool none)
+/* The blocked calls worth saying: those blocked all along, those in flight for a tenth of
+ * the window (elapsed_s) or more, and with a verdict of none, any. */
+static bool stuck_said(const struct il_fs_stuck *st, bool none, double elapsed_s)
 {
-	return st->whole || none;
+	return st->whole || none || st->blocked_ns >= elapsed_s * 1e8;
 }
 
-static struct json_object *stuck_json(bool none)
+static struct json_object *stuck_json(bool none, double elapsed_s)
 {
 	struct json_object *a = json_object_new_array();
 
 	for (int i = 0; i < nstuck; i++) {
 		struct json_object *x = json_object_new_object();
 
-		if (!stuck_said(&stuck[i], none))
+		if (!stuck_said(&stuck[i], none, elapsed_s)) {
+			json_object_put(x);
 			continue;
+		}
 		json_object_object_add(x, "pid", json_object_new_int(stuck[i].pid));
 		json_object_object_add(x, "tid", json_object_new_int(stuck[i].tid));
 		il_json_add_name(x, "comm", stuck[i].comm, sizeof(stuck[i].comm));
 		json_object_object_add(x, "call", json_object_new_string(stuck[i].call));
 		json_object_object_add(x, "whole_window", json_object_new_boolean(stuck[i].whole));
+		/* in flight for so long when tracing ended; null: begun before tracing, unknown */
+		json_object_object_add(x, "blocked_usecs", stuck[i].blocked_ns ?
+				       json_object_new_int64(stuck[i].blocked_ns / 1000) : NULL);
 		json_object_array_add(a, x);
 	}
 	return a;
+}
+
+/* A call blocked for half the window or more (or all of it) is in flight. */
+static bool stuck_long(double elapsed_s)
+{
+	for (int i = 0; i < nstuck; i++)
+		if (stuck[i].whole || stuck[i].blocked_ns >= elapsed_s * 5e8)
+			return true;
+	return false;
 }
 
 /* "still in flight: ..." lines under the verdict. */
@@ -151,7 +166,7 @@ static void stuck_print(double elapsed_s, bool none)
 	for (int i = 0; i < nstuck; i++) {
 		char comm[4 * 16 + 1];
 
-		if (!stuck_said(&stuck[i], none))
+		if (!stuck_said(&stuck[i], none, elapsed_s))
 			continue;
 		if (++said > 3) {
 			printf("    (and more in flight: --json lists them all)\n");
@@ -162,6 +177,11 @@ static void stuck_print(double elapsed_s, bool none)
 			printf("still in flight: %s (pid %u) %s, blocked (D state) all %.1f s without returning: "
 			       "in none of the numbers above (a call counts when it returns)\n", comm,
 			       stuck[i].pid, stuck[i].call, elapsed_s);
+		else if (stuck[i].blocked_ns)
+			printf("still in flight: %s (pid %u) %s, blocked (D state) for %.1f s when tracing "
+			       "ended (%.0f%% of the window): not in the numbers above (a call counts when "
+			       "it returns)\n", comm, stuck[i].pid, stuck[i].call, stuck[i].blocked_ns / 1e9,
+			       elapsed_s > 0 ? 100.0 * stuck[i].blocked_ns / (elapsed_s * 1e9) : 0);
 		else
 			printf("still in flight: %s (pid %u) %s, blocked (D state) when tracing ended: not "
 			       "in the numbers above (a call counts when it returns)\n", comm, stuck[i].pid,
@@ -183,7 +203,7 @@ static struct json_object *report_json(struct il_window *w, const struct il_judg
 	json_object_object_del(o, "lost");
 	il_who_view_json(o, &w->view, w->m.elapsed_s, shown);
 	json_object_object_add(o, "aio", il_fs_aio_json(aio, naio));
-	json_object_object_add(o, "in_flight", stuck_json(j->v.d.where == IL_WHERE_NONE));
+	json_object_object_add(o, "in_flight", stuck_json(j->v.d.where == IL_WHERE_NONE, w->m.elapsed_s));
 	json_object_object_add(o, "untraced_children", il_children_json(&kids));
 	/* -C: the cgroup traced (its path in the io controller's hierarchy), else null */
 	json_object_object_add(o, "traced_cgroup", il_cgfilter_get() ?
@@ -283,6 +303,7 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	const struct il_measure *m = &w->m;
 	char why2[512], names[1024] = "";
 	static struct il_judgement j;
+	const char *but;
 	struct il_verdict v;
 	int shown, err = 0;
 
@@ -290,6 +311,8 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	v = j.v;
 	nstuck = il_fs_stuck(il_opts.pid, stuck, STUCK_MAX);
 	il_fs_stuck_since(stuck, nstuck, stuck0, nstuck0);
+	if (src->fs)
+		il_fs_stuck_times(src->obj, stuck, nstuck);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_culprit(&w->view, &v.c, top_n);
@@ -334,20 +357,23 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	}
 	if (*il_children_note(&kids, why2, sizeof(why2)))
 		printf("%s\n", why2);
+	/* nothing stood out among the calls that returned, but one blocked long has not */
+	but = v.d.where == IL_WHERE_NONE && stuck_long(m->elapsed_s) ?
+	      "; but a call is still in flight, blocked for most of the window (below)" : "";
 	if (j.cause.found && j.cause.nblames && j.layers.why != IL_WHY_WB_ERRORS) {
 		char lines[5][200];
 		int n = evidence(&j, lines);
 
-		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
+		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where), v.why, but);
 		for (int i = 0; i < n; i++)
 			printf("    %s\n", lines[i]);
 	} else if (v.c.found) {
 		char esc[4 * sizeof(names) + 1];
 
-		printf("\nverdict: %s -- %s; %s\n", il_where_name(v.d.where),
-		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), v.why);
+		printf("\nverdict: %s -- %s; %s%s\n", il_where_name(v.d.where),
+		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), v.why, but);
 	} else {
-		printf("\nverdict: %s -- %s\n", il_where_name(v.d.where), v.why);
+		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where), v.why, but);
 	}
 	stuck_print(m->elapsed_s, v.d.where == IL_WHERE_NONE);
 	il_drops_print(stdout, w->lost);

@@ -430,13 +430,18 @@ static __always_inline void il_sub_end(__u64 key)
 		op->pid = 0;
 }
 
-/* The current task's submission in progress, NULL none. */
-static __always_inline struct il_sub_op *il_sub_current(void)
+/* Thread pid's submission in progress (pid: the current task's), NULL none. */
+static __always_inline struct il_sub_op *il_sub_of(__u32 pid)
 {
-	__u32 pid = (__u32)bpf_get_current_pid_tgid();
 	struct il_sub_op *op = il_sub_slot(pid);
 
 	return op && pid && op->pid == pid ? op : NULL;
+}
+
+/* The current task's submission in progress, NULL none. */
+static __always_inline struct il_sub_op *il_sub_current(void)
+{
+	return il_sub_of((__u32)bpf_get_current_pid_tgid());
 }
 
 /* A block event (Q, G, merge, insert, issue) of the current task at now (0: the clock is read
@@ -679,7 +684,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	b->part = bdev ? IL_BTF_READ(s->btf, bdev, bd_dev) : 0;
 	b->cgroup = il_bio_cgroup(bio);
 	b->in_cg = il_cg_cfg.id && il_cg_under(il_bio_cgroup_of(bio));
-	op = il_sub_current(); /* one lookup for il_bio_who() and the touch below */
+	op = il_sub_of((__u32)s->pid_tgid); /* one lookup for il_bio_who() and the touch below */
 	if (!b->tgid)
 		il_bio_who(s, b, op);
 	/* queued by another task than its submitter: held and let go by a worker */
@@ -853,8 +858,9 @@ static __always_inline void blk_iocost(struct ioc_gq *iocg)
 /* Link request rq to its first bio (at insert or issue; once): the bio that got G among the
  * first IL_LINK_WALK of rq->bio's chain (a front merge puts another bio first), else the first
  * bio with a record. The bios looked at are in the request now: their records go. The record
- * goes to blk_rq_slot_bio when rq holds its slot s, else to blk_rq_bio. */
-static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot *s)
+ * goes to blk_rq_slot_bio when rq holds its slot s, else to blk_rq_bio. btf: rq is a BTF
+ * pointer (a tp_btf program's), its fields and its bios' read with plain loads. */
+static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot *s, bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct blk_rq_bio n = {}, *l = NULL, *h;
@@ -870,7 +876,7 @@ static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot 
 	}
 	if (!l && bpf_map_lookup_elem(&blk_rq_bio, &key))
 		return;
-	bio = BPF_CORE_READ(rq, bio);
+	bio = IL_BTF_READ(btf, rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
 		__u64 bk = (__u64)bio;
 		struct il_bio_slot *bs;
@@ -882,10 +888,10 @@ static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot 
 			found = true;
 			il_bio_free(bk, bs, b);
 		}
-		bio = BPF_CORE_READ(bio, bi_next);
+		bio = IL_BTF_READ(btf, bio, bi_next);
 	}
-	n.sector = BPF_CORE_READ(rq, __sector);
-	n.bytes = BPF_CORE_READ(rq, __data_len);
+	n.sector = IL_BTF_READ(btf, rq, __sector);
+	n.bytes = IL_BTF_READ(btf, rq, __data_len);
 	if (l) {
 		/* linked before it held its slot (no times then): its record moves over */
 		h = found ? NULL : bpf_map_lookup_elem(&blk_rq_bio, &key);
@@ -903,11 +909,11 @@ static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot 
 
 /* blk_link_bios() when requests are linked to their bios (the check apart, so that
  * nothing of it, not even its zeroed record, costs the other modes). s: rq's slot; now: the
- * insert's or issue's bpf_ktime_get_ns(). */
-static __always_inline void blk_link(struct request *rq, struct il_rq_slot *s, __u64 now)
+ * insert's or issue's bpf_ktime_get_ns(); btf: as for blk_link_bios(). */
+static __always_inline void blk_link(struct request *rq, struct il_rq_slot *s, __u64 now, bool btf)
 {
 	if (blk_cfg.bios && !blk_cfg.bio_only) {
-		blk_link_bios(rq, s);
+		blk_link_bios(rq, s, btf);
 		il_sub_touch(now);
 	}
 }
@@ -1068,7 +1074,7 @@ static __always_inline struct request *blk_rq_arg(unsigned long long *ctx)
 }
 
 /* block_rq_insert: the request enters the OS queue (I/O scheduler or software queue). */
-static __always_inline void blk_insert(struct request *rq)
+static __always_inline void blk_insert(struct request *rq, bool btf)
 {
 	struct il_rq_times t = { .insert_ns = bpf_ktime_get_ns() }, *old;
 	struct il_rq_slot *s;
@@ -1083,14 +1089,14 @@ static __always_inline void blk_insert(struct request *rq)
 		*old = t;
 	else if (blk_rq_times_new(key, s, &t))
 		il_drop(IL_DROP_MAP_FULL);
-	blk_link(rq, s, t.insert_ns);
+	blk_link(rq, s, t.insert_ns, btf);
 }
 
 /* block_rq_issue: the request goes to the driver. An insert time already recorded is kept;
  * requests issued without an insert (no I/O scheduler, direct issue) have none. A request
  * issued again (requeued) is timed from its last issue, unless a part of it completed
  * already: then from its first. */
-static __always_inline void blk_issue(struct request *rq)
+static __always_inline void blk_issue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct il_rq_times *t, n = { .issue_ns = now };
@@ -1103,7 +1109,7 @@ static __always_inline void blk_issue(struct request *rq)
 	} else if (blk_rq_times_new(key, s, &n)) {
 		il_drop(IL_DROP_MAP_FULL);
 	}
-	blk_link(rq, s, now);
+	blk_link(rq, s, now, btf);
 }
 
 /* block_rq_complete (ctx: its raw arguments), the request's times only: 0 with *r filled
@@ -1191,23 +1197,23 @@ static __always_inline int blk_done(unsigned long long *ctx, bool btf, struct bl
 	if (err > 0)
 		return -1;
 	if (!err) {
-		__u32 opf = BPF_CORE_READ(rq, cmd_flags);
-		struct bio *bio = BPF_CORE_READ(rq, bio);
+		__u32 opf = IL_BTF_READ(btf, rq, cmd_flags);
+		struct bio *bio = IL_BTF_READ(btf, rq, bio);
 
 		io->ts[BLK_MK_I] = t.insert_ns;
 		io->ts[BLK_MK_D] = t.issue_ns;
 		io->ts[BLK_MK_C] = now;
-		io->dev = il_disk_dev(il_rq_disk(rq));
+		io->dev = il_disk_dev_btf(il_rq_disk_btf(rq, btf), btf);
 		io->op = il_opf_op(opf);
 		io->flags = il_opf_flags(opf);
 		if (!linked) { /* else its first bio's extent, from blk_end() */
-			io->sector = BPF_CORE_READ(rq, __sector);
+			io->sector = IL_BTF_READ(btf, rq, __sector);
 			io->bytes = (__u32)ctx[2];
 		}
 		io->error = t.error;
 		for (int i = 0; i < BLK_BIO_COUNT_MAX && bio; i++) {
 			io->bios++;
-			bio = BPF_CORE_READ(bio, bi_next);
+			bio = IL_BTF_READ(btf, bio, bi_next);
 		}
 	}
 	return err;
@@ -1361,15 +1367,15 @@ static __always_inline void blk_forget(struct request *rq)
  */
 #define BLK_PROGS(on_complete)                                                            \
 	SEC("tp_btf/block_rq_insert")                                                          \
-	int BPF_PROG(blk_rq_insert_btf) { blk_insert(blk_rq_arg(ctx)); return 0; }      \
+	int BPF_PROG(blk_rq_insert_btf) { blk_insert(blk_rq_arg(ctx), true); return 0; }    \
 	SEC("tp_btf/block_rq_issue")                                                           \
-	int BPF_PROG(blk_rq_issue_btf) { blk_issue(blk_rq_arg(ctx)); return 0; }        \
+	int BPF_PROG(blk_rq_issue_btf) { blk_issue(blk_rq_arg(ctx), true); return 0; }    \
 	SEC("tp_btf/block_rq_complete")                                                        \
 	int BPF_PROG(blk_rq_complete_btf) { return on_complete(ctx, true); }                       \
 	SEC("raw_tp/block_rq_insert")                                                          \
-	int BPF_PROG(blk_rq_insert_raw) { blk_insert(blk_rq_arg(ctx)); return 0; }      \
+	int BPF_PROG(blk_rq_insert_raw) { blk_insert(blk_rq_arg(ctx), false); return 0; }    \
 	SEC("raw_tp/block_rq_issue")                                                           \
-	int BPF_PROG(blk_rq_issue_raw) { blk_issue(blk_rq_arg(ctx)); return 0; }        \
+	int BPF_PROG(blk_rq_issue_raw) { blk_issue(blk_rq_arg(ctx), false); return 0; }    \
 	SEC("raw_tp/block_rq_complete")                                                        \
 	int BPF_PROG(blk_rq_complete_raw) { return on_complete(ctx, false); }
 

@@ -31,20 +31,32 @@ struct request___o {
 	struct gendisk *rq_disk;
 } __attribute__((preserve_access_index));
 
-static __always_inline struct gendisk *il_rq_disk(struct request *rq)
+/* btf: rq is a BTF pointer (a tp_btf program's), read with plain loads. */
+static __always_inline struct gendisk *il_rq_disk_btf(struct request *rq, bool btf)
 {
 	struct request___o *old = (void *)rq;
 
 	if (bpf_core_field_exists(old->rq_disk))
-		return BPF_CORE_READ(old, rq_disk);
-	return BPF_CORE_READ(rq, q, disk);
+		return IL_BTF_READ(btf, old, rq_disk);
+	return btf ? rq->q->disk : BPF_CORE_READ(rq, q, disk);
+}
+
+static __always_inline struct gendisk *il_rq_disk(struct request *rq)
+{
+	return il_rq_disk_btf(rq, false);
+}
+
+/* btf: disk is a BTF pointer (read through one), read with plain loads. */
+static __always_inline __u32 il_disk_dev_btf(struct gendisk *disk, bool btf)
+{
+	if (!disk)
+		return 0;
+	return (IL_BTF_READ(btf, disk, major) << 20) | IL_BTF_READ(btf, disk, first_minor);
 }
 
 static __always_inline __u32 il_disk_dev(struct gendisk *disk)
 {
-	if (!disk)
-		return 0;
-	return (BPF_CORE_READ(disk, major) << 20) | BPF_CORE_READ(disk, first_minor);
+	return il_disk_dev_btf(disk, false);
 }
 
 /* request.part: the partition (or the whole disk, part0) the request was sent to, set by

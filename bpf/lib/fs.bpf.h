@@ -61,22 +61,6 @@
 /* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
 const volatile struct fs_cfg fs_cfg = {};
 
-struct fs_key {
-	__u32 tid;
-	__u32 op; /* enum fs_op */
-};
-
-/* No padding: it is built on the stack and handed to bpf_map_update_elem(), and kernels
- * before 6.5 reject a helper reading uninitialised stack bytes, even for root (commit
- * 6715df8d5d24, "bpf: Allow reads from uninit stack"). */
-struct fs_start {
-	__u64 ts;         /* bpf_ktime_get_ns() at entry */
-	struct file *file; /* NULL for an openat(2) until it returns its fd */
-	__s64 offset;     /* bytes */
-	__u64 size;       /* bytes asked for */
-	__u64 flags;      /* FS_EV_NESTED, FS_EV_DATASYNC */
-};
-
 /* In-flight calls without task storage (fs_cfg.task_storage 0); user space shrinks it to
  * one entry otherwise. */
 struct {
@@ -86,12 +70,9 @@ struct {
 	__type(value, struct fs_start);
 } fs_inflight SEC(".maps");
 
-/* In-flight calls with task storage: a thread's slots (FS_SLOT(op)), made at its first
- * traced call and freed with the thread. start.ts 0: the slot is free. Where the kernel has
- * no task storage, user space turns it into a one-entry array that nothing uses. */
-struct fs_task {
-	struct fs_start call[FS_SLOTS];
-};
+/* In-flight calls with task storage: a thread's slots (struct fs_task, lib/fs.h), made at its
+ * first traced call and freed with the thread. Where the kernel has no task storage, user
+ * space turns it into a one-entry array that nothing uses. */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -288,7 +269,7 @@ static __always_inline int fs_begin_of(struct task_struct *task, __u64 pid_tgid,
 {
 	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
 	struct fs_start s = {
-		.ts = bpf_ktime_get_ns(), .file = file, .offset = offset, .size = size, .flags = flags,
+		.ts = bpf_ktime_get_ns(), .file = (__u64)file, .offset = offset, .size = size, .flags = flags,
 	};
 	__u32 slot = FS_SLOT(op) & (FS_SLOTS - 1); /* as in fs_inflight_get */
 	struct fs_task *t;
@@ -442,9 +423,11 @@ static __always_inline void fs_emit_tail(void *ctx, __u64 pid_tgid, enum fs_op o
 /* Account a call of this thread that began at s and returned ret, on file; send its event
  * when slow. tail (a constant): the caller is a syscall tracepoint's program with context
  * ctx, whose slow events go out through fs_send; else (fentry, kprobes) the event is sent
- * in place. */
+ * in place. task: the current task's BTF pointer, or NULL; cast: a _cast program's (file's
+ * fields are read for attribution through fs_file_btf(), with plain loads). */
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
-				       struct file *file, __s64 ret, void *ctx, bool tail)
+				       struct file *file, __s64 ret, void *ctx, bool tail,
+				       struct task_struct *task, bool cast)
 {
 	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
 	/* a sync inside an O_SYNC/O_DSYNC write, kept apart: not an fsync call (iolayer) */
@@ -460,7 +443,7 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 		return;
 	}
 	if (!apart)
-		who_fs(pid_tgid, op, file, delta, ret);
+		who_fs(pid_tgid, op, cast ? fs_file_btf(file, true) : file, delta, ret, now, task, cast);
 	if (st) { /* per-CPU: plain adds */
 		st->count++;
 		st->total_ns += delta;
@@ -517,7 +500,7 @@ static __always_inline int fs_end_ctx(enum fs_op op, __s64 ret, void *ctx, bool 
 		return 0;
 	if (op == FS_OP_OPEN || op == FS_OP_FSYNC)
 		ret = ret < 0 ? ret : 0;
-	fs_account(pid_tgid, op, &s, s.file, ret, ctx, tail);
+	fs_account(pid_tgid, op, &s, (struct file *)s.file, ret, ctx, tail, NULL, false);
 	return 0;
 }
 
@@ -792,7 +775,7 @@ static __always_inline int fs_ext4_sync_enter(struct fs_ext4_sync_file_enter_rec
 		return 0;
 	ws = fs_inflight_get(pid_tgid, FS_OP_WRITE);
 	if (ws)
-		return fs_begin(pid_tgid, FS_OP_FSYNC, ws->file, 0, 0,
+		return fs_begin(pid_tgid, FS_OP_FSYNC, (struct file *)ws->file, 0, 0,
 				FS_EV_NESTED | (ws->flags & FS_EV_SYSCALL) | datasync);
 	ws = fs_inflight_get(pid_tgid, (enum fs_op)FS_MSYNC_CALL);
 	if (!ws)
@@ -943,7 +926,8 @@ static __always_inline int fs_uring_op(__u8 opcode)
 	return -1;
 }
 
-static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_data, __u8 opcode)
+static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_data, __u8 opcode,
+					   bool btf)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	struct fs_uring_key key = { .ring = (__u64)ring, .id = FS_URING_BY_REQ ? (__u64)req : user_data };
@@ -965,7 +949,7 @@ static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_dat
 		il_drop(IL_DROP_MAP_FULL);
 		return 0;
 	}
-	who_submitter(pid_tgid >> 32, s.ts);
+	who_submitter(pid_tgid >> 32, s.ts, btf);
 	return 0;
 }
 
@@ -973,7 +957,7 @@ SEC("tp/io_uring/io_uring_submit_req")
 int fs_uring_submit_req(struct trace_event_raw_io_uring_submit_req *ctx)
 {
 	return fs_uring_submit(BPF_CORE_READ(ctx, ctx), BPF_CORE_READ(ctx, req),
-			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode));
+			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode), false);
 }
 
 SEC("tp/io_uring/io_uring_submit_sqe")
@@ -982,14 +966,14 @@ int fs_uring_submit_sqe(struct trace_event_raw_io_uring_submit_sqe___il *ctx)
 	if (!bpf_core_field_exists(ctx->req))
 		return 0; /* before 5.14: no request to find the file by */
 	return fs_uring_submit(BPF_CORE_READ(ctx, ctx), BPF_CORE_READ(ctx, req),
-			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode));
+			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode), false);
 }
 
 /* io_uring_submit_req(req), 6.1 and later: the record's fields, from the request. */
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(fs_uring_submit_req_btf, struct io_kiocb *req)
 {
-	return fs_uring_submit(req->ctx, req, req->cqe.user_data, req->opcode);
+	return fs_uring_submit(req->ctx, req, req->cqe.user_data, req->opcode, true);
 }
 
 /* A request's completion was posted on ring (struct io_ring_ctx *) with result res: the
@@ -1064,7 +1048,7 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	}
 	if (!fs_sys_file_wanted(file))
 		return 0;
-	s.file = file;
+	s.file = (__u64)file;
 	now = bpf_ktime_get_ns();
 	delta = now - s.ts;
 	if ((__s64)delta < 0) {
@@ -1375,7 +1359,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s) ||
 	    sc.kind == FS_SK_MSYNC) /* its syncs were accounted at ext4_sync_file_exit */
 		return 0;
-	file = s.file;
+	file = (struct file *)s.file;
 	if (sc.kind == FS_SK_OPEN) {
 		if (ret < 0)
 			return 0; /* no file: the filesystem cannot be told */
@@ -1390,7 +1374,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 	} else if (sc.kind == FS_SK_FSYNC || sc.kind == FS_SK_SYNC_RANGE) {
 		ret = ret < 0 ? ret : 0;
 	}
-	fs_account(pid_tgid, sc.op, &s, file, ret, NULL, false);
+	fs_account(pid_tgid, sc.op, &s, file, ret, NULL, false, task, cast);
 	return 0;
 }
 

@@ -54,6 +54,29 @@ _Static_assert((FS_SLOTS & (FS_SLOTS - 1)) == 0 && FS_SLOT((int)FS_AIO_GETEVENTS
 	       FS_SLOT(FS_MSYNC_CALL) < FS_SLOTS,
 	       "FS_SLOTS: a power of two (slots are masked with FS_SLOTS - 1) above every slot");
 
+/* A thread's call in flight: in fs_inflight by (thread, operation), or in its task-local
+ * storage (fs_tasks: struct fs_task, slot FS_SLOT(op)). User space reads ts to tell how long
+ * a blocked call has been in flight (il_fs_stuck_times()). No padding: it is built on the
+ * BPF stack and handed to bpf_map_update_elem(), and kernels before 6.5 reject a helper
+ * reading uninitialised stack bytes, even for root (commit 6715df8d5d24, "bpf: Allow reads
+ * from uninit stack"). */
+struct fs_key {
+	__u32 tid;
+	__u32 op; /* enum fs_op, or a pseudo-operation above */
+};
+
+struct fs_start {
+	__u64 ts;     /* bpf_ktime_get_ns() at entry (CLOCK_MONOTONIC); 0: a free slot */
+	__u64 file;   /* struct file *; 0 for an openat(2) until it returns its fd */
+	__s64 offset; /* bytes */
+	__u64 size;   /* bytes asked for */
+	__u64 flags;  /* FS_EV_NESTED, FS_EV_DATASYNC */
+};
+
+struct fs_task {
+	struct fs_start call[FS_SLOTS];
+};
+
 /* What fs_sys_enter/fs_sys_exit (raw_syscalls:sys_enter/exit) do with a syscall. */
 enum fs_sys_kind {
 	FS_SK_NONE,  /* not traced */

@@ -222,7 +222,7 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	__u32 zero32 = 0;
 	struct iw_key key = {};
 	struct iw_sleep *s;
-	__u64 delta;
+	__u64 delta, now;
 	__u32 tid;
 
 	/* in_iowait is still set when an I/O sleeper runs again: every other task is done here
@@ -233,7 +233,8 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	s = bpf_map_lookup_elem(&iw_sleeping, &tid);
 	if (!s)
 		return; /* began before tracing, or filtered out at switch-out */
-	delta = bpf_ktime_get_ns() - s->ts;
+	now = bpf_ktime_get_ns();
+	delta = now - s->ts;
 	key.kstack = s->kstack;
 	key.ustack = s->ustack;
 	key.ucaller = s->ucaller;
@@ -246,8 +247,19 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 		return;
 	key.tid = tid;
 	key.tgid = IL_BTF_READ(btf, next, tgid);
-	who_iowait(next, key.tgid, delta);
-	BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
+	who_iowait(next, key.tgid, delta, now, btf);
+	if (btf) { /* plain loads; what follows the NUL zeroed, as a string read leaves it */
+		bool end = false;
+
+		__builtin_memcpy(key.comm, next->comm, sizeof(key.comm));
+		for (int i = 0; i < sizeof(key.comm); i++) {
+			end |= !key.comm[i];
+			if (end)
+				key.comm[i] = 0;
+		}
+	} else {
+		BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
+	}
 	v = il_lookup_or_init(&iw_waits, &key, &zero);
 	if (!v)
 		return;

@@ -55,11 +55,12 @@ static __always_inline struct iomap_dio *il_bio_iomap_dio(struct bio *bio, bool 
  * no relocations against the cgroup and kernfs types, each of which costs libbpf a search
  * of the kernel's whole BTF at load time. */
 static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
-				   __s64 ret) {}
+				   __s64 ret, __u64 now, struct task_struct *task, bool btf) {}
 static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
 				      __s64 ret) {}
-static __always_inline void who_submitter(__u32 tgid, __u64 now) {}
-static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta) {}
+static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf) {}
+static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta,
+				       __u64 now, bool btf) {}
 #define WHO_PROGS
 #else
 
@@ -163,12 +164,18 @@ static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
 	f->deeper = BPF_CORE_READ(d, d_parent) != d;
 }
 
-/* The key of inode's file entry (struct inode: i_sb->s_dev, i_generation, i_ino). */
+/* The key of inode's file entry (struct inode: i_sb->s_dev, i_generation, i_ino). btf: inode
+ * is a BTF pointer (read through one), read with plain loads; else probe reads. */
+static __always_inline void who_file_key_btf(struct inode *inode, struct who_file_key *k, bool btf)
+{
+	k->dev = btf ? inode->i_sb->s_dev : BPF_CORE_READ(inode, i_sb, s_dev);
+	k->gen = IL_BTF_READ(btf, inode, i_generation);
+	k->ino = IL_BTF_READ(btf, inode, i_ino);
+}
+
 static __always_inline void who_file_key_of(struct inode *inode, struct who_file_key *k)
 {
-	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k->gen = BPF_CORE_READ(inode, i_generation);
-	k->ino = BPF_CORE_READ(inode, i_ino);
+	who_file_key_btf(inode, k, false);
 }
 
 /* A new file entry (dev, gen, ino) filled in from its inode (kernel address inode_addr):
@@ -216,6 +223,22 @@ static __always_inline struct who_file *who_file_get_of(const struct who_file_ke
 	return f;
 }
 
+/* The file entry k of file (made when missing, as who_file_get_of; file may be a BTF pointer:
+ * its inode and dentry are read only for a new entry, with probe reads, which give the global
+ * who_file_fill the numbers it takes). */
+static __always_inline struct who_file *who_file_get_by(const struct who_file_key *k,
+						       struct file *file)
+{
+	struct who_file *f;
+	bool is_new;
+
+	f = who_get(&who_files, k, &who_zero_file, WHO_MAP_FILES, &is_new);
+	if (f && is_new)
+		who_file_fill(k->dev, k->gen, k->ino, (__u64)BPF_CORE_READ(file, f_inode),
+			      (__u64)BPF_CORE_READ(file, f_path.dentry));
+	return f;
+}
+
 /* The file entry of inode (NULL: none), as who_file_get_of. */
 static __always_inline struct who_file *who_file_get(struct inode *inode, struct dentry *d)
 {
@@ -253,10 +276,10 @@ static __always_inline void who_identity(struct who_proc *p, struct task_struct 
  * WHO_IDENT_NS ago or more (a move to another cgroup, a prctl(PR_SET_NAME)): two helper calls
  * at a traced I/O instead of about twelve. now: the caller's bpf_ktime_get_ns(), 0: read
  * here. */
-static __always_inline void who_identity_fresh(struct who_proc *p, struct task_struct *task,
-					       bool is_new, __u64 now)
+static __always_inline void who_identity_fresh_btf(struct who_proc *p, struct task_struct *task,
+						   bool is_new, __u64 now, bool btf)
 {
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm);
+	__u64 mm = (__u64)IL_BTF_READ(btf, task, mm);
 
 	if (!now)
 		now = bpf_ktime_get_ns();
@@ -268,15 +291,40 @@ static __always_inline void who_identity_fresh(struct who_proc *p, struct task_s
 	p->ident_ns = now;
 }
 
-/* The current process's entry, its identity fresh (who_identity_fresh() at now). */
-static __always_inline struct who_proc *who_proc_current(__u32 tgid, __u64 now)
+static __always_inline void who_identity_fresh(struct who_proc *p, struct task_struct *task,
+					       bool is_new, __u64 now)
+{
+	who_identity_fresh_btf(p, task, is_new, now, false);
+}
+
+/* The current process's entry, its identity fresh (who_identity_fresh() at now). task: the
+ * current task's BTF pointer when the caller has it (its fields plain loads), else NULL. */
+static __always_inline struct who_proc *who_proc_current_of(__u32 tgid, __u64 now,
+							   struct task_struct *task)
 {
 	bool is_new;
 	struct who_proc *p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 
-	if (p)
+	if (p && task)
+		who_identity_fresh_btf(p, task, is_new, now, true);
+	else if (p)
 		who_identity_fresh(p, (void *)bpf_get_current_task(), is_new, now);
 	return p;
+}
+
+static __always_inline struct who_proc *who_proc_current(__u32 tgid, __u64 now)
+{
+	return who_proc_current_of(tgid, now, NULL);
+}
+
+/* The current task as a BTF pointer, for plain loads of its fields: in a tp_btf program (btf)
+ * on a kernel with bpf_get_current_task_btf() (5.11+, commit 3ca1032ab7ab; a CO-RE test of
+ * the helper's number, so older kernels load the other branch); else NULL. */
+static __always_inline struct task_struct *who_task_btf(bool btf)
+{
+	if (btf && bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
+		return bpf_get_current_task_btf();
+	return NULL;
 }
 
 /* Remember tgid among the processes of file f (the first WHO_FILE_PIDS seen). */
@@ -335,10 +383,14 @@ static __always_inline __u32 who_slot(__u64 ns)
 }
 
 /* fs layer: a traced call (of the current thread when current) on file returned ret (bytes
- * for R/W) after delta ns. Per-CPU races between threads of one process only blur counts by an increment:
- * the adds are atomic, the histogram slots plain (one slot, rarely contended). */
+ * for R/W) after delta ns, at now (0: the clock is read here when needed). task: the current
+ * task's BTF pointer, or NULL; btf: file is a BTF pointer (the raw_syscalls _cast programs'),
+ * its fields and its inode's read with plain loads, where probe reads cost a helper call each
+ * (about 7 a call). Races between threads of one process on other CPUs only blur counts by
+ * an increment: the adds are atomic, the histogram slots plain (one slot, rarely contended). */
 static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
-				       __s64 ret, bool current)
+				       __s64 ret, bool current, __u64 now, struct task_struct *task,
+				       bool btf)
 {
 	__u32 tgid = pid_tgid >> 32, o = op < FS_OP__MAX ? op : 0;
 	struct who_file_key k = {};
@@ -350,7 +402,7 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 	if (!who_cfg.on)
 		return;
 	if (current)
-		p = who_proc_current(tgid, 0);
+		p = who_proc_current_of(tgid, now, task);
 	else
 		p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (p) {
@@ -362,14 +414,14 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 		if (ret > 0 && op == FS_OP_WRITE)
 			__sync_fetch_and_add(&p->write_bytes, ret);
 	}
-	inode = BPF_CORE_READ(file, f_inode);
+	inode = IL_BTF_READ(btf, file, f_inode);
 	if (!inode)
 		return;
-	who_file_key_of(inode, &k);
+	who_file_key_btf(inode, &k, btf);
 	/* before the file's entry, whose making (a path walk) multiplies the verifier's paths */
 	if (p)
 		who_proc_file_add(p, &k, delta);
-	f = who_file_get_of(&k, inode, BPF_CORE_READ(file, f_path.dentry));
+	f = who_file_get_by(&k, file);
 	if (f) {
 		__sync_fetch_and_add(&f->op_count[o], 1);
 		__sync_fetch_and_add(&f->op_ns[o], delta);
@@ -382,9 +434,9 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 }
 
 static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
-				   __s64 ret)
+				   __s64 ret, __u64 now, struct task_struct *task, bool btf)
 {
-	who_fs_add(pid_tgid, op, file, delta, ret, true);
+	who_fs_add(pid_tgid, op, file, delta, ret, true, now, task, btf);
 }
 
 /* fs layer: a call that thread pid_tgid made (not the current task: an io_uring request that
@@ -393,19 +445,21 @@ static __always_inline void who_fs(__u64 pid_tgid, enum fs_op op, struct file *f
 static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file *file, __u64 delta,
 				      __s64 ret)
 {
-	who_fs_add(pid_tgid, op, file, delta, ret, false);
+	who_fs_add(pid_tgid, op, file, delta, ret, false, 0, NULL, false);
 }
 
 /* The current task submits a request that completes elsewhere (io_uring): its process's
- * entry, with its identity, for who_fs_of(). */
-static __always_inline void who_submitter(__u32 tgid, __u64 now)
+ * entry, with its identity, for who_fs_of(). btf: in a tp_btf program (who_task_btf()). */
+static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf)
 {
 	if (who_cfg.on)
-		who_proc_current(tgid, now);
+		who_proc_current_of(tgid, now, who_task_btf(btf));
 }
 
-/* I/O-wait layer: task (tgid) slept delta ns in I/O wait. */
-static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta)
+/* I/O-wait layer: task (tgid) slept delta ns in I/O wait, ending at now (bpf_ktime_get_ns()).
+ * btf: task is a BTF pointer (a tp_btf program's), read with plain loads. */
+static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u64 delta,
+				       __u64 now, bool btf)
 {
 	struct who_proc *p;
 	bool is_new;
@@ -415,7 +469,7 @@ static __always_inline void who_iowait(struct task_struct *task, __u32 tgid, __u
 	p = who_get(&who_procs, &tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
 	if (!p)
 		return;
-	who_identity_fresh(p, task, is_new, 0);
+	who_identity_fresh_btf(p, task, is_new, now, btf);
 	__sync_fetch_and_add(&p->iowait_count, 1);
 	__sync_fetch_and_add(&p->iowait_ns, delta);
 }
@@ -597,7 +651,7 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	 * or write-zeroes' size is a range, not bytes moved */
 	if (!who_cfg.on || !bytes || op > 1)
 		return 0;
-	p = who_proc_current(k.tgid, s->now);
+	p = who_proc_current_of(k.tgid, s->now, who_task_btf(s->btf));
 	if (p) {
 		__sync_fetch_and_add(&p->bios, 1);
 		__sync_fetch_and_add(&p->bio_bytes, bytes);
@@ -606,8 +660,10 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	}
 	f = il_bio_seen_entry(s);
 	if (f) {
-		struct task_struct *task = (void *)bpf_get_current_task();
-		bool kthread = !BPF_CORE_READ(task, mm), user = false;
+		/* who_identity_fresh() left p->ident_mm the task's mm */
+		bool kthread = p ? !p->ident_mm : !BPF_CORE_READ((struct task_struct *)
+								 bpf_get_current_task(), mm);
+		bool user = false;
 
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);
 		for (int i = 0; i < WHO_FILE_PIDS; i++)

@@ -2,6 +2,7 @@
 /* The filesystem layer's user side (see layers.h; kernel side bpf/lib/fs.bpf.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "mounts.h"
 #include "path.h"
 #include "probes.h"
+#include "run.h"
 #include "procstat.h"
 #include "util.h"
 
@@ -495,7 +497,7 @@ struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n)
 
 __u64 il_fs_orphan_starts(struct bpf_object *obj)
 {
-	struct { __u32 tid, op; } key, next; /* struct fs_key of fs.bpf.h */
+	struct fs_key key, next;
 	int fd = il_obj_map_fd(obj, "fs_inflight");
 	void *prev = NULL;
 	__u64 n = 0;
@@ -530,7 +532,7 @@ static bool stuck_thread(__u32 pid, __u32 tid, struct il_fs_stuck *st)
 	memset(st, 0, sizeof(*st));
 	for (size_t i = 0; i < IL_ARRAY_SIZE(sys_calls) && nr >= 0 && !st->call; i++)
 		if (sys_calls[i].nr == nr && sys_calls[i].sys.kind != FS_SK_AIO)
-			st->call = sys_calls[i].name;
+			st->call = sys_calls[i].name, st->op = sys_calls[i].sys.op;
 	if (!st->call)
 		return false;
 	il_proc_task_comm(pid, tid, st->comm);
@@ -587,6 +589,48 @@ void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck 
 			if (before[k].tid == now[i].tid && before[k].call == now[i].call &&
 			    before[k].switches == now[i].switches)
 				now[i].whole = true;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
+#endif
+
+/* The start (bpf_ktime_get_ns()) of thread tid's (of process pid) call of operation op as
+ * the layer recorded it, 0 none. */
+static __u64 stuck_start(int tasks_fd, int inflight_fd, __u32 pid, __u32 tid, int op)
+{
+	struct fs_key key = { .tid = tid, .op = op };
+	struct fs_start s = { 0 };
+	struct fs_task t;
+	int pidfd;
+
+	if (tasks_fd >= 0 && FS_SLOT(op) < FS_SLOTS) {
+		pidfd = syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
+		if (pidfd >= 0 && !bpf_map_lookup_elem(tasks_fd, &pidfd, &t))
+			s = t.call[FS_SLOT(op)];
+		if (pidfd >= 0)
+			close(pidfd);
+		if (s.ts)
+			return s.ts;
+	}
+	if (inflight_fd >= 0 && !bpf_map_lookup_elem(inflight_fd, &key, &s))
+		return s.ts;
+	return 0;
+}
+
+void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n)
+{
+	int tasks_fd = il_obj_map_fd(obj, "fs_tasks"), inflight_fd = il_obj_map_fd(obj, "fs_inflight");
+	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "fs_tasks");
+	unsigned long long now = il_now_ns();
+
+	if (tasks && bpf_map__type(tasks) != BPF_MAP_TYPE_TASK_STORAGE)
+		tasks_fd = -1; /* the kernel has none: an array stands in */
+	for (int i = 0; i < n; i++) {
+		__u64 ts = stuck_start(tasks_fd, inflight_fd, st[i].pid, st[i].tid, st[i].op);
+
+		st[i].blocked_ns = ts && ts < now ? now - ts : 0;
+	}
 }
 
 const char *il_fs_iface_name(enum fs_iface iface)

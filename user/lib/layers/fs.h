@@ -149,7 +149,11 @@ struct il_fs_stuck {
 	__u32 pid, tid;
 	char comm[16];
 	const char *call;            /* the syscall's name (sys_calls[]) */
+	int op;                      /* its operation (enum fs_op, or FS_MSYNC_CALL) */
 	unsigned long long switches; /* voluntary + involuntary context switches so far */
+	unsigned long long blocked_ns; /* in flight for so long, from the layer's record of its
+					* start (il_fs_stuck_times()); 0: unknown (begun before
+					* tracing, or no record to read) */
 	bool whole;                  /* blocked in the same call, unswitched, since an earlier look
 				      * (il_fs_stuck_since()) */
 };
@@ -161,6 +165,12 @@ int il_fs_stuck(__u32 tgid, struct il_fs_stuck *out, int max);
 /* Mark in now[0..n) the threads also in before[0..nb) in the same call with no switch since:
  * blocked all the time between the two looks. */
 void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck *before, int nb);
+
+/* How long each of st[0..n) has been in its call, into blocked_ns: from the start that the fs
+ * layer of loaded obj recorded (task-local storage, read by a pidfd of the thread: a thread
+ * other than its process's first needs PIDFD_THREAD, Linux 6.9; else fs_inflight by thread
+ * and operation). Left 0 when there is no record (the call began before tracing). */
+void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n);
 
 /* The full path of an event's file into buf (IL_PATH_STR_MAX bytes hold any): mount point +
  * names from the root down, as il_path_str() (user/lib/path.h) writes it: "..." first past
