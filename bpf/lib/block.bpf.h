@@ -698,6 +698,10 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	}
 	if (blk_cfg.files && !b->ino)
 		il_bio_file(s, b);
+	if (b->tgid && b->tgid != s->pid_tgid >> 32) { /* for attribution (who_bio_seen()) */
+		s->sub_tgid = b->tgid;
+		s->sub_comm = b->comm;
+	}
 }
 
 /* block_bio_queue (Q): one program for the block layer and, where attribution's part runs

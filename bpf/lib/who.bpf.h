@@ -569,6 +569,10 @@ struct il_bio_seen {
 	__u32 bytes;               /* bio.bi_iter.bi_size */
 	__u32 opf;                 /* bio.bi_opf */
 	__u32 dev;                 /* the whole disk, major << 20 | minor (as who_bio_dev()) */
+	__u32 sub_tgid;            /* the bio's submitter as the block layer knows it, when
+				    * another process than the current task's (a worker queues
+				    * it: blk-throttle's dispatch); 0: the current task's */
+	const char *sub_comm;      /* its name (IL_TASK_COMM_LEN bytes), with sub_tgid */
 	bool btf;                  /* bio is a BTF pointer (a tp_btf program's): plain loads */
 	bool file_read, entry_read; /* inode and dentry, f and fk, are filled in */
 };
@@ -651,7 +655,16 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	 * or write-zeroes' size is a range, not bytes moved */
 	if (!who_cfg.on || !bytes || op > 1)
 		return 0;
-	p = who_proc_current_of(k.tgid, s->now, who_task_btf(s->btf));
+	if (s->sub_tgid) { /* queued by a worker for it: its bytes, its entry (made here
+			    * with the name the block layer has; its identity is read at its
+			    * own next I/O) */
+		k.tgid = s->sub_tgid;
+		p = who_get(&who_procs, &k.tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
+		if (p && is_new && s->sub_comm)
+			__builtin_memcpy(p->comm, s->sub_comm, sizeof(p->comm));
+	} else {
+		p = who_proc_current_of(k.tgid, s->now, who_task_btf(s->btf));
+	}
 	if (p) {
 		__sync_fetch_and_add(&p->bios, 1);
 		__sync_fetch_and_add(&p->bio_bytes, bytes);
@@ -660,9 +673,11 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	}
 	f = il_bio_seen_entry(s);
 	if (f) {
-		/* who_identity_fresh() left p->ident_mm the task's mm */
-		bool kthread = p ? !p->ident_mm : !BPF_CORE_READ((struct task_struct *)
-								 bpf_get_current_task(), mm);
+		/* who_identity_fresh() left p->ident_mm the task's mm; a submitter a worker
+		 * queues for is a kernel thread only when its entry says so */
+		bool kthread = s->sub_tgid ? p && (p->flags & WHO_PROC_KTHREAD) :
+			       p ? !p->ident_mm : !BPF_CORE_READ((struct task_struct *)
+								bpf_get_current_task(), mm);
 		bool user = false;
 
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);

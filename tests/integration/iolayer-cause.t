@@ -9,7 +9,7 @@
 #     five times: the same layer and culprit each time (stable);
 #  3. a direct 4 KiB dd in a blkio cgroup limited to 50 write IOPS beside an unthrottled
 #     fio: with -p DD and without, the block layer, the throttle, its cgroup and rule, never
-#     fio;
+#     fio; dd's disk bytes its own, not the workers' that queue its held bios;
 #  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there: the
 #     run-queue part dominates and the verdict names the busy loops (CPU), not a disk;
 #  6. a buffered ETL writer beside the fsync loop, -p the loop: the writer, known as the
@@ -26,7 +26,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 37
+plan 38
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -125,7 +125,9 @@ fio --name=neighbour --filename="$MNT/fio" --size=64M --rw=write --bs=64k --dire
 FIO=$!
 at_exit "kill $FIO"
 sleep 1
+w0=$(awk '/^write_bytes/ {print $2}' "/proc/$DD/io")
 trace thr-p -p "$DD" -d 3
+w1=$(awk '/^write_bytes/ {print $2}' "/proc/$DD/io")
 trace thr-all -d 3
 kill "$FIO" "$DD" 2>/dev/null; wait "$FIO" "$DD" 2>/dev/null
 is "$(v thr-p layer)" "block layer" "throttle, -p dd: the block layer"
@@ -134,6 +136,14 @@ check "throttle, -p dd: its rule ($(v thr-p culprit.rule))" grep -q "$DEV" <<<"$
 is "$(v thr-all culprit.kind)/$(v thr-all culprit.cgroup)" "throttle//$CGNAME" "throttle, every process: the same culprit"
 is "$(v thr-all victim.comm)" dd "throttle, every process: dd suffers"
 check "throttle: fio is never the culprit" test "$(v thr-all culprit.comm)" != fio -a "$(v thr-p culprit.comm)" != fio
+# the throttle's workers queue dd's held bios: dd's bytes all the same, the throttle's rate
+# (50 x 4 KiB a second) over the window, within 3 requests; at most what /proc/PID/io says
+# it wrote (write_bytes, counted at submission) over a span a little longer than the window
+ddb=$(jq "[.processes[] | select(.pid == $DD) | .disk_bytes] | add // 0" "$TMPD/thr-p.json")
+kwb=$(jq '[.processes[] | select(.comm | startswith("kworker")) | .disk_bytes] | add // 0' "$TMPD/thr-p.json")
+want=$(jq '.duration_s * 50 * 4096 | floor' "$TMPD/thr-p.json")
+check "throttle, -p dd: its disk bytes are its own ($ddb; the rate over the window $want, $((w1 - w0)) written), none a worker's ($kwb)" \
+	test "$kwb" = 0 -a "$ddb" -le $((w1 - w0)) -a "$ddb" -ge $((want - 3 * 4096)) -a "$ddb" -le $((want + 3 * 4096))
 
 # ---- 4. CPU starvation -------------------------------------------------------------------------
 CPU=$(($(nproc) - 1))
