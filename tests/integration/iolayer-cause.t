@@ -10,8 +10,9 @@
 #  3. a direct 4 KiB dd in a blkio cgroup limited to 50 write IOPS beside an unthrottled
 #     fio: with -p DD and without, the block layer, the throttle, its cgroup and rule, never
 #     fio; dd's disk bytes its own, not the workers' that queue its held bios;
-#  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there: the
-#     run-queue part dominates and the verdict names the busy loops (CPU), not a disk;
+#  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there (in a cgroup
+#     of their own): the run-queue part dominates and the verdict names the busy loops (CPU),
+#     their pids and cgroup, not a disk;
 #  6. a buffered ETL writer beside the fsync loop, -p the loop: the writer, known as the
 #     dirtier of the pages the flusher writes back, is the culprit (not the flusher);
 #  5. lock wait: a small appender and lock_holder on one ext4 file (ext4 serialises
@@ -26,7 +27,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 38
+plan 40
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -147,12 +148,27 @@ check "throttle, -p dd: its disk bytes are its own ($ddb; the rate over the wind
 
 # ---- 4. CPU starvation -------------------------------------------------------------------------
 CPU=$(($(nproc) - 1))
-for i in 1 2 3 4; do taskset -c $CPU "$HOG" >/dev/null & at_exit "kill $!"; done
-taskset -c $CPU python3 -c "
+# the hogs in a cgroup of their own: the cpu controller's on cgroup v1, else cgroup2's
+v1=$(awk '$3 == "cgroup" && $4 ~ /(^|,)cpu(,|$)/ { print $2; exit }' /proc/mounts)
+HOGCG=/iolayer-test-hogs-$$
+mkdir "${v1:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)}$HOGCG" || echo "Bail out! no cgroup for the hogs"
+at_exit "rmdir ${v1:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)}$HOGCG"
+# (v1: their group weighs as one task; the fsync loop's own group, a quarter of it, weighs as
+# a quarter, and gets the fifth of the CPU it had beside four hogs with no cgroups; cgroup2's
+# cpu controller is left off, its weights do not apply, the five are tasks alike)
+[ -n "$v1" ] && mkdir "$v1$HOGCG-victim" && echo 256 >"$v1$HOGCG-victim/cpu.shares" &&
+	at_exit "rmdir $v1$HOGCG-victim"
+HOGS=
+for i in 1 2 3 4; do
+	sh -c "echo \$\$ >${v1:-$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)}$HOGCG/cgroup.procs && exec taskset -c $CPU $HOG >/dev/null" &
+	HOGS="$HOGS $!"
+	at_exit "kill $!"
+done
+sh -c "[ -z '$v1' ] || echo \$\$ >$v1$HOGCG-victim/cgroup.procs; exec taskset -c $CPU python3 -c \"
 import os
 fd = os.open('$MNT/cpu', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 while True:
-    os.write(fd, b'x' * 4096); os.fdatasync(fd)" &
+    os.write(fd, b'x' * 4096); os.fdatasync(fd)\"" &
 STARVED=$!
 at_exit "kill $STARVED"
 sleep 1
@@ -160,6 +176,10 @@ trace cpu -p "$STARVED" -d 3
 pkill -f "^$HOG" ; kill "$STARVED"; wait "$STARVED" 2>/dev/null
 is "$(v cpu layer)" CPU "CPU starvation: the verdict is the CPU (run queue)"
 is "$(v cpu culprit.kind)/$(v cpu culprit.comm)" "cpu/hog" "CPU starvation: the busy loops are the culprit"
+is "$(jq -c '.verdict.culprit.pids | sort' "$TMPD/cpu.json")/$(v cpu culprit.cgroup)" \
+	"$(tr ' ' '\n' <<<"$HOGS" | sed '/^$/d' | sort -n | jq -sc .)/$HOGCG" \
+	"CPU starvation: the busy loops' pids and their cgroup, to find them by"
+check "CPU starvation: the line gives them ($(v cpu summary))" grep -q "behind hog (4 pids: .*, \.\.\.) of cgroup $HOGCG" <<<"$(v cpu summary)"
 check "CPU starvation: the run-queue part is the largest" \
 	jq -e '(.verdict.breakdown | max_by(.ns) | .part) == "runq"' "$TMPD/cpu.json"
 check "CPU starvation: no disk named as the culprit ($(v cpu culprit.disk))" test "$(v cpu culprit.disk)" = null

@@ -300,7 +300,10 @@ static void test_cpu_holders(void **state)
 			assert_true(c.blames[i].part_ns[IL_CP_RUNQ] == 50 * MS);
 	}
 	il_cause_line(&c, line, sizeof(line));
-	assert_non_null(strstr(line, ": 82% of its time waits for a CPU, 65% behind hog (2 pids)"));
+	/* the hogs' pids, and their cgroup: both in /batch (cgroup_stub) */
+	assert_non_null(strstr(line, ": 82% of its time waits for a CPU, 65% behind hog (2 pids: 40, 41) "
+				    "of cgroup /batch"));
+	assert_string_equal(c.blames[0].cgroup, "/batch");
 
 	/* its own threads most: the verdict says so, the CPU the layer */
 	window(&w);
@@ -685,6 +688,13 @@ static void test_titles(void **state)
 	assert_non_null(strstr(lines[1], want));
 }
 
+/* The cpu cgroup of the made-up hogs: 40 and 41 in /batch; no other pid is known. */
+static const char *cgroup_stub(__u32 pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", pid == 40 || pid == 41 ? "/batch" : "-");
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -711,5 +721,6 @@ int main(int argc, char **argv)
 		return 1;
 	memset(argv[0], 0, strlen(argv[0]));
 	sprintf(argv[0], "%s: ckpt", own_comm);
+	il_cause_cgroup_lookup(cgroup_stub);
 	return cmocka_run_group_tests_name("cause", tests, NULL, NULL);
 }

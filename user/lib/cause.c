@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cause.h"
+#include "cgroup.h"
 #include "layers/split.h"
 #include "layers/who.h"
 #include "measure.h"
@@ -118,6 +119,9 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 	}
 	if (pid && (!b->pid || b->npids == 0))
 		b->pid = pid;
+	for (int i = 0; pid && i < IL_BLAME_PIDS; i++) /* the members' pids, each once */
+		if (b->pids[i] == pid || (!b->pids[i] && (b->pids[i] = pid)))
+			break;
 	if (!b->npids)
 		b->npids = 1;
 	return b;
@@ -752,6 +756,28 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 	}
 }
 
+static const char *(*cgroup_of_pid)(__u32, char *, size_t) = il_cgroup_cpu_of_pid;
+
+void il_cause_cgroup_lookup(const char *(*of_pid)(__u32 pid, char *buf, size_t len))
+{
+	cgroup_of_pid = of_pid;
+}
+
+/* A group of CPU hogs' cgroup (the one whose cpu share an SRE would cap): that of its members
+ * when they are all in one, other than the root, while they run. */
+static void cpu_cgroup(struct il_blame *b)
+{
+	char cg[sizeof(b->cgroup)], first[sizeof(b->cgroup)] = "";
+
+	for (int i = 0; i < IL_BLAME_PIDS && b->pids[i]; i++) {
+		cgroup_of_pid(b->pids[i], cg, sizeof(cg));
+		if (!strcmp(cg, "-") || !strcmp(cg, "/") || (first[0] && strcmp(cg, first)))
+			return;
+		snprintf(first, sizeof(first), "%s", cg);
+	}
+	snprintf(b->cgroup, sizeof(b->cgroup), "%s", first);
+}
+
 /* Follow candidate op's waits into *a (the cause's disks into c). */
 static void analyse(const struct il_window *w, struct il_cause *c, const struct il_split_op_row *op,
 		    struct acc *a)
@@ -858,6 +884,9 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		if (b->kind == IL_CK_SELF || (b->kind == IL_CK_DIRTY && !b->comm[0]))
 			snprintf(b->comm, sizeof(b->comm), "%s", c->victim.comm);
 	}
+	for (int i = 0; i < c->nblames; i++)
+		if (c->blames[i].kind == IL_CK_CPU)
+			cpu_cgroup(&c->blames[i]);
 	c->where = c->nblames ? where_of(&c->blames[0], a->queue) : IL_WHERE_NONE;
 	free(a);
 }
@@ -891,6 +920,38 @@ static const char *who_str(const struct il_blame *b, char *buf, size_t len)
 	else
 		n = snprintf(buf, len, "%s", esc);
 	return n < 0 ? "" : buf;
+}
+
+/* who_str() of a group of CPU hogs with the pids to find them by ("hog (3 pids: 71, 72,
+ * 73)", "..." past three) and their cgroup (" of cgroup /batch"), into buf. */
+static void cpu_who(const struct il_blame *b, char *buf, size_t len)
+{
+	char cg[4 * 60 + 1];
+	size_t n;
+
+	__u32 pids[IL_BLAME_PIDS];
+	int np = 0;
+
+	for (; np < IL_BLAME_PIDS && b->pids[np]; np++) { /* in order, lowest first */
+		int k = np;
+
+		for (; k > 0 && pids[k - 1] > b->pids[np]; k--)
+			pids[k] = pids[k - 1];
+		pids[k] = b->pids[np];
+	}
+	who_str(b, buf, len);
+	n = strlen(buf);
+	if (b->npids > 1 && !b->kthread && n && buf[n - 1] == ')') { /* "hog (3 pids)" */
+		n--;
+		for (int i = 0; i < np && i < 3 && n < len; i++)
+			n += snprintf(buf + n, len - n, "%s%u", i ? ", " : ": ", pids[i]);
+		if (n < len)
+			n += snprintf(buf + n, len - n, "%s)", b->npids > 3 ? ", ..." : "");
+	}
+	if (b->cgroup[0] && n < len) {
+		il_text_escape(b->cgroup, strnlen(b->cgroup, 60), cg, sizeof(cg));
+		snprintf(buf + n, len - n, " of cgroup %s", cg);
+	}
 }
 
 /* The culprit's part of the line: what the victim's time waits for. */
@@ -941,6 +1002,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		/* the CPU's part shared by several: the part first, the largest hog's after it */
 		int all = (int)(c->part_share * 100 + 0.5);
 
+		cpu_who(b, who, sizeof(who));
 		if (!b->comm[0])
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
 		if (c->part == IL_CP_RUNQ && all >= pct + 5)
@@ -1116,6 +1178,16 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		}
 		n++;
 	}
+	for (int i = 1; i < c->nblames && i < 4 && n < 5; i++) { /* CPU hogs to find, when not
+								   * the culprit (its line names them) */
+		const struct il_blame *b = &c->blames[i];
+
+		if (b->kind != IL_CK_CPU || !b->comm[0] || b->share < 0.1)
+			continue;
+		cpu_who(b, who, sizeof(who));
+		n += snprintf(lines[n], 200, "CPU hogs: %.150s, %.0f%% of its time", who, b->share * 100) > 0;
+		break;
+	}
 	if (c->blames[0].kind == IL_CK_THROTTLE && c->blames[0].rule[0] && n < 5) {
 		char cg[4 * 60 + 1];
 
@@ -1133,7 +1205,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 void il_cause_json(struct json_object *v, const struct il_cause *c)
 {
-	struct json_object *vi = json_object_new_object(), *cu, *bd = json_object_new_array();
+	struct json_object *vi = json_object_new_object(), *cu, *pids, *bd = json_object_new_array();
 	struct json_object *all = json_object_new_array(), *ev = json_object_new_array();
 	char line[256], lines[5][200];
 	int n;
@@ -1160,6 +1232,10 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 		il_json_add_name(cu, "comm", b->comm, sizeof(b->comm));
 		json_object_object_add(cu, "group", json_object_new_boolean(b->npids > 1));
 		json_object_object_add(cu, "npids", json_object_new_int(b->npids));
+		pids = json_object_new_array();
+		for (int k = 0; k < IL_BLAME_PIDS && b->pids[k]; k++)
+			json_object_array_add(pids, json_object_new_uint64(b->pids[k]));
+		json_object_object_add(cu, "pids", pids);
 		json_object_object_add(cu, "kthread", json_object_new_boolean(b->kthread));
 		il_json_add_name(cu, "cgroup", b->cgroup, sizeof(b->cgroup));
 		json_object_object_add(cu, "disk", b->disk[0] ? json_object_new_string(b->disk) : NULL);

@@ -69,11 +69,14 @@ enum il_cause_part { IL_CP_CPU, IL_CP_RUNQ, IL_CP_IO, IL_CP_WAIT, IL_CAUSE_PARTS
  * il_who_pid_title()) after ": " ("postgres: checkpointer"), escaped when shown. */
 #define IL_CAUSE_NAME 48
 
+#define IL_BLAME_PIDS 8
+
 struct il_blame {
 	enum il_ck kind;
 	__u32 pid;                  /* a process (a group's busiest member), 0 none */
 	char comm[IL_CAUSE_NAME];   /* its command (a kernel thread's name), and title */
 	int npids;                  /* processes of that command in the group (1: one) */
+	__u32 pids[IL_BLAME_PIDS];  /* the first of them seen, 0 past the last */
 	bool kthread;
 	char cgroup[128];           /* the throttled cgroup; a process's cgroup */
 	__u32 dev;                  /* the disk, 0 none */
@@ -94,6 +97,10 @@ struct il_blame {
 
 #define IL_CAUSE_MAX 8
 #define IL_CAUSE_DISKS 4
+
+/* How a CPU hog's cgroup is found (the cpu controller's path of a pid, "-" unknown), for the
+ * cgroup of a group of CPU hogs all in one: il_cgroup_cpu_of_pid() unless set (tests). */
+void il_cause_cgroup_lookup(const char *(*of_pid)(__u32 pid, char *buf, size_t len));
 
 /* A disk's load by submitter (bytes), as the evidence shows it. */
 struct il_cause_disk {

@@ -151,7 +151,23 @@ int il_cgroup_id(const char *path, __u64 *id)
 	return 0;
 }
 
+/* Whether controllers (a /proc/PID/cgroup line's list, "cpu,cpuacct") holds ctl. */
+static bool has_controller(const char *controllers, const char *ctl)
+{
+	size_t n = strlen(ctl);
+
+	for (const char *c = controllers; c; c = strchr(c, ',') ? strchr(c, ',') + 1 : NULL)
+		if (!strncmp(c, ctl, n) && (c[n] == ',' || !c[n]))
+			return true;
+	return false;
+}
+
 const char *il_cgroup_parse_proc(FILE *f, char *buf, size_t len)
+{
+	return il_cgroup_parse_proc_of(f, "blkio", buf, len);
+}
+
+const char *il_cgroup_parse_proc_of(FILE *f, const char *ctl, char *buf, size_t len)
 {
 	char line[PATH_MAX + 64], v2[PATH_MAX] = "";
 
@@ -163,7 +179,7 @@ const char *il_cgroup_parse_proc(FILE *f, char *buf, size_t len)
 			continue;
 		b[strcspn(b, "\n")] = 0;
 		*b = 0;
-		if (!strcmp(a + 1, "blkio") || strstr(a + 1, ",blkio") || !strncmp(a + 1, "blkio,", 6)) {
+		if (a[1] && has_controller(a + 1, ctl)) {
 			snprintf(buf, len, "%s", b + 1);
 			return buf;
 		}
@@ -175,8 +191,8 @@ const char *il_cgroup_parse_proc(FILE *f, char *buf, size_t len)
 	return buf;
 }
 
-/* The path /proc/PID/cgroup gives now, "-" when the process is gone. */
-static const char *of_pid_now(__u32 pid, char *buf, size_t len)
+/* The path /proc/PID/cgroup gives now for controller ctl, "-" when the process is gone. */
+static const char *of_pid_now_ctl(__u32 pid, const char *ctl, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -186,9 +202,19 @@ static const char *of_pid_now(__u32 pid, char *buf, size_t len)
 		snprintf(buf, len, "-");
 		return buf;
 	}
-	il_cgroup_parse_proc(f, buf, len);
+	il_cgroup_parse_proc_of(f, ctl, buf, len);
 	fclose(f);
 	return buf;
+}
+
+static const char *of_pid_now(__u32 pid, char *buf, size_t len)
+{
+	return of_pid_now_ctl(pid, "blkio", buf, len);
+}
+
+const char *il_cgroup_cpu_of_pid(__u32 pid, char *buf, size_t len)
+{
+	return of_pid_now_ctl(pid, "cpu", buf, len);
 }
 
 /* The remembered path of pid (lock held), or NULL. */

@@ -46,6 +46,14 @@ const char *il_cgroup_of_pid(__u32 pid, char *buf, size_t len);
  * into buf; "-" when it has neither line. Returns buf. */
 const char *il_cgroup_parse_proc(FILE *f, char *buf, size_t len);
 
+/* The same for v1 controller ctl ("cpu": its line "ID:cpu,cpuacct:PATH"), else the v2 path. */
+const char *il_cgroup_parse_proc_of(FILE *f, const char *ctl, char *buf, size_t len);
+
+/* The cgroup that schedules process pid's CPU time, from /proc/PID/cgroup now: the cpu
+ * controller's path on cgroup v1, else the v2 path; "-" when the process is gone. Returns
+ * buf. */
+const char *il_cgroup_cpu_of_pid(__u32 pid, char *buf, size_t len);
+
 /* Remember the cgroup path of process pid while it runs, for il_cgroup_of_pid() after it
  * exits (the first path seen is kept). */
 void il_cgroup_remember(__u32 pid);
