@@ -597,6 +597,22 @@ static void test_line(void **state)
 	assert_true(strlen(line) <= 200 - strlen("verdict:  -- device"));
 	assert_non_null(strstr(line, "appendonly.aof.1.incr.aof: "));
 	assert_non_null(strstr(line, "for loop3 itself, not behind others' requests"));
+	/* cut, the path starts at a slash: every name left whole (it read "...nt/redis/...") */
+	assert_true(!strstr(line, " on ...") || strstr(line, " on ...")[7] == '/');
+
+	/* one name too long for the line, of 2-byte UTF-8 characters: cut before a character */
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	procs[0].top_file[0] = '/';
+	for (int i = 0; i < 150; i++)
+		memcpy(procs[0].top_file + 1 + 2 * i, "\xc3\xa9", 2); /* U+00E9 */
+	procs[0].top_file[301] = 0;
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	sent(&w, 20, "dd", 50 << 20, 500, 0);
+	il_cause(&w, &c);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, " on ..."));
+	assert_int_equal((unsigned char)strstr(line, " on ...")[7], 0xc3);
 }
 
 /* Two dd's whose pages two flusher workers wrote back: each dd's rows come once for its own

@@ -1027,10 +1027,13 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 	}
 }
 
-/* A path cut from the front to at most max bytes: "...end/of/it". */
+/* A path cut from the front to at most max bytes, at a slash so that every name left is
+ * whole: ".../of/it" (the last name cut from its front only when it alone is too long:
+ * "...t_name"). p is escaped text, so an escape is never cut either way. */
 static const char *short_path(const char *p, size_t max, char *buf, size_t len)
 {
 	size_t n = strlen(p), k;
+	const char *slash;
 
 	if (max >= len)
 		max = len - 1;
@@ -1039,6 +1042,20 @@ static const char *short_path(const char *p, size_t max, char *buf, size_t len)
 		return buf;
 	}
 	k = max - 3;
+	slash = strchr(p + n - k, '/');
+	if (slash) {
+		k = n - (slash - p);
+	} else { /* at the first whole unit: an escape (a backslash's) or a UTF-8 character */
+		size_t i = 0;
+
+		while (i < n - k) {
+			unsigned char c = p[i];
+
+			i += c == '\\' ? (p[i + 1] == 'x' ? 4 : 2) : (c & 0xe0) == 0xc0 ? 2 :
+			     (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 1;
+		}
+		k = i < n ? n - i : 0;
+	}
 	memcpy(buf, "...", 3);
 	memcpy(buf + 3, p + n - k, k + 1);
 	return buf;
