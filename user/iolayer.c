@@ -339,7 +339,8 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 		il_text_escape(il_cgident_short_of(il_cgfilter_get()->path, name, sizeof(name)), sizeof(name),
 			       cg, sizeof(cg));
 		printf("\n%.1f s traced: the processes of cgroup %s and of those below it, children "
-		       "included (file operations, writeback, I/O wait); block layer: every process's\n\n",
+		       "included (file operations, writeback, I/O wait; the tables list them); block layer: "
+		       "every process's\n\n",
 		       m->elapsed_s, cg);
 	} else
 		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
@@ -461,6 +462,7 @@ int main(int argc, char **argv)
 	fsc->nested_apart = 1; /* an O_SYNC write's sync is not an fsync call: apart */
 	il_split_cfg(skel->obj, true); /* where each call's time went, and who ended its waits */
 	src.pid = il_opts.pid;
+	src.cgroup = il_cgfilter_get() ? il_cgfilter_get()->path : NULL;
 	wbc = il_wb_cfg(skel->obj);
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;

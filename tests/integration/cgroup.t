@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
 require_cmd curl curl
-plan 40
+plan 41
 
 loop_ext4_setup 64
 FS=$(tool fsslower)
@@ -153,11 +153,13 @@ bsw() { jq -r --arg f "$MNT/$1" 'select(.file == $f and (.rwbs | startswith("W")
 is "$(bsw d)" "20 4096 $DOCKER3 $ID3" "biosnoop -C /system.slice: D's 20 direct writes below it, with its container_id"
 is "$(bsw e)" "" "biosnoop -C /system.slice: none of E's outside"
 
-# iolayer: the processes whose calls it traced (those with file operations: the other
-# processes it lists submitted block I/O to the disks, the culprits it weighs), and names
+# iolayer: the processes whose calls it traced, and names; it lists no other process (a
+# kernel thread that wrote to the disk aside: the culprits it weighs are in the verdict)
 procs() { jq -r '.processes[] | select(.ops.fsync.count > 0) | .pid' "$1" | sort -n | tr '\n' ' '; }
 is "$(procs "$TMPD/ia.json")" "$PA" "iolayer --json --cgroup: A's 5 processes have traced calls"
 is "$(jq '[.processes[].ops.fsync.count] | add' "$TMPD/ia.json")" 35 "iolayer --cgroup: their 35 fsyncs, no other"
+is "$(jq -r --arg cg "$DOCKER" '[.processes[] | select((.kthread | not) and .cgroup != $cg and (.cgroup | startswith($cg + "/") | not))] | length' "$TMPD/ia.json")" 0 \
+	"iolayer --cgroup: no process of another cgroup in its table"
 is "$(jq -r '[.processes[] | select(.ops.fsync.count > 0) | "\(.container_id) \(.runtime) \(.cgroup)"] | unique | join(",")' "$TMPD/ia.json")" \
 	"$ID docker $DOCKER" "iolayer --json: each carries container_id, runtime docker and the cgroup path"
 is "$(jq -r .traced_cgroup "$TMPD/ia.json")" "$DOCKER" "iolayer --json: traced_cgroup, the full path given made relative"

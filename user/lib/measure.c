@@ -609,6 +609,8 @@ int il_measure_window(const struct il_measure_src *src, const struct il_snap *no
 	}
 	if (src->pid)
 		il_who_view_only(&w->view, src->pid);
+	else if (src->cgroup)
+		il_who_view_only_cgroup(&w->view, src->cgroup);
 	memcpy(w->lost, now->lost, sizeof(w->lost));
 	if (window_split(w, now, base) || window_procs(w, now, base) || window_cpu(w, now, base)) {
 		il_window_free(w);

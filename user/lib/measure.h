@@ -40,6 +40,7 @@ struct il_measure_src {
 	int stacks_fd;                      /* the I/O-wait layer's stack map, -1: none */
 	struct il_stacknames *names;        /* made on first use from stacks_fd; il_measure_src_free() */
 	__u32 pid;                          /* -p, 0: every process */
+	const char *cgroup;                 /* -C's cgroup (il_cgfilter.path), NULL: none */
 	bool fs, wb, iw, blk;               /* the layers attached */
 	bool split;                         /* the calls' time split (user/lib/layers/split.h) */
 };

@@ -523,6 +523,36 @@ void il_who_view_only(struct il_who_view *v, __u32 pid)
 	v->nfiles = nf;
 }
 
+/* Whether cgroup path cg is cgroup top or one below it. */
+static bool cgroup_under(const char *cg, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (!strcmp(top, "/"))
+		return cg[0] == '/';
+	return !strncmp(cg, top, n) && (cg[n] == 0 || cg[n] == '/');
+}
+
+void il_who_view_only_cgroup(struct il_who_view *v, const char *cgroup)
+{
+	int np = 0, nf = 0;
+
+	for (int i = 0; i < v->nprocs; i++)
+		if (cgroup_under(v->procs[i].cgroup, cgroup) || (v->procs[i].kthread && v->procs[i].disk_bytes))
+			v->procs[np++] = v->procs[i];
+	v->nprocs = np;
+	for (int i = 0; i < v->nfiles; i++) {
+		bool used = false;
+
+		for (int k = 0; k < WHO_FILE_PIDS && !used; k++)
+			for (int j = 0; j < np && !used && v->files[i].pids[k]; j++)
+				used = !v->procs[j].kthread && v->procs[j].pid == v->files[i].pids[k];
+		if (used)
+			v->files[nf++] = v->files[i];
+	}
+	v->nfiles = nf;
+}
+
 void il_who_view_free(struct il_who_view *v)
 {
 	free(v->procs);

@@ -59,6 +59,10 @@ void il_who_view_sub(struct il_who_view *v, const struct il_who_view *base);
 /* Keep in v only process pid and the kernel threads that sent bytes to v's disk (the
  * flusher, the journal: they work for it), and the files pid used (iolayer -p). */
 void il_who_view_only(struct il_who_view *v, __u32 pid);
+/* Keep in v only the processes of cgroup (a path in the io controller's hierarchy, as
+ * il_who_sum.cgroup) and of those below it, the kernel threads that sent bytes to v's disk,
+ * and the files those processes used (iolayer -C). */
+void il_who_view_only_cgroup(struct il_who_view *v, const char *cgroup);
 void il_who_view_free(struct il_who_view *v);
 
 /* The disks (whole-disk devs) process pid of v touched: those its bios went to and those its
