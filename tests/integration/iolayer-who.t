@@ -14,13 +14,13 @@
 #     directory that gets its inode number: two files[] rows, each with its own path, bytes
 #     and fsyncs; the new file's sync_file_range calls are not fsyncs; a file six processes
 #     wrote lists four and says there were more, and is the top file of all six; an opened
-#     directory is no file; a process that execs is named by its new program.
+#     directory is no file, one synced is; a process that execs is named by its new program.
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 43
+plan 44
 
 IL=$(tool iolayer)
 
@@ -267,6 +267,10 @@ for i in range(7):  # (fd, offset, nbytes, SYNC_FILE_RANGE_WRITE)
         raise OSError(ctypes.get_errno(), "sync_file_range")
 os.close(fd)
 os.listdir(base + "/d2")  # opens the directory
+dfd = os.open(base + "/d1", os.O_RDONLY | os.O_DIRECTORY)  # syncs a directory 3 times
+for i in range(3):
+    os.fsync(dfd)
+os.close(dfd)
 PY
 is "$?" 0 "the workload ran"
 # six processes, one after the other, append 4 KiB and fsync 20 times each to one file: its
@@ -301,6 +305,8 @@ diag "answer: many top_files=$(echo $tops | sed "s|$A/||")"
 is "$tops" "6 $A/reuse/many" "the shared file is the top file of all six writers, the two its PIDS cannot hold included"
 is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d2\")] | length" "$TMPD/5.json")" 0 \
 	"an opened directory is not among the files"
+is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d1\") | .fsyncs] | add" "$TMPD/5.json")" 3 \
+	"a directory synced 3 times is: its 3 fsyncs (SQLite's, a rename's)"
 is "$(jq -r ".processes[] | select(.pid == $EXECPID) | \"\(.comm) \(.top_file)\"" "$TMPD/5.json")" \
 	"dd $A/reuse/dd.out" "a process that wrote as bash and then exec'd dd is named dd, dd's file its top file"
 
