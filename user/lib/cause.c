@@ -756,6 +756,36 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 	}
 }
 
+/* A kernel thread the victim's waits went through (a blame's via: the journal whose commits
+ * its syncs wait for) works for it where whose work it did is not known (-p: the others'
+ * syncs are not traced): that thread, as a submitter on the disk or a cause, is said to
+ * be "(for the victim)" rather than read as a neighbour beside "not behind others'
+ * requests". */
+static void works_for_victim(struct il_cause *c)
+{
+	const char *via = NULL;
+
+	for (int i = 0; i < c->nblames && !via; i++)
+		if (c->blames[i].via[0])
+			via = c->blames[i].via;
+	if (!via)
+		return;
+	for (int i = 0; i < c->nblames; i++) {
+		struct il_blame *b = &c->blames[i];
+
+		if (b->kthread && !b->for_comm[0] && !strcmp(b->comm, via)) {
+			snprintf(b->for_comm, sizeof(b->for_comm), "%s", c->victim.comm);
+			b->for_pid = c->victim.pid;
+		}
+	}
+	for (int d = 0; d < c->ndisks; d++)
+		for (int k = 0; k < c->disks[d].n; k++)
+			if (c->disks[d].top[k].kthread && !c->disks[d].top[k].for_comm[0] &&
+			    !strcmp(c->disks[d].top[k].comm, via))
+				snprintf(c->disks[d].top[k].for_comm, sizeof(c->disks[d].top[k].for_comm),
+					 "%s", c->victim.comm);
+}
+
 static const char *(*cgroup_of_pid)(__u32, char *, size_t) = il_cgroup_cpu_of_pid;
 
 void il_cause_cgroup_lookup(const char *(*of_pid)(__u32 pid, char *buf, size_t len))
@@ -887,6 +917,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	for (int i = 0; i < c->nblames; i++)
 		if (c->blames[i].kind == IL_CK_CPU)
 			cpu_cgroup(&c->blames[i]);
+	works_for_victim(c);
 	c->where = c->nblames ? where_of(&c->blames[0], a->queue) : IL_WHERE_NONE;
 	free(a);
 }
