@@ -117,6 +117,9 @@ static struct il_children kids;
 #define STUCK_MAX 64
 static struct il_fs_stuck stuck0[STUCK_MAX], stuck[STUCK_MAX];
 static int nstuck0, nstuck;
+/* Where each blocked call's time went so far (il_split_inflight()), when split is set. */
+static __u64 stuck_parts[STUCK_MAX][SPLIT_PARTS];
+static bool stuck_split[STUCK_MAX];
 
 /* The blocked calls worth saying: those blocked all along, those in flight for a tenth of
  * the window (elapsed_s) or more, and with a verdict of none, any. */
@@ -144,9 +147,32 @@ static struct json_object *stuck_json(bool none, double elapsed_s)
 		/* in flight for so long when tracing ended; null: begun before tracing, unknown */
 		json_object_object_add(x, "blocked_usecs", stuck[i].blocked_ns ?
 				       json_object_new_int64(stuck[i].blocked_ns / 1000) : NULL);
+		if (stuck_split[i]) { /* so far: on_cpu_us, runq_us, iowait_block_us, ... */
+			struct json_object *sf = json_object_new_object();
+
+			il_split_parts_json(sf, stuck_parts[i]);
+			json_object_object_add(x, "so_far", sf);
+		}
 		json_object_array_add(a, x);
 	}
 	return a;
+}
+
+/* "; so far: on CPU 1%, run queue 0%, I/O wait 98%, other waits 1%" of blocked call i (the
+ * split's parts, as the verdict's split line names them), "" unknown. */
+static const char *so_far(int i, char *buf, size_t len)
+{
+	const __u64 *p = stuck_parts[i];
+	__u64 all = 0;
+
+	for (int k = 0; k < SPLIT_PARTS; k++)
+		all += p[k];
+	if (!stuck_split[i] || !all)
+		return "";
+	snprintf(buf, len, "; so far: on CPU %.0f%%, run queue %.0f%%, I/O wait %.0f%%, other waits %.0f%%",
+		 100.0 * p[SPLIT_ONCPU] / all, 100.0 * p[SPLIT_RUNQ] / all,
+		 100.0 * (p[SPLIT_IOWAIT_BLOCK] + p[SPLIT_IOWAIT_TASK]) / all, 100.0 * p[SPLIT_OTHER] / all);
+	return buf;
 }
 
 /* A call blocked for half the window or more (or all of it) is in flight. */
@@ -164,7 +190,7 @@ static void stuck_print(double elapsed_s, bool none)
 	int said = 0;
 
 	for (int i = 0; i < nstuck; i++) {
-		char comm[4 * 16 + 1];
+		char comm[4 * 16 + 1], parts[128];
 
 		if (!stuck_said(&stuck[i], none, elapsed_s))
 			continue;
@@ -179,9 +205,10 @@ static void stuck_print(double elapsed_s, bool none)
 			       stuck[i].pid, stuck[i].call, elapsed_s);
 		else if (stuck[i].blocked_ns)
 			printf("still in flight: %s (pid %u) %s, blocked (D state) for %.1f s when tracing "
-			       "ended (%.0f%% of the window): not in the numbers above (a call counts when "
+			       "ended (%.0f%% of the window%s): not in the numbers above (a call counts when "
 			       "it returns)\n", comm, stuck[i].pid, stuck[i].call, stuck[i].blocked_ns / 1e9,
-			       elapsed_s > 0 ? 100.0 * stuck[i].blocked_ns / (elapsed_s * 1e9) : 0);
+			       elapsed_s > 0 ? 100.0 * stuck[i].blocked_ns / (elapsed_s * 1e9) : 0,
+			       so_far(i, parts, sizeof(parts)));
 		else
 			printf("still in flight: %s (pid %u) %s, blocked (D state) when tracing ended: not "
 			       "in the numbers above (a call counts when it returns)\n", comm, stuck[i].pid,
@@ -313,6 +340,9 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	il_fs_stuck_since(stuck, nstuck, stuck0, nstuck0);
 	if (src->fs)
 		il_fs_stuck_times(src->obj, stuck, nstuck);
+	for (int i = 0; i < nstuck && src->split; i++)
+		stuck_split[i] = !il_split_inflight(src->obj, stuck[i].pid, stuck[i].tid, stuck[i].op,
+						    il_now_ns(), stuck_parts[i]);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_culprit(&w->view, &v.c, top_n);

@@ -14,6 +14,7 @@
  * it starts or waits for writeback of a byte range without calling the filesystem's fsync,
  * so it is its own operation. */
 enum fs_op { FS_OP_READ, FS_OP_WRITE, FS_OP_OPEN, FS_OP_FSYNC, FS_OP_SYNC_RANGE, FS_OP__MAX };
+_Static_assert(FS_OP__MAX == SPLIT_OPS, "SPLIT_OPS (lib/split.h): a slot per enum fs_op");
 
 /* Filesystems the layer knows, indexing the per-filesystem rodata of fs.bpf.h. */
 enum fs_type { FS_EXT4, FS_XFS, FS_BTRFS, FS_TYPE__MAX };

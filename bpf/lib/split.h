@@ -70,6 +70,69 @@ struct split_result {
  * no context switch between, is taken as that completion's. */
 #define SPLIT_BLK_WINDOW_NS (200 * 1000ULL)
 
+/* ---- a thread's state (split_tasks, split_by_tid), read by user space too: the split so far
+ * of a call still in flight (il_split_inflight()) ---- */
+
+/* The operations a thread may have in flight at once: enum fs_op's (lib/fs.h, which includes
+ * this header and checks the two agree). */
+#define SPLIT_OPS 5
+
+/* WOKEN: sched_waking seen, not yet sched_wakeup (the wakee's enqueue, which for a remote
+ * wake-up waits for an IPI): still asleep, as the kernel's run_delay counts it, its part
+ * (pend_part) and waker known. */
+enum split_state { SPLIT_ST_ON, SPLIT_ST_RUNQ, SPLIT_ST_SLEEP, SPLIT_ST_SLEEP_IO, SPLIT_ST_WOKEN };
+
+/* An I/O sleep of a task: switched out with in_iowait at start, woken (or switched in) at
+ * end (0: not yet), the disk whose completion woke it (0: unknown). */
+struct split_io {
+	__u64 start;
+	__u64 end;
+	__u32 disk;
+	__u32 pad;
+};
+
+/* One waker of one call in flight. */
+struct split_wacc {
+	struct split_waker id;
+	__u64 ns;       /* off-CPU ns of the call it ended */
+	__u64 io_ns;    /* of which it was in I/O wait itself */
+	__u32 io_disk;
+	__u32 count;    /* 0: the entry is free */
+};
+
+/* One call in flight (indexed by enum fs_op). */
+struct split_slot {
+	__u64 base[SPLIT_PARTS]; /* the thread's sum[] at the call's start */
+	__u32 apart;             /* a nested sync kept apart (fs_cfg.nested_apart): no aggregates */
+	__u32 pad;
+	struct split_wacc w[SPLIT_CALL_WAKERS];
+};
+
+struct split_task {
+	__u64 ts;                /* start of the current state's interval */
+	__u64 sum[SPLIT_PARTS];  /* per part, while a call was in flight */
+	__u8 state;              /* enum split_state, while active */
+	__u8 active;             /* bit op: a call of that operation in flight */
+	__u8 io_next;            /* next entry of io[] */
+	__u8 pad0;
+	__u8 pend_part;          /* in state WOKEN: the part its sleep goes to */
+	__u8 pad[3];
+	struct split_io io[SPLIT_IO_HIST];
+	struct split_slot slot[SPLIT_OPS];
+};
+
+/* The part an interval of t in state st goes to. */
+static inline __u32 split_state_part(const struct split_task *t, __u8 st)
+{
+	switch (st) {
+	case SPLIT_ST_WOKEN: return t->pend_part;
+	case SPLIT_ST_RUNQ: return SPLIT_RUNQ;
+	case SPLIT_ST_SLEEP: return SPLIT_OTHER;
+	case SPLIT_ST_SLEEP_IO: return SPLIT_IOWAIT_TASK;
+	}
+	return SPLIT_ONCPU;
+}
+
 /* Map sizes: per-task states without task storage (split_by_tid), aggregates (split_ops,
  * split_wakers). User space shrinks each to one entry where it is not used. */
 #define SPLIT_MAX_TIDS 4096

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -200,4 +203,25 @@ int il_percpu_sum(int fd, const void *key, size_t value_size, __u64 *out, size_t
 			out[i] += vals[c * stride + i];
 	free(vals);
 	return 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
+#endif
+
+int il_obj_task_lookup(struct bpf_object *obj, const char *name, __u32 pid, __u32 tid, void *value)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	int fd = m ? bpf_map__fd(m) : -1, pidfd, err;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (bpf_map__type(m) != BPF_MAP_TYPE_TASK_STORAGE)
+		return bpf_map_lookup_elem(fd, &tid, value) ? -errno : 0;
+	pidfd = syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
+	if (pidfd < 0)
+		return -errno;
+	err = bpf_map_lookup_elem(fd, &pidfd, value) ? -errno : 0;
+	close(pidfd);
+	return err;
 }

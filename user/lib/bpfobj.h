@@ -24,6 +24,12 @@ int il_obj_set_bss(struct bpf_object *obj, const char *name, const void *val, si
 /* fd of map `name` of a loaded obj; -1 when there is no such map. */
 int il_obj_map_fd(struct bpf_object *obj, const char *name);
 
+/* The value of thread tid (of process pid) in map `name` of a loaded obj into value: a
+ * task-local storage map looked up by a pidfd of the thread (one of a thread other than the
+ * process's first needs PIDFD_THREAD, Linux 6.9), else a hash keyed by tid (__u32), the
+ * stand-in where the kernel has no task storage. 0, or -errno (-ENOENT: no entry). */
+int il_obj_task_lookup(struct bpf_object *obj, const char *name, __u32 pid, __u32 tid, void *value);
+
 /* True when obj has a map called name (how a layer tells it is part of an object). */
 bool il_obj_has_map(struct bpf_object *obj, const char *name);
 

@@ -591,45 +591,25 @@ void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck 
 				now[i].whole = true;
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd of one thread */
-#endif
-
-/* The start (bpf_ktime_get_ns()) of thread tid's (of process pid) call of operation op as
- * the layer recorded it, 0 none. */
-static __u64 stuck_start(int tasks_fd, int inflight_fd, __u32 pid, __u32 tid, int op)
-{
-	struct fs_key key = { .tid = tid, .op = op };
-	struct fs_start s = { 0 };
-	struct fs_task t;
-	int pidfd;
-
-	if (tasks_fd >= 0 && FS_SLOT(op) < FS_SLOTS) {
-		pidfd = syscall(SYS_pidfd_open, tid, tid == pid ? 0 : PIDFD_THREAD);
-		if (pidfd >= 0 && !bpf_map_lookup_elem(tasks_fd, &pidfd, &t))
-			s = t.call[FS_SLOT(op)];
-		if (pidfd >= 0)
-			close(pidfd);
-		if (s.ts)
-			return s.ts;
-	}
-	if (inflight_fd >= 0 && !bpf_map_lookup_elem(inflight_fd, &key, &s))
-		return s.ts;
-	return 0;
-}
-
 void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n)
 {
-	int tasks_fd = il_obj_map_fd(obj, "fs_tasks"), inflight_fd = il_obj_map_fd(obj, "fs_inflight");
+	int inflight_fd = il_obj_map_fd(obj, "fs_inflight");
 	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "fs_tasks");
+	bool storage = tasks && bpf_map__type(tasks) == BPF_MAP_TYPE_TASK_STORAGE;
 	unsigned long long now = il_now_ns();
 
-	if (tasks && bpf_map__type(tasks) != BPF_MAP_TYPE_TASK_STORAGE)
-		tasks_fd = -1; /* the kernel has none: an array stands in */
 	for (int i = 0; i < n; i++) {
-		__u64 ts = stuck_start(tasks_fd, inflight_fd, st[i].pid, st[i].tid, st[i].op);
+		struct fs_key key = { .tid = st[i].tid, .op = st[i].op };
+		struct fs_start s = { 0 };
+		struct fs_task t;
 
-		st[i].blocked_ns = ts && ts < now ? now - ts : 0;
+		/* the start the layer recorded: in the thread's storage, else by (thread, op) */
+		if (storage && FS_SLOT(st[i].op) < FS_SLOTS &&
+		    !il_obj_task_lookup(obj, "fs_tasks", st[i].pid, st[i].tid, &t))
+			s = t.call[FS_SLOT(st[i].op)];
+		if (!s.ts && inflight_fd >= 0)
+			bpf_map_lookup_elem(inflight_fd, &key, &s);
+		st[i].blocked_ns = s.ts && s.ts < now ? now - s.ts : 0;
 	}
 }
 

@@ -155,8 +155,7 @@ static struct split_waker row_waker(const struct il_split_wk_row *r)
 	return w;
 }
 
-/* Add the five parts (ns) to o as "<part>_us" (µs). */
-static void parts_json(struct json_object *o, const __u64 part_ns[SPLIT_PARTS])
+void il_split_parts_json(struct json_object *o, const __u64 part_ns[SPLIT_PARTS])
 {
 	char key[32];
 
@@ -208,7 +207,7 @@ struct json_object *il_split_json(const struct split_result *r)
 	struct json_object *o = json_object_new_object(), *w = json_object_new_object();
 	char disk[32];
 
-	parts_json(o, r->part_ns);
+	il_split_parts_json(o, r->part_ns);
 	json_object_object_add(w, "kind", json_object_new_string(il_split_kind_names[r->waker.kind % 5]));
 	if (r->waker.kind == SPLIT_WK_TASK) {
 		json_object_object_add(w, "pid", json_object_new_int(r->waker.tgid));
@@ -292,7 +291,7 @@ struct json_object *il_split_sums_json(const struct il_split *s)
 		json_object_object_add(x, "pid", json_object_new_int(s->ops[i].k.tgid));
 		json_object_object_add(x, "op", json_object_new_string(il_fs_op_names[s->ops[i].k.op % FS_OP__MAX]));
 		json_object_object_add(x, "calls", json_object_new_uint64(s->ops[i].v.calls));
-		parts_json(x, s->ops[i].v.part_ns);
+		il_split_parts_json(x, s->ops[i].v.part_ns);
 		json_object_array_add(ops, x);
 	}
 	for (int i = 0; i < s->nwakers; i++) {
@@ -407,6 +406,31 @@ int il_split_read(struct bpf_object *obj, struct il_split *s)
 	s->nwakers = n;
 	qsort(s->ops, s->nops, sizeof(*s->ops), op_cmp);
 	qsort(s->wakers, s->nwakers, sizeof(*s->wakers), wk_cmp);
+	return 0;
+}
+
+int il_split_inflight(struct bpf_object *obj, __u32 pid, __u32 tid, int op, __u64 now,
+		      __u64 part_ns[SPLIT_PARTS])
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "split_tasks");
+	struct split_task t;
+	__u32 part;
+	int err;
+
+	if (op < 0 || op >= SPLIT_OPS)
+		return -ENOENT;
+	/* the thread's storage, else (no task storage: split_tasks an array then) by tid */
+	err = il_obj_task_lookup(obj, m && bpf_map__type(m) == BPF_MAP_TYPE_TASK_STORAGE ?
+				 "split_tasks" : "split_by_tid", pid, tid, &t);
+	if (err)
+		return err;
+	if (!(t.active & (1 << op)))
+		return -ENOENT;
+	for (int p = 0; p < SPLIT_PARTS; p++)
+		part_ns[p] = t.sum[p] - t.slot[op].base[p];
+	part = split_state_part(&t, t.state); /* the interval it is in now, as split_close() */
+	if (now > t.ts && part < SPLIT_PARTS)
+		part_ns[part] += now - t.ts;
 	return 0;
 }
 

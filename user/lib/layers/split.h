@@ -96,6 +96,18 @@ struct il_split {
 /* Read the aggregates of a loaded obj (cumulative since load) into malloc'ed arrays in *s
  * (il_split_free()). 0, or -errno (-ENOENT: obj has no split layer); *s is empty then. */
 int il_split_read(struct bpf_object *obj, struct il_split *s);
+
+/* Where the time of thread tid's (of process pid) call of operation op (enum fs_op), still
+ * in flight, went so far, up to now (il_now_ns()): part_ns[SPLIT_PARTS], ns, from the
+ * thread's state in a loaded obj (the interval it is in now counted to its state's part).
+ * 0; -ENOENT when the thread has no such call in flight (it began before tracing), or
+ * -errno. */
+/* Add the five parts (ns) to o as "<part>_us" (µs, fractional): on_cpu_us, runq_us,
+ * iowait_block_us, iowait_task_us, other_us. */
+void il_split_parts_json(struct json_object *o, const __u64 part_ns[SPLIT_PARTS]);
+
+int il_split_inflight(struct bpf_object *obj, __u32 pid, __u32 tid, int op, __u64 now,
+		      __u64 part_ns[SPLIT_PARTS]);
 void il_split_free(struct il_split *s);
 
 /* One row's split (struct split_result, as in struct fs_event.split), in the three formats
