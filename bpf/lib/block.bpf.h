@@ -74,89 +74,49 @@ struct {
 	__type(value, struct il_rq_times);
 } blk_rq_start SEC(".maps");
 
-/* A request's times in a direct-mapped array: an array lookup is inlined by the verifier,
- * where a hash lookup, update and delete are helper calls that hash the key. Slot
- * il_rq_slot_idx(rq) belongs to one request at a time; a request that finds it held by
- * another keeps its times in blk_rq_start, so none is lost. */
+/* A request's times in direct-mapped slots (IL_SLOTS): an array lookup is inlined by the
+ * verifier, where a hash lookup, update and delete are helper calls that hash the key. A slot
+ * belongs to one request at a time; a request that finds it held by another keeps its times in
+ * blk_rq_start, so none is lost. A slot is never taken from its holder (a request whose end
+ * was not seen keeps it until it ends or the tool stops): the first bio's record of the
+ * request (blk_rq_slot_bio) is kept at the same index and would be left to the next. */
 #define BLK_RQ_SLOTS_BITS 14
 #define BLK_RQ_SLOTS (1U << BLK_RQ_SLOTS_BITS)
 
 struct il_rq_slot {
-	__u64 rq;         /* the struct request * holding the slot, 0 free */
-	__u32 claims;     /* takers of the slot (atomic adds): it is taken by the one that
-			   * finds 1 after its add, released (rq 0, then -1) at completion */
-	__u32 spill;      /* requests of this slot in blk_rq_start (atomic adds): when 0, a
-			   * request that does not hold the slot has no times, with no hash
-			   * lookup. A request's own events are ordered by the kernel, so its
-			   * add is seen by its later events. */
-	struct il_rq_times t;
+	IL_SLOT_FIELDS(__u64, struct il_rq_times) /* owner and k: the struct request * */
 };
 
-/* il_rq_slot_idx(rq) -> the request holding the slot and its times */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, BLK_RQ_SLOTS);
-	__type(key, __u32);
-	__type(value, struct il_rq_slot);
-} blk_rq_slots SEC(".maps");
-
-/* The slot of request address key: its address in units of 256 bytes, modulo the slots.
- * Requests are preallocated per tag set (blk_mq_alloc_rqs(): struct request and the driver's
- * data, rounded up to a cache line, 256 bytes or more from 5.10 to 6.18, side by side in
- * pages), so two requests in flight never share a unit, the requests of one queue take
- * consecutive slots, and a queue cycling through its tags walks the slots in order (few cache
- * lines, few pages): cheaper than a hash that scatters them. Requests 4 MiB apart (other
- * queues) may collide: then blk_rq_start. */
-static __always_inline __u32 il_rq_slot_idx(__u64 key)
-{
-	return (il_ptr_lo32(key) >> 8) & (BLK_RQ_SLOTS - 1);
-}
+/* A request's slot: its address in units of 256 bytes, modulo the slots. Requests are
+ * preallocated per tag set (blk_mq_alloc_rqs(): struct request and the driver's data, rounded
+ * up to a cache line, 256 bytes or more from 5.10 to 6.18, side by side in pages), so two
+ * requests in flight never share a unit, the requests of one queue take consecutive slots,
+ * and a queue cycling through its tags walks the slots in order (few cache lines, few pages):
+ * cheaper than a hash that scatters them. Requests 4 MiB apart (other queues) may collide:
+ * then blk_rq_start. */
+IL_SLOTS(blk_rq_slots, struct il_rq_slot, __u64, struct il_rq_times, BLK_RQ_SLOTS, 8,
+	 blk_rq_start, IL_SLOT_NEVER_STALE)
 
 /* The times of request key: in its slot (*slot is the slot, whoever holds it), else in
  * blk_rq_start; NULL when neither has them. */
 static __always_inline struct il_rq_times *il_rq_times_find(__u64 key, struct il_rq_slot **slot)
 {
-	__u32 i = il_rq_slot_idx(key);
-	struct il_rq_slot *s = bpf_map_lookup_elem(&blk_rq_slots, &i);
-
-	*slot = s;
-	if (s && s->rq == key)
-		return &s->t;
-	if (s && !*(volatile __u32 *)&s->spill)
-		return NULL;
-	return bpf_map_lookup_elem(&blk_rq_start, &key);
+	return blk_rq_slots_find(key, &key, slot);
 }
 
-/* Record init as the times of request key, which has none (il_rq_times_find() said so and
- * gave its slot s): in s when it is free and this CPU is its only taker, else in blk_rq_start.
- * Two takers at once both back off to blk_rq_start. Returns 0, or -1 when blk_rq_start is full. */
-static __always_inline int blk_rq_times_new(__u64 key, struct il_rq_slot *s, const struct il_rq_times *init)
+/* Times made from init for request key, which has none (il_rq_times_find() said so and gave
+ * its slot s), at now (the caller's bpf_ktime_get_ns()): in s when it is free and this CPU is
+ * its only taker, else in blk_rq_start; NULL when that is full (counted). */
+static __always_inline struct il_rq_times *blk_rq_times_new(__u64 key, struct il_rq_slot *s,
+							     const struct il_rq_times *init, __u64 now)
 {
-	if (s && il_slot_claim(&s->rq, &s->claims)) {
-		s->t = *init;
-		*(volatile __u64 *)&s->rq = key;
-		return 0;
-	}
-	if (s)
-		__sync_fetch_and_add(&s->spill, 1);
-	if (!bpf_map_update_elem(&blk_rq_start, &key, init, BPF_ANY))
-		return 0;
-	if (s)
-		__sync_fetch_and_add(&s->spill, -1);
-	return -1;
+	return blk_rq_slots_new(key, &key, s, init, now);
 }
 
-/* Forget the times t of request key (from il_rq_times_find(), with its slot s): release the
- * slot when they are in it, else delete them from blk_rq_start. */
+/* Forget the times t of request key (from il_rq_times_find(), with its slot s). */
 static __always_inline void il_rq_times_free(__u64 key, struct il_rq_slot *s, struct il_rq_times *t)
 {
-	if (!t)
-		return;
-	if (s && t == &s->t)
-		il_slot_release(&s->rq, &s->claims);
-	else if (!bpf_map_delete_elem(&blk_rq_start, &key) && s) {
-		__sync_fetch_and_add(&s->spill, -1);
-	}
+	blk_rq_slots_free(&key, s, t);
 }
 
 /* Requests measured whose completion (of any part) carried an error: one per-CPU counter at
@@ -299,8 +259,8 @@ struct {
  * il_rq_times_find()), else in blk_rq_bio; NULL when it has none. */
 static __always_inline struct blk_rq_bio *blk_rq_bio_find(__u64 key, struct il_rq_slot *s)
 {
-	if (s && *(volatile __u64 *)&s->rq == key) {
-		__u32 i = il_rq_slot_idx(key);
+	if (s && *(volatile __u64 *)&s->owner == key) {
+		__u32 i = blk_rq_slots_idx(key);
 		struct blk_rq_bio *l = bpf_map_lookup_elem(&blk_rq_slot_bio, &i);
 
 		return l && l->linked ? l : NULL;
@@ -314,7 +274,7 @@ static __always_inline void blk_rq_bio_free(__u64 key, struct il_rq_slot *s, str
 {
 	if (l && l->linked)
 		l->linked = 0;
-	else if (!s || *(volatile __u64 *)&s->rq != key)
+	else if (!s || *(volatile __u64 *)&s->owner != key)
 		bpf_map_delete_elem(&blk_rq_bio, &key);
 }
 
@@ -871,8 +831,8 @@ static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot 
 	struct bio *bio;
 	bool found = false;
 
-	if (s && *(volatile __u64 *)&s->rq == key) {
-		__u32 i = il_rq_slot_idx(key);
+	if (s && *(volatile __u64 *)&s->owner == key) {
+		__u32 i = blk_rq_slots_idx(key);
 
 		l = bpf_map_lookup_elem(&blk_rq_slot_bio, &i);
 		if (l && l->linked)
@@ -1091,8 +1051,8 @@ static __always_inline void blk_insert(struct request *rq, bool btf)
 		return;
 	if (old)
 		*old = t;
-	else if (blk_rq_times_new(key, s, &t))
-		il_drop(IL_DROP_MAP_FULL);
+	else
+		blk_rq_times_new(key, s, &t, t.insert_ns);
 	blk_link(rq, s, t.insert_ns, btf);
 }
 
@@ -1110,8 +1070,8 @@ static __always_inline void blk_issue(struct request *rq, bool btf)
 	if (t) {
 		if (!t->parts)
 			t->issue_ns = now;
-	} else if (blk_rq_times_new(key, s, &n)) {
-		il_drop(IL_DROP_MAP_FULL);
+	} else {
+		blk_rq_times_new(key, s, &n, now);
 	}
 	blk_link(rq, s, now, btf);
 }

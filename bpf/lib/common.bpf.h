@@ -248,7 +248,8 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
  * rec_t)), owner's slot being its address in units of 1 << shift bytes modulo n (objects of a
  * slab that size or more never share a unit, those of one slab page take neighbouring slots,
  * objects n << shift bytes apart collide), with the spill hash spill_map (key_t -> rec_t) and
- * a stale time of stale_ns, and:
+ * a stale time of stale_ns (IL_SLOT_NEVER_STALE: a slot is never taken from its holder), and:
+ *   __u32 pfx_idx(owner): owner's slot's index (for arrays kept beside pfx, at the same index);
  *   rec_t *pfx_find(owner, key, &slot): the record of owner (spill key *key), NULL none; *slot
  *     is owner's slot, whoever holds it;
  *   rec_t *pfx_new(owner, key, slot, init, now): a record made from *init for an owner that
@@ -257,6 +258,8 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
  *   pfx_free(key, slot, rec): forget rec (from pfx_find(), with its slot);
  *   rec_t *pfx_set(owner, key, init, now): owner's record is *init, over the one it has or
  *     made (pfx_new()); NULL as pfx_new(). */
+#define IL_SLOT_NEVER_STALE (~0ULL)
+
 #define IL_SLOTS(pfx, slot_t, key_t, rec_t, n, shift, spill_map, stale_ns)                    \
 	struct {                                                                                \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                                               \
@@ -264,9 +267,13 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
 		__type(key, __u32);                                                             \
 		__type(value, slot_t);                                                          \
 	} pfx SEC(".maps");                                                                     \
+	static __always_inline __u32 pfx##_idx(__u64 owner)                                    \
+	{                                                                                       \
+		return (il_ptr_lo32(owner) >> (shift)) & ((n) - 1);                             \
+	}                                                                                       \
 	static __always_inline rec_t *pfx##_find(__u64 owner, const key_t *key, slot_t **slot) \
 	{                                                                                       \
-		__u32 i_ = (il_ptr_lo32(owner) >> (shift)) & ((n) - 1);                         \
+		__u32 i_ = pfx##_idx(owner);                                                    \
 		slot_t *s_ = bpf_map_lookup_elem(&pfx, &i_);                                    \
                                                                                                 \
 		*slot = s_;                                                                     \
