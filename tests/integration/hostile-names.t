@@ -230,7 +230,7 @@ run_iolayer "$TMPD/ih.out" hostile
 answers iol-text "$TMPD/ih.out"
 [ "$A_control_bytes" = 0 ] && [ "${A_comm_escaped:-0}" -ge 1 ]
 ok $? "iolayer -p HOSTILE text: its comm escaped ($A_comm_escaped times), no raw control byte ($A_control_bytes)"
-run_iolayer "$TMPD/ij.out" hostile --json
+run_iolayer "$TMPD/ij.out" hostile --json --top 0  # every file: those not UTF-8 among them
 answers iol-json "$TMPD/ij.out"
 is "$A_json" ok "iolayer -p HOSTILE --json: strict UTF-8 and JSON"
 [ "${A_comm_b64:-0}" -ge 1 ] && [ "${A_names_b64:-0}" -ge 1 ]

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A call that does not return within the window is in none of the numbers (a call counts when
-# it returns): a dd whose one 4 MiB O_DIRECT write a throttle holds (1 write a second, 8+
+# it returns): a dd whose one 16 MiB O_DIRECT write a throttle holds (2 writes a second, 32
 # requests) for the whole window gave "none -- made no file operations", a silent zero.
 # Known answers: the dd is in D state in write(2) when iolayer starts and when it ends; the
 # text says it is still in flight, blocked all the window; JSON in_flight lists it with
 # whole_window true; a process with no call blocked gets no such line. A call begun inside
-# the window and still blocked at its end (an fsync a throttle holds) was said only when
+# the window and still blocked at its end (a write a throttle holds) was said only when
 # the whole window had passed: its time in flight is said, from the start the fs layer
 # recorded, between the time from the workload's start to the end and the window, and where
 # it went so far: held by the throttle, not on CPU.
@@ -16,10 +16,19 @@ plan 11
 
 loop_ext4_setup 128
 IL=$(tool iolayer)
-throttled_cgroup iolayer-inflight-$$ "$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' ')" 1
-(echo "$BASHPID" >"$CG/cgroup.procs" && exec dd if=/dev/zero of="$MNT/f" bs=4M count=1 oflag=direct status=none) &
+MM=$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' ')
+# 2 writes a second (cgroup2's io.max takes no fewer), 16 MiB in 512 KiB requests or fewer: 8 s
+# and more
+throttled_cgroup iolayer-inflight-$$ "$MM" 2
+CG1=$CG
+(echo "$BASHPID" >"$CG/cgroup.procs" && exec dd if=/dev/zero of="$MNT/f" bs=16M count=1 oflag=direct status=none) &
 DD=$!
 at_exit "kill $DD"
+# unthrottle cgroup $1 (its dd then ends, and the cgroup can go)
+unthrottle() {
+	echo "$MM 0" >"$1/blkio.throttle.write_iops_device" 2>/dev/null || echo "$MM wiops=max" >"$1/io.max"
+}
+at_exit "unthrottle $CG1"
 # until it sleeps in the write (a short D state in exec or open comes first on a loaded machine)
 for ((i = 0; i < 100; i++)); do
 	grep -q '^State:.*D' "/proc/$DD/status" 2>/dev/null &&
@@ -38,15 +47,15 @@ is "$(jq -c "[.in_flight[] | select(.pid == $DD) | [.call, .whole_window, .block
 sleep 0.2 &
 is "$($IL -p "$!" -d 1 2>/dev/null | grep -c '^still in flight')" 0 "a process with no blocked call: no such line"
 
-# A 4 MiB O_DIRECT write in a cgroup that writes 1 request a second, begun inside a 2 s window
+# A 16 MiB O_DIRECT write in a cgroup that writes 2 requests a second, begun inside a 2 s window
 # (the dd waits for a file first): blocked at its end. (Direct: a buffered write's fsync
 # was seen to return at once when another process's sync had the flusher write its pages.)
-MM=$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' ')
-throttled_cgroup iolayer-inflight2-$$ "$MM" 1
+throttled_cgroup iolayer-inflight2-$$ "$MM" 2
 (echo "$BASHPID" >"$CG/cgroup.procs" && while [ ! -e "$TMPD/go2" ]; do sleep 0.02; done &&
-	exec dd if=/dev/zero of="$MNT/g" bs=4M count=1 oflag=direct status=none) &
+	exec dd if=/dev/zero of="$MNT/g" bs=16M count=1 oflag=direct status=none) &
 FL=$!
 at_exit "kill $FL"
+at_exit "unthrottle $CG"
 tool_start "$TMPD/f.out" "$TMPD/f.err" $IL -p "$FL" -d 2
 t0=$(date +%s%N)
 touch "$TMPD/go2"
@@ -63,6 +72,7 @@ check "text: where its time went so far: I/O wait, its bios held by the throttle
 	grep -qE "^still in flight: dd .*; so far: on CPU [0-9]+%, run queue [0-9]+%, I/O wait (9[0-9]|100)%, other waits [0-9]+%\):" "$TMPD/f.out"
 is "$(grep -c '^verdict: none -- .*; but a call is still in flight, blocked for most of the window (below)$' "$TMPD/f.out")" 1 \
 	"the verdict on the calls that returned says that one did not"
-echo "$MM 0" >"$CG/blkio.throttle.write_iops_device" 2>/dev/null || echo "$MM wiops=max" >"$CG/io.max"
-wait "$FL"
+unthrottle "$CG"
+unthrottle "$CG1"
+wait "$FL" "$DD"
 done_testing
