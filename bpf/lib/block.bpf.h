@@ -630,6 +630,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	__u64 now = s->now;
 	struct il_sub_op *op;
 	struct il_bio_info *b;
+	struct cgroup *cg;
 
 	b = il_bio_get(bio, now);
 	if (!b)
@@ -642,8 +643,9 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	b->opf = s->opf;
 	/* the block device it was sent to (5.12 and later: il_bio_part_dev()) */
 	b->part = bdev ? IL_BTF_READ(s->btf, bdev, bd_dev) : 0;
-	b->cgroup = il_bio_cgroup(bio);
-	b->in_cg = il_cg_cfg.id && il_cg_under(il_bio_cgroup_of(bio));
+	cg = il_bio_cgroup_of_btf(bio, s->btf);
+	b->cgroup = il_cgroup_kn_id(cg, s->btf);
+	b->in_cg = il_cg_cfg.id && il_cg_under(cg);
 	op = il_sub_of((__u32)s->pid_tgid); /* one lookup for il_bio_who() and the touch below */
 	if (!b->tgid)
 		il_bio_who(s, b, op);

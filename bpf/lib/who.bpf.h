@@ -511,6 +511,29 @@ static __always_inline struct inode *who_bio_inode(struct bio *bio)
 	return BPF_CORE_READ((struct address_space *)mapping, host);
 }
 
+/* who_bio_inode() where btf (a tp_btf program's bio): the bio's vector and its first page
+ * with plain loads. The page's compound_head and mapping are numbers with flag bits, which
+ * the verifier types as pointers (list_head, address_space) and allows no bit test on: probe
+ * reads, as in who_bio_inode(). */
+static __always_inline struct inode *who_bio_inode_btf(struct bio *bio, bool btf)
+{
+	struct page *page;
+	unsigned long mapping, head;
+
+	if (!btf)
+		return who_bio_inode(bio);
+	page = bio->bi_io_vec ? bio->bi_io_vec->bv_page : NULL;
+	if (!page)
+		return NULL;
+	head = (unsigned long)BPF_CORE_READ(page, compound_head);
+	if (head & 1)
+		page = (struct page *)(head - 1);
+	mapping = (unsigned long)BPF_CORE_READ(page, mapping);
+	if (!mapping || (mapping & 3))
+		return NULL;
+	return BPF_CORE_READ((struct address_space *)mapping, host);
+}
+
 /* writeback_mark_inode_dirty(inode, flags), in the task that dirties the inode's pages: it
  * is their dirtier (looked up first: the tracepoint fires for every page dirtied). */
 static __always_inline int who_dirty(struct inode *inode, __u32 flags)
@@ -619,7 +642,7 @@ static __always_inline struct inode *il_bio_seen_file(struct il_bio_seen *s)
 		s->inode = BPF_CORE_READ(fl, f_inode);
 		s->dentry = BPF_CORE_READ(fl, f_path.dentry);
 	} else {
-		s->inode = who_bio_inode(s->bio);
+		s->inode = who_bio_inode_btf(s->bio, s->btf);
 	}
 	return s->inode;
 }
