@@ -489,40 +489,16 @@ static __always_inline __u32 who_bio_dev(struct bio *bio)
 	return il_disk_dev(BPF_CORE_READ(bio, bi_bdev, bd_disk));
 }
 
-/* The inode whose page cache the bio's first page belongs to, NULL for anonymous or direct-
- * I/O pages: bio->bi_io_vec[0].bv_page->mapping (struct address_space *, low bits set for
+/* The inode whose page cache page belongs to (who_bio_inode(): the bio's first page), NULL
+ * for anonymous or direct-I/O pages: page->mapping (struct address_space *, low bits set for
  * anon/movable pages: PAGE_MAPPING_FLAGS, include/linux/page-flags.h) ->host. The page may
  * be a tail page of a large folio (ext4 has them since 6.16, xfs since 5.18), whose mapping
  * field holds something else: the folio's head page is read instead, page->compound_head
  * less its tail bit 0 (include/linux/page-flags.h, since 4.6). */
-static __always_inline struct inode *who_bio_inode(struct bio *bio)
+static __always_inline struct inode *who_page_inode(struct page *page)
 {
-	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
 	unsigned long mapping, head;
 
-	if (!page)
-		return NULL;
-	head = BPF_CORE_READ(page, compound_head);
-	if (head & 1)
-		page = (struct page *)(head - 1);
-	mapping = (unsigned long)BPF_CORE_READ(page, mapping);
-	if (!mapping || (mapping & 3))
-		return NULL;
-	return BPF_CORE_READ((struct address_space *)mapping, host);
-}
-
-/* who_bio_inode() where btf (a tp_btf program's bio): the bio's vector and its first page
- * with plain loads. The page's compound_head and mapping are numbers with flag bits, which
- * the verifier types as pointers (list_head, address_space) and allows no bit test on: probe
- * reads, as in who_bio_inode(). */
-static __always_inline struct inode *who_bio_inode_btf(struct bio *bio, bool btf)
-{
-	struct page *page;
-	unsigned long mapping, head;
-
-	if (!btf)
-		return who_bio_inode(bio);
-	page = bio->bi_io_vec ? bio->bi_io_vec->bv_page : NULL;
 	if (!page)
 		return NULL;
 	head = (unsigned long)BPF_CORE_READ(page, compound_head);
@@ -532,6 +508,23 @@ static __always_inline struct inode *who_bio_inode_btf(struct bio *bio, bool btf
 	if (!mapping || (mapping & 3))
 		return NULL;
 	return BPF_CORE_READ((struct address_space *)mapping, host);
+}
+
+/* bio->bi_io_vec[0].bv_page's inode (who_page_inode()). */
+static __always_inline struct inode *who_bio_inode(struct bio *bio)
+{
+	return who_page_inode(BPF_CORE_READ(bio, bi_io_vec, bv_page));
+}
+
+/* who_bio_inode() where btf (a tp_btf program's bio): the bio's vector and its first page
+ * with plain loads. The page's compound_head and mapping are numbers with flag bits, which
+ * the verifier types as pointers (list_head, address_space) and allows no bit test on: probe
+ * reads, as in who_bio_inode(). */
+static __always_inline struct inode *who_bio_inode_btf(struct bio *bio, bool btf)
+{
+	if (!btf)
+		return who_bio_inode(bio);
+	return who_page_inode(bio->bi_io_vec ? bio->bi_io_vec->bv_page : NULL);
 }
 
 /* writeback_mark_inode_dirty(inode, flags), in the task that dirties the inode's pages: it
