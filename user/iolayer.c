@@ -481,6 +481,8 @@ int main(int argc, char **argv)
 	skel = IL_SKEL_OPEN(iolayer_bpf);
 	il_autoload_none(skel->obj);
 	il_who_enable(skel->obj);
+	if (il_opts.pid || il_opts.cgroup)
+		il_who_users_partial(skel->obj);
 	/* Aggregate mode: the layers' event streams stay off, their ring buffers minimal. */
 	bpf_map__set_max_entries(skel->maps.fs_events, getpagesize());
 	bpf_map__set_max_entries(skel->maps.wb_events, getpagesize());

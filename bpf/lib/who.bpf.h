@@ -703,7 +703,8 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 			f->flusher_pid = k.tgid;
 		/* pages its users dirtied, written back by another task: a kernel thread, or a
 		 * process that is none of them (a sync, reclaim) */
-		foreign = write && (kthread || (f->pids[0] && !user && !f->more_pids));
+		foreign = write && (kthread || (!who_cfg.users_partial && f->pids[0] && !user &&
+						!f->more_pids));
 		if (foreign)
 			__sync_fetch_and_add(&f->foreign_write_bytes, bytes);
 	}

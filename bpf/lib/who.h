@@ -28,7 +28,11 @@ struct who_cfg {
 	__u8 bio_in_blk;         /* the block layer's block_bio_queue program attributes the bios
 				  * (who_bio_seen() in blk_bio_queue()): who_bio_* is not loaded, one
 				  * program runs where two did (il_who_bio_in_block()) */
-	__u8 pad[5];
+	__u8 users_partial;      /* file operations are traced for some processes only (-p, -C):
+				  * a file's users (who_file.pids) are those, so a process that
+				  * writes a file's pages and is none of them is not taken as writing
+				  * them back for others (its bytes stay its own) */
+	__u8 pad[4];
 };
 
 /* One file (key: superblock dev, inode). */

@@ -41,6 +41,13 @@ void il_who_enable(struct bpf_object *obj)
 	}
 }
 
+void il_who_users_partial(struct bpf_object *obj)
+{
+	struct who_cfg *c = il_obj_rodata_must(obj, "who_cfg", sizeof(*c));
+
+	c->users_partial = 1;
+}
+
 void il_who_default(struct bpf_object *obj)
 {
 	struct who_cfg *c = il_obj_rodata(obj, "who_cfg", sizeof(*c));

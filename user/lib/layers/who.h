@@ -19,6 +19,11 @@
  * do that), so tools that do not attribute pay nothing. */
 void il_who_enable(struct bpf_object *obj);
 
+/* File operations are traced for some processes only (-p, -C), before load: a file's users
+ * are not all known, so no process's bytes are taken as written back for others (who_cfg's
+ * users_partial; kernel threads' still are). */
+void il_who_users_partial(struct bpf_object *obj);
+
 /* Shrink the attribution maps of obj unless il_who_enable() was called (before load). */
 void il_who_default(struct bpf_object *obj);
 
