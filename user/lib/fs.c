@@ -521,7 +521,8 @@ static bool stuck_thread(__u32 pid, __u32 tid, struct il_fs_stuck *st)
 	long nr = -1;
 	FILE *f;
 
-	if (!il_proc_task_status(pid, tid, &state, &switches) || state != 'D')
+	/* (a kernel thread makes no syscall: its /proc/PID/syscall reads 0, read's number) */
+	if (!il_proc_task_status(pid, tid, &state, &switches) || state != 'D' || il_proc_kthread(pid))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
 	if (!(f = fopen(path, "re")))

@@ -93,6 +93,13 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 	return 0;
 }
 
+bool il_proc_kthread(__u32 pid)
+{
+	struct il_proc_cpu r;
+
+	return !read_proc(pid, &r, 100) && r.kthread;
+}
+
 bool il_proc_task_status(__u32 tgid, __u32 tid, char *state, unsigned long long *switches)
 {
 	char path[64], line[256];

@@ -29,6 +29,9 @@ struct il_proc_cpu {
  * Returns how many, or -errno. */
 int il_proc_cpu_read(struct il_proc_cpu **rows);
 
+/* Whether process pid is a kernel thread (PF_KTHREAD in /proc/PID/stat); false when gone. */
+bool il_proc_kthread(__u32 pid);
+
 /* The entry of pid in rows[n] (sorted by pid), or NULL. */
 const struct il_proc_cpu *il_proc_cpu_find(const struct il_proc_cpu *rows, int n, __u32 pid);
 
