@@ -89,15 +89,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return ARGP_ERR_UNKNOWN;
 }
 
-/* The process the verdict names among the first `shown` of the view's (which the tables
- * print), moved there when it is further down: it is always listed. Returns how many to show
- * (0: all). */
-static int show_culprit(struct il_who_view *v, const struct il_culprit *c, int shown)
+/* Process pid (0: none) among the first `shown` of the view's (which the tables print), moved
+ * there when it is further down: the processes the verdict names (the victim, its culprit)
+ * are always listed. Returns how many to show (0: all). */
+static int show_pid(struct il_who_view *v, __u32 pid, int shown)
 {
 	int at = -1;
 
-	for (int i = 0; c->found && i < v->nprocs && at < 0; i++)
-		if (v->procs[i].pid == c->pid)
+	for (int i = 0; pid && i < v->nprocs && at < 0; i++)
+		if (v->procs[i].pid == pid)
 			at = i;
 	if (!shown || at < shown)
 		return shown;
@@ -345,7 +345,9 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 						    il_now_ns(), stuck_parts[i]);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
-	shown = show_culprit(&w->view, &v.c, top_n);
+	shown = show_pid(&w->view, v.c.found ? v.c.pid : 0, top_n);
+	if (j.cause.found && j.cause.nblames && j.cause.blames[0].kind != IL_CK_SELF)
+		shown = show_pid(&w->view, j.cause.blames[0].pid, shown);
 
 	if (html_path) {
 		struct json_object *o = report_json(w, &j, shown, aio, naio);
