@@ -29,7 +29,7 @@ require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 42
+plan 43
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -274,4 +274,10 @@ is "$(jq -r '[.verdict.causes[] | select(.kind == "neighbour") | "\(.comm) \(.np
 for r in slow-p slow-all loop1 thr-p cpu lock; do
 	check "$r: valid JSON with a victim and a culprit" jq -e '.verdict.victim.pid > 0 and .verdict.culprit.kind != null' "$TMPD/$r.json"
 done
+miss=
+for r in slow-all loop-all thr-all; do # (with -p the tables are the process's alone)
+	jq -e '.verdict.culprit.pid as $p | $p == null or .verdict.culprit.kthread or
+		([.processes[].pid] | index($p)) != null' "$TMPD/$r.json" >/dev/null || miss="$miss $r"
+done
+is "${miss# }" "" "every run without -p: the culprit the verdict names is among the top processes"
 is "$(bpf_progs_named blk_rq_ fs_sys_ split_ iw_switch)" "" "no iolayer BPF program left after exit"
