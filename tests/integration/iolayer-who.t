@@ -20,7 +20,7 @@ require_root
 require_cmd python3 python3
 require_cmd redis-server redis-server
 require_cmd redis-tools redis-benchmark redis-cli
-plan 44
+plan 45
 
 IL=$(tool iolayer)
 
@@ -183,6 +183,8 @@ diag "answer: logger $(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) 
 is "$(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | .path] | sort | join(\" \")")" \
 	"$A/logs/app.log $A/logs/app.log.1" "files[] names both app.log and the rotated app.log.1"
 check "bytes written to the log = $NR x ($M + 1) within 1 % ($logbytes)" within "$logbytes" $((NR * (M + 1))) 1
+is "$(j3 "[.files[] | select(.path | startswith(\"$A/logs/\")) | \"\(.path | ltrimstr(\"$A/logs/\")):\(.renamed_from // \"-\")\"] | sort | join(\" \")")" \
+	"app.log.1:app.log app.log:-" "the rotated file says it was app.log when written (renamed_from)"
 # Without -p the verdict weighs every process on the machine. The logger's writes land in
 # the page cache and take little time (tens of ms), so where another program, not this
 # test's, spends a quarter of that or more in file operations and I/O wait meanwhile (other

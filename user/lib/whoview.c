@@ -320,6 +320,19 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 	}
 }
 
+/* s->was: f's first name when s->path (il_who_file_path(): its name now) ends in another. */
+static void renamed_from(struct il_who_file_sum *s, const struct who_file *f)
+{
+	const char *last = strrchr(s->path, '/');
+	size_t n = strnlen(f->names[0], WHO_NAME_LEN);
+
+	s->was[0] = 0;
+	if (!f->depth || f->rdev || !last || base_len(s->path) != strlen(s->path))
+		return;
+	if (strlen(last + 1) != n || memcmp(last + 1, f->names[0], n))
+		snprintf(s->was, sizeof(s->was), "%.*s", (int)n, f->names[0]);
+}
+
 /* Files of one path (a file deleted and made again under it) summed into one entry, its
  * path without " (deleted)" (il_who_file_sum.inodes: how many). */
 static int merge_paths(struct il_who_view *v)
@@ -341,10 +354,12 @@ static int merge_paths(struct il_who_view *v)
 		if (!t) {
 			v->files[n] = *f;
 			v->files[n].inodes = 1;
+			v->files[n].deleted = base_len(f->path) != strlen(f->path);
 			index_add(&x, h, n++);
 			continue;
 		}
 		t->inodes++;
+		t->deleted += base_len(f->path) != strlen(f->path);
 		t->path[base_len(t->path)] = 0;
 		t->read_bytes += f->read_bytes;
 		t->write_bytes += f->write_bytes;
@@ -406,6 +421,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 		s->op_ns = file_ns(f);
 		s->bio_write_bytes = f->bio_write_bytes;
 		s->bio_read_bytes = f->bio_read_bytes;
+		renamed_from(s, f);
 	}
 	for (int i = 0; i < w->nprocs; i++)
 		proc_sum(&v->procs[v->nprocs++], w, i, file_disks, &ix);
@@ -609,10 +625,25 @@ static double rate(__u64 bytes, double s)
 	return s > 0 ? bytes / 1024.0 / s : 0;
 }
 
+/* What the files table says after a path: " (was app.log)" for a file renamed since it was
+ * first seen, " (13 files, 12 deleted)" for files of one path deleted and made again. */
+static const char *file_note(const struct il_who_file_sum *s, char *buf, size_t len)
+{
+	char was[4 * WHO_NAME_LEN + 1];
+	int n = 0;
+
+	buf[0] = 0;
+	if (s->was[0])
+		n = snprintf(buf, len, " (was %s)", il_text_escape(s->was, sizeof(s->was), was, sizeof(was)));
+	if (s->inodes > 1 && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " (%u files, %u deleted)", s->inodes, s->deleted);
+	return buf;
+}
+
 void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, int top)
 {
 	int np = top && top < v->nprocs ? top : v->nprocs, nf = top && top < v->nfiles ? top : v->nfiles;
-	char comm[4 * 16 + 1], cg[4 * 256 + 1], path[4 * 512 + 1], t1[24], t2[24], cgs[256];
+	char comm[4 * 16 + 1], cg[4 * 256 + 1], path[4 * 512 + 1], t1[24], t2[24], cgs[256], note[4 * WHO_NAME_LEN + 64];
 
 	fprintf(f, "\ntop processes:\n%-7s %-16s %-24s %10s %10s %8s %10s %10s %10s  %s\n", "PID",
 		"COMM", "CGROUP", "READ_KB/s", "WRITE_KB/s", "FSYNC/s", "FS_TIME", "IOWAIT",
@@ -659,11 +690,12 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 		}
 		if (s->flusher_pid)
 			snprintf(fl, sizeof(fl), "%u", s->flusher_pid);
-		fprintf(f, "%-10s %10.1f %10.1f %8llu %10llu %12s  %-24s %s\n",
+		fprintf(f, "%-10s %10.1f %10.1f %8llu %10llu %12s  %-24s %s%s\n",
 			il_fmt_ns(s->op_ns, t1, sizeof(t1)), rate(s->write_bytes, elapsed_s),
 			rate(s->read_bytes, elapsed_s), (unsigned long long)s->fsyncs,
 			(unsigned long long)(s->bio_write_bytes / 1024), pids[0] ? pids : "-", fl,
-			il_text_escape(s->path, sizeof(s->path), path, sizeof(path)));
+			il_text_escape(s->path, sizeof(s->path), path, sizeof(path)),
+			file_note(s, note, sizeof(note)));
 	}
 	if (!nf)
 		fprintf(f, "(none seen)\n");
@@ -727,6 +759,9 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "fsyncs", json_object_new_uint64(s->fsyncs));
 		json_object_object_add(x, "sync_ranges", json_object_new_uint64(s->sync_ranges));
 		json_object_object_add(x, "inodes", json_object_new_uint64(s->inodes));
+		json_object_object_add(x, "deleted_inodes", json_object_new_uint64(s->deleted));
+		if (s->was[0]) /* its name when first seen, renamed since */
+			il_json_add_name(x, "renamed_from", s->was, sizeof(s->was));
 		json_object_object_add(x, "total_ns", json_object_new_uint64(s->op_ns));
 		json_object_object_add(x, "disk_write_bytes", json_object_new_uint64(s->bio_write_bytes));
 		json_object_object_add(x, "disk_read_bytes", json_object_new_uint64(s->bio_read_bytes));

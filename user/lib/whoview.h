@@ -27,6 +27,10 @@ struct il_who_file_sum {
 	__u64 bio_write_bytes, bio_read_bytes; /* its page-cache bios, by anyone */
 	__u32 inodes;                         /* files summed under this path: a file deleted
 					       * and made again (SQLite's -journal) is one */
+	__u32 deleted;                        /* of those, deleted now */
+	char was[WHO_NAME_LEN + 1];           /* the name it had when first seen, when renamed
+					       * since (a rotated log's app.log, now app.log.1);
+					       * "" otherwise */
 };
 
 struct il_who_view {
