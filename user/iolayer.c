@@ -330,7 +330,7 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	const struct il_measure *m = &w->m;
 	char why2[512], names[1024] = "";
 	static struct il_judgement j;
-	const char *but;
+	const char *but, *sep;
 	struct il_verdict v;
 	int shown, err = 0;
 
@@ -362,20 +362,22 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	}
 	if (il_opts.format == IL_FMT_JSON)
 		return err;
+	/* a blank line after the "Tracing..." line on a terminal; none first in a file or pipe */
+	sep = isatty(STDOUT_FILENO) ? "\n" : "";
 	if (il_opts.pid)
-		printf("\n%.1f s traced: process %d, its threads, not its children (file operations, "
-		       "writeback, I/O wait); block layer: the disk it used\n\n", m->elapsed_s, il_opts.pid);
+		printf("%s%.1f s traced: process %d, its threads, not its children (file operations, "
+		       "writeback, I/O wait); block layer: the disk it used\n\n", sep, m->elapsed_s, il_opts.pid);
 	else if (il_cgfilter_get()) {
 		char cg[4 * PATH_MAX], name[PATH_MAX];
 
 		il_text_escape(il_cgident_short_of(il_cgfilter_get()->path, name, sizeof(name)), sizeof(name),
 			       cg, sizeof(cg));
-		printf("\n%.1f s traced: the processes of cgroup %s and of those below it, children "
+		printf("%s%.1f s traced: the processes of cgroup %s and of those below it, children "
 		       "included (file operations, writeback, I/O wait; the tables list them); block layer: "
 		       "every process's\n\n",
-		       m->elapsed_s, cg);
+		       sep, m->elapsed_s, cg);
 	} else
-		printf("\n%.1f s traced: all processes\n\n", m->elapsed_s);
+		printf("%s%.1f s traced: all processes\n\n", sep, m->elapsed_s);
 	il_window_table(stdout, w, &j.cause);
 	if (w->nframes) {
 		printf("\ntop I/O-wait stack:\n");
