@@ -120,6 +120,8 @@ static int nstuck0, nstuck;
 /* Where each blocked call's time went so far (il_split_inflight()), when split is set. */
 static __u64 stuck_parts[STUCK_MAX][SPLIT_PARTS];
 static bool stuck_split[STUCK_MAX];
+/* When the window ended (il_now_ns(), before the detach): blocked calls are timed to it. */
+static unsigned long long window_end_ns;
 
 /* The blocked calls worth saying: those blocked all along, those in flight for a tenth of
  * the window (elapsed_s) or more, and with a verdict of none, any. */
@@ -338,11 +340,11 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	v = j.v;
 	nstuck = il_fs_stuck(il_opts.pid, stuck, STUCK_MAX);
 	il_fs_stuck_since(stuck, nstuck, stuck0, nstuck0);
-	if (src->fs)
-		il_fs_stuck_times(src->obj, stuck, nstuck);
+	if (src->fs) /* up to the window's end, not to now: the maps are read after it */
+		il_fs_stuck_times(src->obj, stuck, nstuck, window_end_ns);
 	for (int i = 0; i < nstuck && src->split; i++)
 		stuck_split[i] = !il_split_inflight(src->obj, stuck[i].pid, stuck[i].tid, stuck[i].op,
-						    il_now_ns(), stuck_parts[i]);
+						    window_end_ns, stuck_parts[i]);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_pid(&w->view, v.c.found ? v.c.pid : 0, top_n);
@@ -577,7 +579,7 @@ int main(int argc, char **argv)
 	if (il_run(&run) < 0)
 		goto out;
 	il_children_sample(&kids);
-	t1 = il_now_ns();
+	t1 = window_end_ns = il_now_ns();
 	il_layerset_detach(ls);
 
 	/* The cgroups of the processes seen, while they may still run; then the window from

@@ -157,6 +157,20 @@ static void test_neighbour(void **state)
 		assert_non_null(strstr(lines[1], ", (unknown) "));
 		assert_null(strstr(lines[1], "[]"));
 	}
+	/* its peers of the same name (a database's backends): "other" pids, not its own name
+	 * twice as if it waited behind itself */
+	{
+		char line[256];
+
+		fsyncer(&w);
+		sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+		sent(&w, 20, "fsyncer", 30 << 20, 300, 0);
+		sent(&w, 21, "fsyncer", 30 << 20, 300, 0);
+		sent(&w, 22, "fsyncer", 30 << 20, 300, 0);
+		il_cause(&w, &c);
+		il_cause_line(&c, line, sizeof(line));
+		assert_non_null(strstr(line, "behind fsyncer (3 other pids)"));
+	}
 }
 
 /* A service of several commands filling the disk, beside a bigger single command: the

@@ -985,6 +985,20 @@ static void cpu_who(const struct il_blame *b, char *buf, size_t len)
 	}
 }
 
+/* who (who_str() or cpu_who() of b) says "other pids" when b's group has the victim's name
+ * (a database's backends behind their peers: "postgres: ... (3 other pids)", not the same
+ * name twice as if it waited behind itself). */
+static void peers(const struct il_cause *c, const struct il_blame *b, char *who, size_t len)
+{
+	char *p = strstr(who, " pids");
+	size_t n = strlen(who);
+
+	if (b->npids < 2 || b->kthread || strcmp(b->comm, c->victim.comm) || !p || n + 7 > len)
+		return;
+	memmove(p + 6, p, n - (p - who) + 1);
+	memcpy(p, " other", 6);
+}
+
 /* The culprit's part of the line: what the victim's time waits for. */
 static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, char *buf, size_t len)
 {
@@ -1000,6 +1014,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		snprintf(via, sizeof(via), " through [%.28s]", v);
 	}
 	who_str(b, who, sizeof(who));
+	peers(c, b, who, sizeof(who));
 	if (b->for_comm[0]) { /* a journal's commits: whose syncs forced them */
 		char f[4 * IL_CAUSE_NAME + 1];
 		size_t o = strlen(who);
@@ -1034,6 +1049,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		int all = (int)(c->part_share * 100 + 0.5);
 
 		cpu_who(b, who, sizeof(who));
+		peers(c, b, who, sizeof(who));
 		if (!b->comm[0])
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
 		if (c->part == IL_CP_RUNQ && all >= pct + 5)

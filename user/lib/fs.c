@@ -2,7 +2,6 @@
 /* The filesystem layer's user side (see layers.h; kernel side bpf/lib/fs.bpf.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,6 @@
 #include "mounts.h"
 #include "path.h"
 #include "probes.h"
-#include "run.h"
 #include "procstat.h"
 #include "util.h"
 
@@ -592,12 +590,12 @@ void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck 
 				now[i].whole = true;
 }
 
-void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n)
+void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n,
+		       unsigned long long now)
 {
 	int inflight_fd = il_obj_map_fd(obj, "fs_inflight");
 	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "fs_tasks");
 	bool storage = tasks && bpf_map__type(tasks) == BPF_MAP_TYPE_TASK_STORAGE;
-	unsigned long long now = il_now_ns();
 
 	for (int i = 0; i < n; i++) {
 		struct fs_key key = { .tid = st[i].tid, .op = st[i].op };

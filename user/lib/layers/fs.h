@@ -166,11 +166,13 @@ int il_fs_stuck(__u32 tgid, struct il_fs_stuck *out, int max);
  * blocked all the time between the two looks. */
 void il_fs_stuck_since(struct il_fs_stuck *now, int n, const struct il_fs_stuck *before, int nb);
 
-/* How long each of st[0..n) has been in its call, into blocked_ns: from the start that the fs
- * layer of loaded obj recorded (task-local storage, read by a pidfd of the thread: a thread
- * other than its process's first needs PIDFD_THREAD, Linux 6.9; else fs_inflight by thread
- * and operation). Left 0 when there is no record (the call began before tracing). */
-void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n);
+/* How long each of st[0..n) had been in its call at now (il_now_ns(): the window's end),
+ * into blocked_ns: from the start that the fs layer of loaded obj recorded (task-local
+ * storage, read by a pidfd of the thread: a thread other than its process's first needs
+ * PIDFD_THREAD, Linux 6.9; else fs_inflight by thread and operation). Left 0 when there is
+ * no record (the call began before tracing). */
+void il_fs_stuck_times(struct bpf_object *obj, struct il_fs_stuck *st, int n,
+		       unsigned long long now);
 
 /* The full path of an event's file into buf (IL_PATH_STR_MAX bytes hold any): mount point +
  * names from the root down, as il_path_str() (user/lib/path.h) writes it: "..." first past
