@@ -307,8 +307,8 @@ diag "answer: many top_files=$(echo $tops | sed "s|$A/||")"
 is "$tops" "6 $A/reuse/many" "the shared file is the top file of all six writers, the two its PIDS cannot hold included"
 is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d2\")] | length" "$TMPD/5.json")" 0 \
 	"an opened directory is not among the files"
-is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d1\") | .fsyncs] | add" "$TMPD/5.json")" 3 \
-	"a directory synced 3 times is: its 3 fsyncs (SQLite's, a rename's)"
+is "$(jq -r "[.files[] | select(.path == \"$A/reuse/d1\") | \"\(.fsyncs) \(.dir)\"] | join(\",\")" "$TMPD/5.json")" "3 true" \
+	"a directory synced 3 times is: its 3 fsyncs (SQLite's, a rename's), marked dir"
 is "$(jq -r ".processes[] | select(.pid == $EXECPID) | \"\(.comm) \(.top_file)\"" "$TMPD/5.json")" \
 	"dd $A/reuse/dd.out" "a process that wrote as bash and then exec'd dd is named dd, dd's file its top file"
 

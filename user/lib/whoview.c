@@ -422,6 +422,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 		s->bio_write_bytes = f->bio_write_bytes;
 		s->bio_read_bytes = f->bio_read_bytes;
 		renamed_from(s, f);
+		s->dir = f->dir;
 	}
 	for (int i = 0; i < w->nprocs; i++)
 		proc_sum(&v->procs[v->nprocs++], w, i, file_disks, &ix);
@@ -625,16 +626,19 @@ static double rate(__u64 bytes, double s)
 	return s > 0 ? bytes / 1024.0 / s : 0;
 }
 
-/* What the files table says after a path: " (was app.log)" for a file renamed since it was
- * first seen, " (13 files, 12 deleted)" for files of one path deleted and made again. */
+/* What the files table says after a path: "/" for a directory, " (was app.log)" for a file
+ * renamed since it was first seen, " (13 files, 12 deleted)" for files of one path deleted
+ * and made again. */
 static const char *file_note(const struct il_who_file_sum *s, char *buf, size_t len)
 {
 	char was[4 * WHO_NAME_LEN + 1];
 	int n = 0;
 
 	buf[0] = 0;
-	if (s->was[0])
-		n = snprintf(buf, len, " (was %s)", il_text_escape(s->was, sizeof(s->was), was, sizeof(was)));
+	if (s->dir) /* a directory's path ends in a slash, as ls -p shows one */
+		n = snprintf(buf, len, "/");
+	if (s->was[0] && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, " (was %s)", il_text_escape(s->was, sizeof(s->was), was, sizeof(was)));
 	if (s->inodes > 1 && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - n, " (%u files, %u deleted)", s->inodes, s->deleted);
 	return buf;
@@ -760,6 +764,7 @@ void il_who_view_json(struct json_object *o, const struct il_who_view *v, double
 		json_object_object_add(x, "sync_ranges", json_object_new_uint64(s->sync_ranges));
 		json_object_object_add(x, "inodes", json_object_new_uint64(s->inodes));
 		json_object_object_add(x, "deleted_inodes", json_object_new_uint64(s->deleted));
+		json_object_object_add(x, "dir", json_object_new_boolean(s->dir));
 		if (s->was[0]) /* its name when first seen, renamed since */
 			il_json_add_name(x, "renamed_from", s->was, sizeof(s->was));
 		json_object_object_add(x, "total_ns", json_object_new_uint64(s->op_ns));

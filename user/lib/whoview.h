@@ -28,6 +28,7 @@ struct il_who_file_sum {
 	__u32 inodes;                         /* files summed under this path: a file deleted
 					       * and made again (SQLite's -journal) is one */
 	__u32 deleted;                        /* of those, deleted now */
+	bool dir;                             /* a directory (synced: it is listed only then) */
 	char was[WHO_NAME_LEN + 1];           /* the name it had when first seen, when renamed
 					       * since (a rotated log's app.log, now app.log.1);
 					       * "" otherwise */
