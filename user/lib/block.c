@@ -14,6 +14,7 @@
 #include "layers/block.h"
 #include "layers/who.h"
 #include "log.h"
+#include "probes.h"
 #include "util.h"
 #include "fmt.h"
 
@@ -214,7 +215,13 @@ void il_blk_submit_plan(struct bpf_object *obj, struct il_plan *p)
 
 		il_plan_option(p, m ? IL_M_RAW_TP : IL_M_TP_BTF, tp_limits);
 		for (size_t i = 0; i < IL_ARRAY_SIZE(progs); i++) {
-			snprintf(name, sizeof(name), "blk_%s_%s", progs[i].name, prefix[m]);
+			/* a module's tracepoint the kernel has no BTF for (ext4's on Debian's 5.10:
+			 * no module BTF) goes on with its raw_tp twin beside the tp_btf others:
+			 * else the option left it out, and a task's own writeback (an fsync's) had
+			 * no start, no time before Q */
+			bool raw = m || !il_can_tp_btf(progs[i].tp, NULL, 0);
+
+			snprintf(name, sizeof(name), "blk_%s_%s", progs[i].name, prefix[raw]);
 			il_plan_add(p, obj, name, progs[i].tp, true);
 		}
 	}

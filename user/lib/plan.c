@@ -156,10 +156,16 @@ static const char *kprobe_func(const struct bpf_program *p, const char *target)
 }
 
 /* The method prog is checked with: the option's, but a classic tracepoint program listed
- * in another method's option (the fs layer's sync_file_range) is a tracepoint. */
+ * in another method's option (the fs layer's sync_file_range) is a tracepoint, and a raw
+ * tracepoint program in the tp_btf option (a module's tracepoint without BTF) a raw one. */
 static enum il_method prog_method(const struct il_option *o, const struct bpf_program *prog)
 {
-	return bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT ? IL_M_TRACEPOINT : o->method;
+	if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT)
+		return IL_M_TRACEPOINT;
+	if (!strncmp(bpf_program__section_name(prog), "raw_tp", 6)) /* (tp_btf's type before load
+									 * is raw tracepoint too) */
+		return IL_M_RAW_TP;
+	return o->method;
 }
 
 static bool option_fits(const struct il_option *o, bool *skipped, char *why, size_t len)
