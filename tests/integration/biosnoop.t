@@ -26,13 +26,14 @@ q() { jq -c -s --arg f "$F" --argjson p "$DD" "$1" "$TMPD/a.json"; }
 rows=$(q '[.[] | select(.file == $f)] | length')
 mine=$(q '[.[] | select(.file == $f and .pid == $p and .comm == "dd")] | length')
 bytes=$(q '[.[] | select(.file == $f) | .bytes] | add // 0')
-# dd's other rows: the filesystem's metadata (the block device's own pages), or no file
-other=$(q '[.[] | select(.pid == $p and .file != $f) | select(.file // "" | test("^(/dev/.*)?$") | not)] | length')
+# dd's other writes: the filesystem's metadata (the block device's own pages), or no file (its
+# reads may name a file: its own program, read in when the page cache has let it go)
+other=$(q '[.[] | select(.pid == $p and .file != $f and (.rwbs | startswith("W"))) | select(.file // "" | test("^(/dev/.*)?$") | not)] | length')
 diag "answer: biosnoop: rows_for_file=$rows with_dd_pid_and_comm=$mine bytes=$bytes"
 is "$rows" "$N" "$N writes in, $N rows for $F"
 is "$mine" "$N" "each with dd's pid ($DD) and comm"
 is "$bytes" "$((N * 4096))" "their bytes sum to what dd wrote ($((N * 4096)))"
-is "$other" 0 "dd's other rows name no other file"
+is "$other" 0 "dd's other writes name no other file"
 [ "$other" = 0 ] || q '.[] | select(.pid == $p and .file != $f)' | head -5 | diag_file /dev/stdin
 is "$(q '[.[] | select(.file == $f) | .disk] | unique')" "[\"$LOOPNAME\"]" "the rows are on $LOOPNAME"
 is "$(q '[.[] | select(.file == $f) | .rwbs | startswith("W")] | all')" true "the rows are writes (RWBS W...)"
