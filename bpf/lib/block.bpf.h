@@ -154,7 +154,7 @@ static const struct blk_disk_stats il_zero_disk;
 /* What is known of a bio before it joins a request (times: bpf_ktime_get_ns(), 0 unseen). */
 struct il_bio_info {
 	__u64 submit_ns, queue_ns, getrq_ns;
-	__u64 cgroup;            /* il_bio_cgroup(), else the submitter's v2 cgroup */
+	__u64 cgroup;            /* the bio's (il_bio_cgroup_of_btf()), else the submitter's v2 cgroup */
 	__u64 ino;               /* its file, 0 unknown (with blk_cfg.files) */
 	__u64 sector;            /* at Q */
 	__u32 ino_dev, ino_gen, tgid, pid;

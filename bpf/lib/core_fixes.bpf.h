@@ -165,7 +165,7 @@ static __always_inline __u32 il_bio_part_dev(struct bio *bio)
 /* The cgroup the block layer charges a bio to: its blkcg (bio.bi_blkg, set from the
  * submitter when the bio was made, so still right when a worker queues it later):
  * bi_blkg->blkcg->css.cgroup, in the hierarchy blkio belongs to (v1 blkio, or v2). NULL when
- * the kernel has no blk-cgroup or the bio none. */
+ * the kernel has no blk-cgroup or the bio none. btf: bio is a BTF pointer (plain loads). */
 static __always_inline struct cgroup *il_bio_cgroup_of_btf(struct bio *bio, bool btf)
 {
 	struct blkcg_gq *g;
@@ -178,11 +178,6 @@ static __always_inline struct cgroup *il_bio_cgroup_of_btf(struct bio *bio, bool
 	return btf ? g->blkcg->css.cgroup : BPF_CORE_READ(g, blkcg, css.cgroup);
 }
 
-static __always_inline struct cgroup *il_bio_cgroup_of(struct bio *bio)
-{
-	return il_bio_cgroup_of_btf(bio, false);
-}
-
 /* A cgroup's kernfs id -- the inode number of its directory in the hierarchy; 0 for none.
  * btf: cg was read through a BTF pointer (plain loads). */
 static __always_inline __u64 il_cgroup_kn_id(struct cgroup *cg, bool btf)
@@ -192,11 +187,6 @@ static __always_inline __u64 il_cgroup_kn_id(struct cgroup *cg, bool btf)
 	return btf ? cg->kn->id : BPF_CORE_READ(cg, kn, id);
 }
 
-/* That cgroup's kernfs id; 0 when there is none. */
-static __always_inline __u64 il_bio_cgroup(struct bio *bio)
-{
-	return il_cgroup_kn_id(il_bio_cgroup_of(bio), false);
-}
 
 /* task_struct.in_iowait: set by io_schedule_prepare() (io_schedule, io_schedule_timeout and
  * their callers) for the whole sleep and restored after schedule() returns, so it is still set

@@ -318,8 +318,8 @@ static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, b
 	__sync_fetch_and_add(&v->calls, 1);
 	if (datasync)
 		__sync_fetch_and_add(&v->datasync, 1);
-	for (int p = 0; p < SPLIT_PARTS; p++) /* most calls have one or two parts: no atomic add
-						* of a zero (a locked add costs ~20 ns) */
+	for (int p = 0; p < SPLIT_PARTS; p++) /* most calls have one or two parts: no locked
+						* add of a zero */
 		if (out->r.part_ns[p])
 			__sync_fetch_and_add(&v->part_ns[p], out->r.part_ns[p]);
 }

@@ -312,11 +312,6 @@ static __always_inline struct who_proc *who_proc_current_of(__u32 tgid, __u64 no
 	return p;
 }
 
-static __always_inline struct who_proc *who_proc_current(__u32 tgid, __u64 now)
-{
-	return who_proc_current_of(tgid, now, NULL);
-}
-
 /* The current task as a BTF pointer, for plain loads of its fields: in a tp_btf program (btf)
  * on a kernel with bpf_get_current_task_btf() (5.11+, commit 3ca1032ab7ab; a CO-RE test of
  * the helper's number, so older kernels load the other branch); else NULL. */

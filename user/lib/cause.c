@@ -935,68 +935,57 @@ static const char *op_word(const struct il_cause *c)
 	return op_words[c->victim.op % FS_OP__MAX];
 }
 
-/* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. */
-static const char *who_str(const struct il_blame *b, char *buf, size_t len)
+/* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. peer: the victim's name, whose
+ * peers of the same name (a database's backends) are "(3 other pids)", not its name twice as
+ * if it waited behind itself; NULL: none. list: a group's lowest pids, to find them by
+ * ("hog (3 pids: 71, 72, 73)", "..." past three). */
+static const char *group_str(const struct il_blame *b, const char *peer, bool list, char *buf,
+			     size_t len)
 {
 	char esc[4 * IL_CAUSE_NAME + 1];
-	int n;
+	__u32 pids[IL_BLAME_PIDS];
+	int n, np = 0;
 
 	il_text_escape(b->comm, strnlen(b->comm, sizeof(b->comm)), esc, sizeof(esc));
 	if (b->kthread)
 		n = snprintf(buf, len, "[%s]", esc);
-	else if (b->npids > 1)
-		n = snprintf(buf, len, "%s (%d pids)", esc, b->npids);
-	else if (b->pid)
+	else if (b->npids > 1) {
+		for (; list && np < IL_BLAME_PIDS && b->pids[np]; np++) { /* lowest first */
+			int k = np;
+
+			for (; k > 0 && pids[k - 1] > b->pids[np]; k--)
+				pids[k] = pids[k - 1];
+			pids[k] = b->pids[np];
+		}
+		n = snprintf(buf, len, "%s (%d %spids", esc, b->npids,
+			     peer && !strcmp(b->comm, peer) ? "other " : "");
+		for (int i = 0; i < np && i < 3 && n >= 0 && (size_t)n < len; i++)
+			n += snprintf(buf + n, len - n, "%s%u", i ? ", " : ": ", pids[i]);
+		if (n >= 0 && (size_t)n < len)
+			n += snprintf(buf + n, len - n, "%s)", np && b->npids > 3 ? ", ..." : "");
+	} else if (b->pid)
 		n = snprintf(buf, len, "%s (pid %u)", esc, b->pid);
 	else
 		n = snprintf(buf, len, "%s", esc);
 	return n < 0 ? "" : buf;
 }
 
-/* who_str() of a group of CPU hogs with the pids to find them by ("hog (3 pids: 71, 72,
- * 73)", "..." past three) and their cgroup (" of cgroup /batch"), into buf. */
-static void cpu_who(const struct il_blame *b, char *buf, size_t len)
+static const char *who_str(const struct il_blame *b, char *buf, size_t len)
+{
+	return group_str(b, NULL, false, buf, len);
+}
+
+/* A group of CPU hogs with the pids to find them by and their cgroup (" of cgroup /batch"),
+ * into buf; peer as for group_str(). */
+static void cpu_who(const struct il_blame *b, const char *peer, char *buf, size_t len)
 {
 	char cg[4 * 60 + 1];
-	size_t n;
+	size_t n = strlen(group_str(b, peer, true, buf, len));
 
-	__u32 pids[IL_BLAME_PIDS];
-	int np = 0;
-
-	for (; np < IL_BLAME_PIDS && b->pids[np]; np++) { /* in order, lowest first */
-		int k = np;
-
-		for (; k > 0 && pids[k - 1] > b->pids[np]; k--)
-			pids[k] = pids[k - 1];
-		pids[k] = b->pids[np];
-	}
-	who_str(b, buf, len);
-	n = strlen(buf);
-	if (b->npids > 1 && !b->kthread && n && buf[n - 1] == ')') { /* "hog (3 pids)" */
-		n--;
-		for (int i = 0; i < np && i < 3 && n < len; i++)
-			n += snprintf(buf + n, len - n, "%s%u", i ? ", " : ": ", pids[i]);
-		if (n < len)
-			n += snprintf(buf + n, len - n, "%s)", b->npids > 3 ? ", ..." : "");
-	}
 	if (b->cgroup[0] && n < len) {
 		il_text_escape(b->cgroup, strnlen(b->cgroup, 60), cg, sizeof(cg));
 		snprintf(buf + n, len - n, " of cgroup %s", cg);
 	}
-}
-
-/* who (who_str() or cpu_who() of b) says "other pids" when b's group has the victim's name
- * (a database's backends behind their peers: "postgres: ... (3 other pids)", not the same
- * name twice as if it waited behind itself). */
-static void peers(const struct il_cause *c, const struct il_blame *b, char *who, size_t len)
-{
-	char *p = strstr(who, " pids");
-	size_t n = strlen(who);
-
-	if (b->npids < 2 || b->kthread || strcmp(b->comm, c->victim.comm) || !p || n + 7 > len)
-		return;
-	memmove(p + 6, p, n - (p - who) + 1);
-	memcpy(p, " other", 6);
 }
 
 /* The culprit's part of the line: what the victim's time waits for. */
@@ -1013,8 +1002,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		il_text_escape(b->via, strnlen(b->via, sizeof(b->via)), v, sizeof(v));
 		snprintf(via, sizeof(via), " through [%.28s]", v);
 	}
-	who_str(b, who, sizeof(who));
-	peers(c, b, who, sizeof(who));
+	group_str(b, c->victim.comm, false, who, sizeof(who));
 	if (b->for_comm[0]) { /* a journal's commits: whose syncs forced them */
 		char f[4 * IL_CAUSE_NAME + 1];
 		size_t o = strlen(who);
@@ -1048,8 +1036,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		/* the CPU's part shared by several: the part first, the largest hog's after it */
 		int all = (int)(c->part_share * 100 + 0.5);
 
-		cpu_who(b, who, sizeof(who));
-		peers(c, b, who, sizeof(who));
+		cpu_who(b, c->victim.comm, who, sizeof(who));
 		if (!b->comm[0])
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
 		if (c->part == IL_CP_RUNQ && all >= pct + 5)
@@ -1248,7 +1235,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 		if (b->kind != IL_CK_CPU || !b->comm[0] || b->share < 0.1)
 			continue;
-		cpu_who(b, who, sizeof(who));
+		cpu_who(b, NULL, who, sizeof(who));
 		n += snprintf(lines[n], 200, "CPU hogs: %.150s, %.0f%% of its time", who, b->share * 100) > 0;
 		break;
 	}

@@ -62,6 +62,12 @@ static size_t base_len(const char *path)
 	return n > d && !strcmp(path + n - d, del) ? n - d : n;
 }
 
+/* Whether path ends in the " (deleted)" il_who_file_path() adds. */
+static bool path_deleted(const char *path)
+{
+	return base_len(path) != strlen(path);
+}
+
 /* The same path, deleted or not. */
 static bool same_path(const char *a, const char *b)
 {
@@ -327,7 +333,7 @@ static void renamed_from(struct il_who_file_sum *s, const struct who_file *f)
 	size_t n = strnlen(f->names[0], WHO_NAME_LEN);
 
 	s->was[0] = 0;
-	if (!f->depth || f->rdev || !last || base_len(s->path) != strlen(s->path))
+	if (!f->depth || f->rdev || !last || path_deleted(s->path))
 		return;
 	if (strlen(last + 1) != n || memcmp(last + 1, f->names[0], n))
 		snprintf(s->was, sizeof(s->was), "%.*s", (int)n, f->names[0]);
@@ -354,12 +360,12 @@ static int merge_paths(struct il_who_view *v)
 		if (!t) {
 			v->files[n] = *f;
 			v->files[n].inodes = 1;
-			v->files[n].deleted = base_len(f->path) != strlen(f->path);
+			v->files[n].deleted = path_deleted(f->path);
 			index_add(&x, h, n++);
 			continue;
 		}
 		t->inodes++;
-		t->deleted += base_len(f->path) != strlen(f->path);
+		t->deleted += path_deleted(f->path);
 		t->path[base_len(t->path)] = 0;
 		t->read_bytes += f->read_bytes;
 		t->write_bytes += f->write_bytes;
