@@ -240,6 +240,8 @@ static struct json_object *report_json(struct il_window *w, const struct il_judg
 	for (int i = 0; i < w->nframes; i++)
 		json_object_array_add(st, json_object_new_string(w->frames[i]));
 	json_object_object_add(o, "top_iowait_stack", st);
+	/* the I/O wait under it: an estimate from the sampled stacks, scaled to the layer's */
+	json_object_object_add(o, "top_iowait_stack_usecs", json_object_new_uint64(w->top_stack_ns / 1000));
 	json_object_object_add(o, "lost", lost);
 	return o;
 }
@@ -253,12 +255,17 @@ static int evidence(const struct il_judgement *j, char lines[5][200])
 }
 
 /* The I/O-wait stacks of snapshot s (kernel frames, outermost first) as a flame graph's JSON;
- * JSON null when the layer was not traced. */
+ * JSON null when the layer was not traced. The stacks are sampled (iw_cfg.sampled): their
+ * weights, estimates, are scaled to the layer's total (a ratio estimate, rounded down). */
 static struct json_object *flame_json(const struct il_measure_src *src, const struct il_snap *s)
 {
 	struct il_flame *f = src->iw ? il_flame_new("all") : NULL;
 	struct json_object *o = NULL;
+	double scale = 0;
 
+	for (int i = 0; i < s->nstacks; i++)
+		scale += s->stacks[i].total_ns;
+	scale = scale > 0 ? s->iw.total_ns / scale : 0;
 	for (int i = 0; f && i < s->nstacks; i++) {
 		const struct il_frames *fr = s->stacks[i].f;
 		const char *names[128];
@@ -266,7 +273,7 @@ static struct json_object *flame_json(const struct il_measure_src *src, const st
 
 		for (int k = fr->n - 1; k >= 0 && n < 128; k--)
 			names[n++] = fr->funcs[k];
-		if (il_flame_add(f, names, n, s->stacks[i].total_ns))
+		if (il_flame_add(f, names, n, (__u64)(s->stacks[i].total_ns * scale)))
 			il_warn("out of memory for the flame graph: it misses stacks");
 	}
 	if (f)
@@ -382,7 +389,11 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 		printf("%s%.1f s traced: all processes\n\n", sep, m->elapsed_s);
 	il_window_table(stdout, w, &j.cause);
 	if (w->nframes) {
-		printf("\ntop I/O-wait stack:\n");
+		if (m->iowait.total_ns)
+			printf("\ntop I/O-wait stack (about %.0f%% of the I/O wait; the stacks are sampled):\n",
+			       100.0 * w->top_stack_ns / m->iowait.total_ns);
+		else
+			printf("\ntop I/O-wait stack:\n");
 		for (int i = 0; i < w->nframes; i++)
 			printf("    %s\n", w->frames[i]);
 	}
@@ -505,6 +516,9 @@ int main(int argc, char **argv)
 	wbc->targ_tgid = il_opts.pid;
 	wbc->want_rows = 0;
 	il_iw_cfg(skel->obj)->targ_tgid = il_opts.pid;
+	/* the stacks are evidence (the verdict's frame, the top stack, the flame graph): sampled,
+	 * where walking every sleep's was most of an I/O sleep's cost */
+	il_iw_cfg(skel->obj)->sampled = 1;
 
 	for (int t = 0; t < FS_TYPE__MAX; t++)
 		nfs += fs_wanted[t] = il_fs_mounted(il_fs_table[t].name);
@@ -556,7 +570,7 @@ int main(int argc, char **argv)
 		il_info("%s", il_wb_tp_limits(WB_FUNC_EXT4_WRITEPAGES, il_plan_method(wb)));
 	src.obj = skel->obj;
 	src.drops_fd = bpf_map__fd(skel->maps.il_drops);
-	src.stacks_fd = bpf_map__fd(skel->maps.iw_stacks);
+	src.stacks_fd = bpf_map__fd(skel->maps.iw_tstacks);
 	if (serve) {
 		struct il_serve_src ss = { &src, src.blk ? block : NULL, fs, fs_type, src.fs ? nfs : 0,
 					   src.wb ? wb : NULL, src.iw ? iw : NULL, top_n };

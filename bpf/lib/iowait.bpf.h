@@ -42,6 +42,32 @@ struct {
 	__type(value, struct iw_val);
 } iw_waits SEC(".maps");
 
+/* Sampled stacks (iw_cfg.sampled): struct iw_frames by id (iw_frames_id()); made at a
+ * stack's first walk. User space shrinks it to one entry otherwise, and iw_stacks so when
+ * sampled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, IW_MAX_STACKS);
+	__type(key, __u32);
+	__type(value, struct iw_frames);
+} iw_tstacks SEC(".maps");
+
+/* Per CPU, for the sampled stacks: the frames being walked, and the walk budget (credit_ns:
+ * ns of budget saved, up to IW_WALK_BURST walks' worth, at last_ns). */
+struct iw_walk {
+	struct iw_frames f;
+	__u64 credit_ns;
+	__u64 last_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct iw_walk);
+} iw_walks SEC(".maps");
+
 /* Every sleep counted in iw_waits, by length: a log2 histogram of ns (il_hist_slot), one
  * per CPU (user space sums them: il_iw_hist_read()). */
 struct {
@@ -98,6 +124,75 @@ static __always_inline __s32 iw_stackid(void *ctx, __u64 flags)
 
 /* The longest distance from a syscall wrapper's entry to its syscall instruction that
  * iw_user_caller() accepts (glibc's are under 200 bytes). */
+/* The id in iw_tstacks of the frames in w->f (bytes of them, the rest 0): an FNV-1a hash
+ * of them, >= 0, the frames stored at their first walk. IW_STACK_LOST (IL_DROP_STACK
+ * counted) when another stack holds the id, or the map is full. */
+static __always_inline __s32 iw_frames_id(struct iw_walk *w, long bytes)
+{
+	__u64 h = 14695981039346656037ULL;
+	struct iw_frames *had;
+	__u32 id;
+
+	if (bytes <= 0) {
+		il_drop(IL_DROP_STACK);
+		return IW_STACK_LOST;
+	}
+	for (int i = 0; i < IW_MAX_KSTACK_DEPTH && w->f.ip[i]; i++)
+		h = (h ^ w->f.ip[i]) * 1099511628211ULL;
+	id = (__u32)(h ^ (h >> 32)) & 0x7fffffff;
+	had = bpf_map_lookup_elem(&iw_tstacks, &id);
+	if (!had && bpf_map_update_elem(&iw_tstacks, &id, &w->f, BPF_NOEXIST) &&
+	    !(had = bpf_map_lookup_elem(&iw_tstacks, &id))) {
+		il_drop(IL_DROP_STACK);
+		return IW_STACK_LOST;
+	}
+	for (int i = 0; had && i < IW_MAX_KSTACK_DEPTH; i++) {
+		if (had->ip[i] != w->f.ip[i]) {
+			il_drop(IL_DROP_STACK);
+			return IW_STACK_LOST;
+		}
+		if (!had->ip[i])
+			break;
+	}
+	return id;
+}
+
+/* Sampled stacks: should the stack of a sleep of delta ns that ends at now be walked, and
+ * what sleep time does it stand for (*weight, ns)? Every sleep of IW_SAMPLE_NS or more, and
+ * every one while this CPU's budget lasts, stand for themselves; past the budget a shorter
+ * one is walked with chance delta / IW_SAMPLE_NS and stands for IW_SAMPLE_NS, so each stack's
+ * weights sum to an unbiased estimate of its time. The walk's buffer in *w. */
+static __always_inline bool iw_walk_chosen(__u64 delta, __u64 now, __u64 *weight, struct iw_walk **w)
+{
+	const __u64 cost = 1000000000ULL / IW_WALKS_PER_S;
+	__u32 zero = 0;
+	struct iw_walk *c = bpf_map_lookup_elem(&iw_walks, &zero);
+	__u64 credit;
+
+	*w = c;
+	*weight = delta;
+	if (!c)
+		return false;
+	credit = c->credit_ns + (now > c->last_ns ? now - c->last_ns : 0);
+	if (credit > IW_WALK_BURST * cost)
+		credit = IW_WALK_BURST * cost;
+	c->last_ns = now;
+	c->credit_ns = credit;
+	if (credit >= cost) {
+		c->credit_ns = credit - cost;
+		return true;
+	}
+	if (delta >= IW_SAMPLE_NS)
+		return true;
+	/* chance delta / IW_SAMPLE_NS: both sides below 2^52 */
+	if ((__u64)bpf_get_prandom_u32() * IW_SAMPLE_NS < delta << 32) {
+		*weight = IW_SAMPLE_NS;
+		return true;
+	}
+	*weight = 0;
+	return false;
+}
+
 #define IW_WRAPPER_MAX 4096
 
 /* t, or, when t is a PLT stub ([endbr64] [bnd] jmp *disp32(%rip)), the function its GOT
@@ -193,7 +288,16 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	if (prev_state == 0) /* TASK_RUNNING: woken before it slept */
 		return;
 	s.ts = bpf_ktime_get_ns();
-	s.kstack = iw_stackid(ctx, 0);
+	s.kstack = IW_STACK_NONE;
+	if (!iw_cfg.sampled) {
+		s.kstack = iw_stackid(ctx, 0);
+	} else if (!btf) { /* no BTF pointer to walk at switch-in: every sleep's, here */
+		__u32 zero = 0;
+		struct iw_walk *w = bpf_map_lookup_elem(&iw_walks, &zero);
+
+		if (w)
+			s.kstack = iw_frames_id(w, bpf_get_stack(ctx, &w->f, sizeof(w->f), 0));
+	}
 	s.ustack = IW_STACK_NONE;
 	s.tgid = tgid;
 	s.nswitches = IL_BTF_READ(btf, prev, nvcsw) + IL_BTF_READ(btf, prev, nivcsw);
@@ -222,7 +326,7 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	__u32 zero32 = 0;
 	struct iw_key key = {};
 	struct iw_sleep *s;
-	__u64 delta, now;
+	__u64 delta, now, weight;
 	__u32 tid;
 
 	/* in_iowait is still set when an I/O sleeper runs again: every other task is done here
@@ -245,6 +349,13 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	}
 	if (delta < iw_cfg.min_ns || (iw_cfg.max_ns && delta > iw_cfg.max_ns))
 		return;
+	weight = delta;
+	if (iw_cfg.sampled && btf && key.kstack == IW_STACK_NONE) {
+		struct iw_walk *w;
+
+		if (iw_walk_chosen(delta, now, &weight, &w) && w)
+			key.kstack = iw_frames_id(w, bpf_get_task_stack(next, &w->f, sizeof(w->f), 0));
+	}
 	key.tid = tid;
 	key.tgid = IL_BTF_READ(btf, next, tgid);
 	who_iowait(next, key.tgid, delta, now, btf);
@@ -265,6 +376,8 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 		return;
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->total_ns, delta);
+	if (weight)
+		__sync_fetch_and_add(&v->weight_ns, weight);
 	if (delta > v->max_ns)
 		v->max_ns = delta; /* one waker per thread at a time: no race on max */
 	h = bpf_map_lookup_elem(&iw_hist, &zero32);

@@ -29,14 +29,20 @@ struct iw_cfg *il_iw_cfg(struct bpf_object *obj)
 void il_iw_plan(struct bpf_object *obj, struct il_plan *p)
 {
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "iw_stacks");
+	struct bpf_map *tstacks = bpf_object__find_map_by_name(obj, "iw_tstacks");
+	const struct iw_cfg *cfg = il_obj_rodata_must(obj, "iw_cfg", sizeof(*cfg));
 
 	il_plan_tp_twins(p, obj, "I/O wait (sched_switch)", "iw_switch_btf", "iw_switch_raw",
 			 "sched:sched_switch");
 	/* Kernel stacks only: IW_MAX_KSTACK_DEPTH frames a bucket, not the 127 user stacks may
 	 * need. The stack map is preallocated: 16 MB made at start-up took 22 ms of iolayer's
-	 * (issue 25), 8 MB now. */
-	if (stacks && !((struct iw_cfg *)il_obj_rodata_must(obj, "iw_cfg", sizeof(struct iw_cfg)))->user_stacks)
+	 * (issue 25), 8 MB now; none with sampled stacks, whose map is made as they come. */
+	if (stacks && !cfg->user_stacks)
 		bpf_map__set_value_size(stacks, IW_MAX_KSTACK_DEPTH * sizeof(__u64));
+	if (stacks && cfg->sampled)
+		bpf_map__set_max_entries(stacks, 1);
+	else if (tstacks)
+		bpf_map__set_max_entries(tstacks, 1);
 }
 
 int il_iw_foreach(struct bpf_object *obj,
@@ -149,6 +155,7 @@ static int fold_in(const struct iw_key *k, const struct iw_val *v, void *ctx)
 		return -ENOMEM;
 	e->iv.count += v->count - e->seen.count;
 	e->iv.total_ns += v->total_ns - e->seen.total_ns;
+	e->iv.weight_ns += v->weight_ns - e->seen.weight_ns;
 	e->seen = *v;
 	if (is_new && f->on_new)
 		f->on_new(e, f->ctx);
@@ -187,6 +194,7 @@ static void add_val(struct iw_val *to, const struct iw_val *v)
 {
 	to->count += v->count;
 	to->total_ns += v->total_ns;
+	to->weight_ns += v->weight_ns;
 	if (v->max_ns > to->max_ns)
 		to->max_ns = v->max_ns;
 }

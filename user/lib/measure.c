@@ -100,7 +100,7 @@ static int snap_iowait(struct il_measure_src *src, bool stacks, struct il_snap *
 			s->stacks = n;
 			s->stacks[s->nstacks++] = (struct il_snap_stack){ f, 0 };
 		}
-		s->stacks[k].total_ns += r.groups[i].sum.total_ns;
+		s->stacks[k].total_ns += r.groups[i].sum.weight_ns; /* an estimate if sampled */
 	}
 	il_iw_report_free(&r);
 	il_iw_table_free(&t);
@@ -306,7 +306,7 @@ static void window_iowait(struct il_window *w, const struct il_snap *now, const 
 	};
 	struct il_measure *m = &w->m;
 	const struct il_frames *f = NULL;
-	__u64 best = 0, slots[IL_HIST_SLOTS];
+	__u64 best = 0, all = 0, slots[IL_HIST_SLOTS];
 
 	/* the sleeps' distribution over the window (iw_hist, per-CPU slots summed at each end) */
 	for (int i = 0; i < IL_HIST_SLOTS; i++)
@@ -319,11 +319,14 @@ static void window_iowait(struct il_window *w, const struct il_snap *now, const 
 		for (int j = 0; base && j < base->nstacks; j++)
 			if (base->stacks[j].f == now->stacks[i].f)
 				t -= base->stacks[j].total_ns;
+		all += t;
 		if (t > best) {
 			best = t;
 			f = now->stacks[i].f;
 		}
 	}
+	if (all)
+		w->top_stack_ns = (__u64)((double)best / all * m->iowait.total_ns);
 	for (int i = 0; f && i < f->n && w->nframes < (int)IL_ARRAY_SIZE(w->frames); i++)
 		snprintf(w->frames[w->nframes++], sizeof(w->frames[0]), "%s", f->names[i]);
 	for (int i = 0; f && i < f->n && !m->iw_top_frame[0]; i++) {

@@ -51,7 +51,7 @@ void il_measure_src_free(struct il_measure_src *src);
  * pointers of the source's names, user/lib/stacks.h). */
 struct il_snap_stack {
 	const struct il_frames *f;
-	__u64 total_ns;
+	__u64 total_ns;                     /* its sleeps' weight (iw_val.weight_ns): an estimate when sampled */
 };
 
 /* One (disk, cgroup) of blk_cgroups with the names a verdict may use, resolved when read
@@ -131,6 +131,9 @@ struct il_window {
 					     * that wrote to that disk; now's files */
 	char frames[16][128];               /* the top I/O-wait stack, innermost first */
 	int nframes;
+	__u64 top_stack_ns;                 /* the I/O wait under it over the window, ns: its share
+					     * of the sampled stacks' weight times the layer's total
+					     * (an estimate, iw_cfg.sampled) */
 	__u64 lost[IL_DROP__MAX];           /* now's: cumulative since start */
 	struct il_split split;              /* the calls' time split over the window */
 	struct il_snap_bp *bp;              /* blk_procs over the window */

@@ -19,7 +19,8 @@ struct il_stacknames;
 /* Settings, with iw_cfg.tp_prev_state read from sched_switch's BTF prototype. */
 struct iw_cfg *il_iw_cfg(struct bpf_object *obj);
 
-/* Plan "I/O wait (sched_switch)": tp_btf, else raw_tp. */
+/* Plan "I/O wait (sched_switch)": tp_btf, else raw_tp. Sizes the stack maps by iw_cfg's
+ * user_stacks and sampled: set them first. */
 void il_iw_plan(struct bpf_object *obj, struct il_plan *p);
 
 /* Call fn for every aggregate of iw_waits of a loaded obj (cumulative since start); stops
