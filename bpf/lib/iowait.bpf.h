@@ -124,16 +124,20 @@ static __always_inline __s32 iw_stackid(void *ctx, __u64 flags)
 
 /* The longest distance from a syscall wrapper's entry to its syscall instruction that
  * iw_user_caller() accepts (glibc's are under 200 bytes). */
-/* The id in iw_tstacks of the frames in w->f (bytes of them, the rest 0): an FNV-1a hash
- * of them, >= 0, the frames stored at their first walk. IW_STACK_LOST (IL_DROP_STACK
- * counted) when another stack holds the id, or the map is full. */
-static __always_inline __s32 iw_frames_id(struct iw_walk *w, long bytes)
+/* The id in iw_tstacks of the frames in this CPU's iw_walks buffer (bytes of them, the rest
+ * 0, as bpf_get_stack() leaves it): an FNV-1a hash of them, >= 0, the frames stored at their
+ * first walk. IW_STACK_LOST (IL_DROP_STACK counted) when the walk failed, another stack holds
+ * the id, or the map is full. A global function (scalars in, verified once): inlined, its two
+ * loops over IW_MAX_KSTACK_DEPTH frames took iw_switch's verification from 3 to 16 ms. */
+__noinline int iw_frames_id(long bytes)
 {
 	__u64 h = 14695981039346656037ULL;
 	struct iw_frames *had;
-	__u32 id;
+	struct iw_walk *w;
+	__u32 id, zero = 0;
 
-	if (bytes <= 0) {
+	w = bpf_map_lookup_elem(&iw_walks, &zero);
+	if (!w || bytes <= 0) {
 		il_drop(IL_DROP_STACK);
 		return IW_STACK_LOST;
 	}
@@ -157,22 +161,21 @@ static __always_inline __s32 iw_frames_id(struct iw_walk *w, long bytes)
 	return id;
 }
 
-/* Sampled stacks: should the stack of a sleep of delta ns that ends at now be walked, and
- * what sleep time does it stand for (*weight, ns)? Every sleep of IW_SAMPLE_NS or more, and
- * every one while this CPU's budget lasts, stand for themselves; past the budget a shorter
- * one is walked with chance delta / IW_SAMPLE_NS and stands for IW_SAMPLE_NS, so each stack's
- * weights sum to an unbiased estimate of its time. The walk's buffer in *w. */
-static __always_inline bool iw_walk_chosen(__u64 delta, __u64 now, __u64 *weight, struct iw_walk **w)
+/* Sampled stacks: the sleep time a sleep of delta ns that ends at now stands for if its stack
+ * is walked, ns; 0: not walked. Every sleep of IW_SAMPLE_NS or more, and every one while
+ * this CPU's budget lasts, stand for themselves; past the budget a shorter one is walked
+ * with chance delta / IW_SAMPLE_NS and stands for IW_SAMPLE_NS, so each stack's weights sum
+ * to an unbiased estimate of its time. A global function, as iw_frames_id(): its branches
+ * inlined quadrupled iw_switch's verification. */
+__noinline __u64 iw_walk_weight(__u64 delta, __u64 now)
 {
 	const __u64 cost = 1000000000ULL / IW_WALKS_PER_S;
 	__u32 zero = 0;
 	struct iw_walk *c = bpf_map_lookup_elem(&iw_walks, &zero);
 	__u64 credit;
 
-	*w = c;
-	*weight = delta;
 	if (!c)
-		return false;
+		return 0;
 	credit = c->credit_ns + (now > c->last_ns ? now - c->last_ns : 0);
 	if (credit > IW_WALK_BURST * cost)
 		credit = IW_WALK_BURST * cost;
@@ -180,17 +183,14 @@ static __always_inline bool iw_walk_chosen(__u64 delta, __u64 now, __u64 *weight
 	c->credit_ns = credit;
 	if (credit >= cost) {
 		c->credit_ns = credit - cost;
-		return true;
+		return delta;
 	}
 	if (delta >= IW_SAMPLE_NS)
-		return true;
+		return delta;
 	/* chance delta / IW_SAMPLE_NS: both sides below 2^52 */
-	if ((__u64)bpf_get_prandom_u32() * IW_SAMPLE_NS < delta << 32) {
-		*weight = IW_SAMPLE_NS;
-		return true;
-	}
-	*weight = 0;
-	return false;
+	if ((__u64)bpf_get_prandom_u32() * IW_SAMPLE_NS < delta << 32)
+		return IW_SAMPLE_NS;
+	return 0;
 }
 
 #define IW_WRAPPER_MAX 4096
@@ -296,7 +296,7 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 		struct iw_walk *w = bpf_map_lookup_elem(&iw_walks, &zero);
 
 		if (w)
-			s.kstack = iw_frames_id(w, bpf_get_stack(ctx, &w->f, sizeof(w->f), 0));
+			s.kstack = iw_frames_id(bpf_get_stack(ctx, &w->f, sizeof(w->f), 0));
 	}
 	s.ustack = IW_STACK_NONE;
 	s.tgid = tgid;
@@ -350,23 +350,27 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	if (delta < iw_cfg.min_ns || (iw_cfg.max_ns && delta > iw_cfg.max_ns))
 		return;
 	weight = delta;
-	if (iw_cfg.sampled && btf && key.kstack == IW_STACK_NONE) {
-		struct iw_walk *w;
+	if (iw_cfg.sampled && btf && key.kstack == IW_STACK_NONE &&
+	    (weight = iw_walk_weight(delta, now))) {
+		__u32 zero = 0;
+		struct iw_walk *w = bpf_map_lookup_elem(&iw_walks, &zero);
 
-		if (iw_walk_chosen(delta, now, &weight, &w) && w)
-			key.kstack = iw_frames_id(w, bpf_get_task_stack(next, &w->f, sizeof(w->f), 0));
+		if (w)
+			key.kstack = iw_frames_id(bpf_get_task_stack(next, &w->f, sizeof(w->f), 0));
 	}
 	key.tid = tid;
 	key.tgid = IL_BTF_READ(btf, next, tgid);
 	who_iowait(next, key.tgid, delta, now, btf);
-	if (btf) { /* plain loads; what follows the NUL zeroed, as a string read leaves it */
-		bool end = false;
+	if (btf) { /* plain loads; what follows the NUL zeroed, as a string read leaves it,
+		    * without a branch (one per byte made the verifier walk 17 paths on from here) */
+		__u64 end = 0; /* 1 from the first NUL on */
 
 		__builtin_memcpy(key.comm, next->comm, sizeof(key.comm));
 		for (int i = 0; i < sizeof(key.comm); i++) {
-			end |= !key.comm[i];
-			if (end)
-				key.comm[i] = 0;
+			__u64 c = (__u8)key.comm[i];
+
+			end |= ((c + 255) >> 8) ^ 1; /* c == 0 */
+			key.comm[i] = c & (end - 1);
 		}
 	} else {
 		BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
