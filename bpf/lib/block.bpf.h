@@ -672,8 +672,12 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
  * followed. btf: bio is a tp_btf program's BTF pointer. */
 static __always_inline void blk_bio_queue(struct bio *bio, bool btf)
 {
-	bool follow = blk_cfg.bios && !(blk_cfg.bio_only && il_bio_rq_based(bio, btf));
+	bool follow;
 	struct il_bio_seen s = {};
+
+	if (btf) /* its pointers walked in both parts */
+		bio = IL_UNTRUSTED(bio, bio);
+	follow = blk_cfg.bios && !(blk_cfg.bio_only && il_bio_rq_based(bio, btf));
 
 	if (!follow && !who_cfg.bio_in_blk)
 		return;
@@ -842,6 +846,8 @@ static __always_inline void blk_link_bios(struct request *rq, struct il_rq_slot 
 	}
 	if (!l && bpf_map_lookup_elem(&blk_rq_bio, &key))
 		return;
+	if (btf) /* its bios walked */
+		rq = IL_UNTRUSTED(rq, request);
 	bio = IL_BTF_READ(btf, rq, bio);
 	for (int i = 0; i < IL_LINK_WALK && bio; i++) {
 		__u64 bk = (__u64)bio;
@@ -1162,6 +1168,8 @@ static __always_inline int blk_done(unsigned long long *ctx, bool btf, struct bl
 
 	if (err > 0)
 		return -1;
+	if (btf) /* its pointers walked */
+		rq = IL_UNTRUSTED(rq, request);
 	if (!err) {
 		__u32 opf = IL_BTF_READ(btf, rq, cmd_flags);
 		struct bio *bio = IL_BTF_READ(btf, rq, bio);

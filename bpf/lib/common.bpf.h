@@ -92,6 +92,28 @@ static __always_inline void *il_ringbuf_reserve(void *rb, __u64 size)
 	return e;
 }
 
+/* bpf_rdonly_cast (kernel/bpf/helpers.c, 6.2+; the verifier turns the call into a move):
+ * obj as an untrusted, read-only pointer to the kernel's type btf_id (a constant), whose
+ * fields are then read with plain loads. Called from tp_btf programs only, where the loader
+ * binds it (IL_KFUNC_RDONLY_CAST, user/lib/btf.c), and only where the kernel has it: else
+ * the call stays unbound in code the verifier drops as dead (il_btf_ids 0). */
+static void *(* const bpf_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)IL_KFUNC_RDONLY_CAST;
+
+/* struct il_btf_ids (lib/shared.h), filled by user space before load. */
+const volatile struct il_btf_ids il_btf_ids = {};
+
+/* p, a tp_btf program's trusted BTF pointer (its argument, bpf_get_current_task_btf()), as
+ * an untrusted one of the same type (il_btf_ids' field id), for loads of its fields and
+ * through them: the verifier of 6.4 and later checks each pointer loaded through a trusted
+ * pointer against its allow-lists, by name, each a search of all of vmlinux's BTF
+ * (btf_nested_type_is_trusted(), four a load; on 6.18 here half of iolayer's verification
+ * time); through an untrusted pointer it checks none. The loads stay plain (with an
+ * exception-table entry). Helpers that want a trusted task (task storage, stack walks) keep
+ * p itself. Unchanged where the kernel has no bpf_rdonly_cast (before 6.2: no such checks
+ * either). */
+#define IL_UNTRUSTED(p, id) \
+	((typeof(p))(il_btf_ids.id ? bpf_rdonly_cast((p), il_btf_ids.id) : (void *)(p)))
+
 /* Field f of kernel pointer p: a plain load when p is a BTF pointer (btf: a tp_btf program's
  * argument, or read through one), else bpf_probe_read_kernel() (raw_tp). */
 #define IL_BTF_READ(btf, p, f) ((btf) ? (p)->f : BPF_CORE_READ(p, f))

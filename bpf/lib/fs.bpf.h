@@ -162,12 +162,6 @@ static __always_inline bool fs_sync_range_file_wanted(struct file *file)
 	return false;
 }
 
-/* bpf_rdonly_cast (kernel/bpf/helpers.c, 6.2+; the verifier turns the call into a move):
- * obj as an untrusted, read-only pointer to the kernel's type btf_id (a constant), whose
- * fields are then read with plain loads. Called only by the _cast programs
- * (fs_cfg.file_btf_id), all tp_btf, where the loader binds it (IL_KFUNC_RDONLY_CAST). */
-static void *(* const bpf_rdonly_cast)(const void *obj, __u32 btf_id) = (void *)IL_KFUNC_RDONLY_CAST;
-
 /* file (from fs_fd_file_of) as a BTF pointer when cast (the _cast programs), else as is. */
 static __always_inline struct file *fs_file_btf(struct file *file, bool cast)
 {

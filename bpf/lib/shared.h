@@ -20,6 +20,17 @@
  * (kernel/bpf/helpers.c, 6.2+). */
 #define IL_KFUNC_RDONLY_CAST 0x494c0001
 
+/* The vmlinux BTF ids of the types the tp_btf programs cast their trusted pointers to
+ * (IL_UNTRUSTED(), lib/common.bpf.h), one setting in .rodata (`il_btf_ids`) filled by user
+ * space before load (il_btf_ids_fill(), user/lib/btf.c); 0 where the kernel has no
+ * bpf_rdonly_cast. */
+struct il_btf_ids {
+	__u32 task;     /* struct task_struct */
+	__u32 bio;      /* struct bio */
+	__u32 request;  /* struct request */
+	__u32 pad;
+};
+
 /* Block I/O operation kinds, decoded from request.cmd_flags by il_rq_op() (core_fixes.bpf.h). */
 enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP_OTHER, IL_OP__MAX };
 

@@ -279,7 +279,11 @@ static __always_inline void who_identity(struct who_proc *p, struct task_struct 
 static __always_inline void who_identity_fresh_btf(struct who_proc *p, struct task_struct *task,
 						   bool is_new, __u64 now, bool btf)
 {
-	__u64 mm = (__u64)IL_BTF_READ(btf, task, mm);
+	__u64 mm;
+
+	if (btf) /* its pointers walked below */
+		task = IL_UNTRUSTED(task, task);
+	mm = (__u64)IL_BTF_READ(btf, task, mm);
 
 	if (!now)
 		now = bpf_ktime_get_ns();
@@ -318,7 +322,7 @@ static __always_inline struct who_proc *who_proc_current_of(__u32 tgid, __u64 no
 static __always_inline struct task_struct *who_task_btf(bool btf)
 {
 	if (btf && bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf))
-		return bpf_get_current_task_btf();
+		return IL_UNTRUSTED(bpf_get_current_task_btf(), task);
 	return NULL;
 }
 

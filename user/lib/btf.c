@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "bpfobj.h"
 #include "btf.h"
 #include "lib/shared.h"
 #include "log.h"
@@ -474,9 +475,21 @@ int il_kfunc_proto(const char *func, int *nargs, bool *returns_int)
 
 /* ---- tp_btf programs, loaded without libbpf's parse of vmlinux BTF ------------------------ */
 
+void il_btf_ids_fill(struct bpf_object *obj)
+{
+	struct il_btf_ids *ids = il_obj_rodata(obj, "il_btf_ids", sizeof(*ids));
+
+	if (!ids || !il_btf_vmlinux_id("bpf_rdonly_cast", BTF_KIND_FUNC))
+		return;
+	ids->task = il_btf_vmlinux_id("task_struct", BTF_KIND_STRUCT);
+	ids->bio = il_btf_vmlinux_id("bio", BTF_KIND_STRUCT);
+	ids->request = il_btf_vmlinux_id("request", BTF_KIND_STRUCT);
+}
+
 /* Bind the calls of a kfunc written as helper IL_KFUNC_* (bpf/lib/shared.h) to the kfunc's
- * vmlinux BTF id. 0, or -ENOENT when the kernel has no such kfunc (the plans load no program
- * calling it there), -ENOMEM. */
+ * vmlinux BTF id. Where the kernel has no such kfunc, its calls stay as they are, in code
+ * the verifier drops as dead (IL_UNTRUSTED() with il_btf_ids 0; the plans load no _cast
+ * program there); a live one is refused at load as an unknown helper. 0, or -ENOMEM. */
 static int bind_kfuncs(struct bpf_program *prog)
 {
 	static const struct { __s32 helper; const char *name; } kfuncs[] = {
@@ -494,14 +507,15 @@ static int bind_kfuncs(struct bpf_program *prog)
 		if (insns[i].code != (BPF_JMP | BPF_CALL) || insns[i].src_reg)
 			continue;
 		for (size_t k = 0; k < sizeof(kfuncs) / sizeof(kfuncs[0]); k++) {
-			if (insns[i].imm != kfuncs[k].helper)
+			__u32 id;
+
+			if (insns[i].imm != kfuncs[k].helper ||
+			    !(id = il_btf_vmlinux_id(kfuncs[k].name, BTF_KIND_FUNC)))
 				continue;
-			insns[i].imm = il_btf_vmlinux_id(kfuncs[k].name, BTF_KIND_FUNC);
+			insns[i].imm = id;
 			insns[i].src_reg = BPF_PSEUDO_KFUNC_CALL;
 			insns[i].off = 0; /* vmlinux, not a module */
 			bound = true;
-			if (!insns[i].imm)
-				err = -ENOENT;
 		}
 	}
 	if (!err && bound)

@@ -33,6 +33,11 @@ int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd);
  * 0 when it has none or there is no vmlinux BTF. */
 __u32 il_btf_vmlinux_id(const char *name, int kind);
 
+/* Fill obj's il_btf_ids (bpf/lib/shared.h) where the kernel has bpf_rdonly_cast, before its
+ * load: the tp_btf programs then walk their trusted pointers as untrusted ones
+ * (IL_UNTRUSTED()). Nothing when obj has no such setting. */
+void il_btf_ids_fill(struct bpf_object *obj);
+
 /* Number of arguments of tracepoint NAME's BTF prototype (btf_trace_NAME), not counting the
  * leading `void *`; -1 when the kernel's BTF does not describe it. Tracepoint argument lists
  * change between kernels (block_rq_issue lost its request_queue in 5.11). */

@@ -311,6 +311,7 @@ int il_maps_ahead(struct bpf_object *obj)
 	sigset_t all, old;
 	int nw = 0;
 
+	il_btf_ids_fill(obj);
 	if (!pool_on())
 		return 0;
 	bpf_object__for_each_map(map, obj) {

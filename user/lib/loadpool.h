@@ -36,7 +36,8 @@ int il_load_join(int loaded);
  * (bpf_map__reuse_fd), which then makes only the rest. libbpf made them one after another:
  * 40-55 ms of iolayer's start-up here (issue 25). Such a map has no BTF of its key and value
  * (bpftool shows its entries as bytes). Does nothing when il_load_defer() would not (one CPU,
- * -vv, IOLAYER_SERIAL_LOAD). A map it cannot make is left to libbpf. Returns 0. */
+ * -vv, IOLAYER_SERIAL_LOAD). A map it cannot make is left to libbpf. Fills obj's il_btf_ids
+ * first (il_btf_ids_fill(), btf.h), in every case. Returns 0. */
 int il_maps_ahead(struct bpf_object *obj);
 
 /* Before any BPF object is opened (IL_SKEL_OPEN): libbpf section handlers for
