@@ -104,7 +104,7 @@ struct split_wacc {
 struct split_slot {
 	__u64 base[SPLIT_PARTS]; /* the thread's sum[] at the call's start */
 	__u32 apart;             /* a nested sync kept apart (fs_cfg.nested_apart): no aggregates */
-	__u32 pad;
+	__u32 wk_at;             /* split_slot_wake()'s scratch */
 	struct split_wacc w[SPLIT_CALL_WAKERS];
 };
 
