@@ -31,6 +31,7 @@ void il_iw_plan(struct bpf_object *obj, struct il_plan *p)
 	struct bpf_map *stacks = bpf_object__find_map_by_name(obj, "iw_stacks");
 	struct bpf_map *tstacks = bpf_object__find_map_by_name(obj, "iw_tstacks");
 	const struct iw_cfg *cfg = il_obj_rodata_must(obj, "iw_cfg", sizeof(*cfg));
+	struct bpf_map *m;
 
 	il_plan_tp_twins(p, obj, "I/O wait (sched_switch)", "iw_switch_btf", "iw_switch_raw",
 			 "sched:sched_switch");
@@ -43,6 +44,10 @@ void il_iw_plan(struct bpf_object *obj, struct il_plan *p)
 		bpf_map__set_max_entries(stacks, 1);
 	else if (tstacks)
 		bpf_map__set_max_entries(tstacks, 1);
+	/* the processes announced for their user stacks' symbols: none without them (an LRU,
+	 * made whole at start-up) */
+	if (!cfg->user_stacks && (m = bpf_object__find_map_by_name(obj, "iw_procs_seen")))
+		bpf_map__set_max_entries(m, 1);
 }
 
 int il_iw_foreach(struct bpf_object *obj,
