@@ -934,7 +934,8 @@ static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_dat
 	s.pid_tgid = pid_tgid;
 	s.req = (__u64)req;
 	s.op = op;
-	bpf_get_current_comm(s.comm, sizeof(s.comm));
+	if (fs_cfg.min_ns != ~0ULL) /* for a slow request's event: none without them (iolayer) */
+		bpf_get_current_comm(s.comm, sizeof(s.comm));
 	if (FS_URING_BY_REQ) {
 		/* over a request reused before its completion was seen */
 		if (!fs_uring_slots_set(key.id, &key, &s, s.ts))

@@ -449,10 +449,44 @@ static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file
 
 /* The current task submits a request that completes elsewhere (io_uring): its process's
  * entry, with its identity, for who_fs_of(). btf: in a tp_btf program (who_task_btf()). */
+/* Per CPU: the process whose entry and identity who_submitter() last made sure of, and when
+ * (its task's mm then, as who_identity_fresh() compares). */
+struct who_sub_last {
+	__u64 ns;
+	__u64 mm;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct who_sub_last);
+} who_sub_last SEC(".maps");
+
 static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf)
 {
-	if (who_cfg.on)
-		who_proc_current_of(tgid, now, who_task_btf(btf));
+	struct task_struct *task;
+	struct who_sub_last *l;
+	__u32 zero = 0;
+	__u64 mm;
+
+	if (!who_cfg.on)
+		return;
+	task = who_task_btf(btf);
+	l = bpf_map_lookup_elem(&who_sub_last, &zero);
+	/* the same process as this CPU's last submission, made sure of less than WHO_IDENT_NS
+	 * ago, its address space the same: its entry is there, its identity fresh (an LRU hash
+	 * lookup a request fewer under a submitting loop) */
+	mm = task ? (__u64)task->mm : 0;
+	if (l && task && l->tgid == tgid && l->mm == mm && now - l->ns < WHO_IDENT_NS)
+		return;
+	if (!who_proc_current_of(tgid, now, task) || !l)
+		return;
+	l->tgid = tgid;
+	l->mm = mm;
+	l->ns = now;
 }
 
 /* I/O-wait layer: task (tgid) slept delta ns in I/O wait, ending at now (bpf_ktime_get_ns()).
