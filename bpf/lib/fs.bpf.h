@@ -1300,7 +1300,7 @@ static __always_inline int fs_sys_enter_do(struct pt_regs *regs, long id, bool c
 	__u64 pid_tgid;
 	__s64 pos;
 
-	if ((unsigned long)id >= FS_SYS_NR_MAX)
+	if ((unsigned long)id >= FS_SYS_NR_MAX || !(fs_cfg.sys_any[id / 64] & (1ULL << (id % 64))))
 		return 0;
 	sc = fs_cfg.sys[id];
 	if (sc.kind == FS_SK_NONE && sc.kind32 == FS_SK_NONE)
@@ -1342,7 +1342,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 	struct fs_start s;
 	struct file *file;
 
-	if (id >= FS_SYS_NR_MAX)
+	if (id >= FS_SYS_NR_MAX || !(fs_cfg.sys_any[id / 64] & (1ULL << (id % 64))))
 		return 0;
 	sc = fs_cfg.sys[id];
 	if (sc.kind == FS_SK_NONE)

@@ -108,6 +108,10 @@ struct fs_sys {
 /* The layer's settings, one struct in .rodata (`fs_cfg`), filled by user space before load
  * (user/lib/fs.c). 0 means "any" for every filter. */
 struct fs_cfg {
+	/* Bit nr: sys[nr] traces a call (kind or kind32). The raw_syscalls programs, run by
+	 * every syscall of the machine, test it first: one cache line for the calls they do not
+	 * trace (futex, epoll_wait, io_uring_enter...), where sys[] spans 64. */
+	__u64 sys_any[FS_SYS_NR_MAX / 64];
 	__u32 targ_tgid;  /* only this process (all its threads) */
 	__u32 targ_tid;   /* only this thread */
 	__u32 self_tgid;  /* never this process (the tracer, whose output may be on a traced fs) */

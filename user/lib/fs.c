@@ -154,8 +154,10 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 
 			c->sys[nr] = sys_calls[i].sys;
 			c->sys[nr].kind32 = kind32;
+			c->sys_any[nr / 64] |= 1ULL << (nr % 64);
 		}
 		c->sys[sys_calls[i].nr32].kind32 = sys_calls[i].sys.kind;
+		c->sys_any[sys_calls[i].nr32 / 64] |= 1ULL << (sys_calls[i].nr32 % 64);
 	}
 	return c;
 }
