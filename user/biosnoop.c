@@ -117,7 +117,7 @@ static const char *row_file(const struct blk_io *e, char *buf, size_t len)
 		return buf;
 	if (files_fd < 0 || bpf_map_lookup_elem(files_fd, &k, &f))
 		memset(&f, 0, sizeof(f));
-	il_who_file_path(&k, &f, buf, len);
+	il_who_file_path(&k, &f, buf, len, NULL);
 	il_strcache_put(&paths, &k, buf);
 	return buf;
 }

@@ -152,12 +152,15 @@ static __always_inline void who_fill_names(struct who_file *f, struct dentry *d)
 	int i;
 
 	f->depth = 0;
+	f->cut = 0;
 	for (i = 0; i < WHO_PATH_DEPTH; i++) {
 		struct dentry *parent = BPF_CORE_READ(d, d_parent);
 
 		if (!d || !parent || parent == d)
 			return;
 		bpf_probe_read_kernel_str(f->names[i], WHO_NAME_LEN, BPF_CORE_READ(d, d_name.name));
+		if (BPF_CORE_READ(d, d_name.len) >= WHO_NAME_LEN)
+			f->cut |= 1u << i;
 		f->depth = i + 1;
 		d = parent;
 	}

@@ -89,7 +89,8 @@ struct who_file {
 					      * journal), or a process writing back pages it did not dirty */
 	__u32 rdev;                          /* a block device's inode (the journal's and metadata
 					      * blocks' page cache): its device, else 0 */
-	__u32 pad2;
+	__u32 cut;                           /* bit i: names[i] was cut, its dentry's name being
+					      * WHO_NAME_LEN bytes or longer */
 	__u32 pids[WHO_FILE_PIDS];           /* processes that did traced calls on it, first seen */
 	__u32 flusher_pid;                   /* the last kernel thread that wrote its pages back */
 	__u8 depth;                          /* names used; names[0] is the file's own name */

@@ -8,11 +8,15 @@
 # unlinked one ends in " (deleted)" (JSON: "deleted": true; CSV: its deleted column true),
 # while a live file called "alive (deleted)" reads "alive\x20(deleted)" in text (deleted false
 # in CSV and JSON); a name with U+202E (right-to-left override) shows it as \xe2\x80\xae in
-# text, never raw.
+# text, never raw. iolayer, beside them, keeps 63 bytes of a name: the 80-byte directory's
+# ends in "..." and no file under it is called deleted (that cut path names nothing to look
+# at). In a second run in a short directory, iolayer tells a live file called
+# "alive (deleted)" (text "alive\x20(deleted)", JSON deleted_inodes 0) from one unlinked
+# while open ("gone (deleted)", one deleted inode).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 23
+plan 26
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -60,10 +64,13 @@ check "fsslower (text) starts" tool_start "$TMPD/t.out" "$TMPD/t.err" $FS -m 0 -
 PT=$TOOL_PID
 check "writeback-ret --json starts" tool_start "$TMPD/w.out" "$TMPD/w.err" $WR --json -p "$WL_PID"
 PW=$TOOL_PID
+IOL=$(tool iolayer)
+tool_start "$TMPD/ij.out" "$TMPD/ij.err" $IOL --json --top 0 -d 600 -p "$WL_PID" || diag "iolayer --json did not start"
+PIJ=$TOOL_PID
 wl_go
 rcs=
-for p in $PJ $PC $PT $PW; do TOOL_PID=$p; tool_stop; rcs+="$TOOL_RC "; done
-is "$WL_RC $rcs" "0 0 0 0 0 " "workload and the four tracers exit 0"
+for p in $PJ $PC $PT $PW $PIJ; do TOOL_PID=$p; tool_stop; rcs+="$TOOL_RC "; done
+is "$WL_RC $rcs" "0 0 0 0 0 0 " "workload and the five tracers exit 0"
 
 # JSON: per op, the exact bytes of each row's file, in base64.
 json_files() { jq -r --arg op "$2" 'select(.op == $op or .func == $op) | (.file_b64 // (.file | @base64))' "$1"; }
@@ -133,6 +140,25 @@ is "$(awk -F'\t' -v f="$(b64 "$LIVE")" '$3 == f {print $1 $2}' "$TMPD/c.rows" | 
 	"Ffalse Ofalse Wfalse " "CSV: the live 'alive (deleted)' rows say deleted false"
 is "$(awk -F'\t' -v f="$(b64 "$GONE (deleted)")" '$3 == f {print $1 $2}' "$TMPD/c.rows" | sort | tr '\n' ' ')" \
 	"Ftrue Wtrue " "CSV: the unlinked file's W and F rows say deleted true"
+# iolayer: the 80-byte directory's name cut to 63 bytes and "...", no file under it deleted
+DCUT="$MNT/${D:0:63}.../"
+is "$(jq --arg d "$DCUT" '[.files[] | select(.path | startswith($d))] | "\(length) \(map(.deleted_inodes) | add)"' -r "$TMPD/ij.out")" "8 0" \
+	"iolayer --json: the 8 files under the 80-byte directory are under '.../${D:0:20}...(63 bytes)...', none deleted"
+# and in a short directory: the live 'alive (deleted)' against a file unlinked while open
+mkdir "$MNT/s"
+wl_launch "$TMPD/wl2.out" "$WL/write_fsync" -g "$TMPD/go" -u "$MNT/s/gone" "$MNT/s/alive (deleted)"
+tool_start "$TMPD/it.out" "$TMPD/it.err" $IOL --top 0 -d 600 -p "$WL_PID" || diag "iolayer (text) did not start"
+PIT=$TOOL_PID
+tool_start "$TMPD/ij2.out" "$TMPD/ij2.err" $IOL --json --top 0 -d 600 -p "$WL_PID" || diag "iolayer --json did not start"
+PIJ=$TOOL_PID
+wl_go
+for p in $PIT $PIJ; do TOOL_PID=$p; tool_stop; done
+is "$(jq -c --arg f "$MNT/s/alive (deleted)" '[.files[] | select(.path == $f) | .deleted_inodes]' "$TMPD/ij2.out") $(jq -c --arg f "$MNT/s/gone (deleted)" '[.files[] | select(.path == $f) | .deleted_inodes]' "$TMPD/ij2.out")" \
+	"[0] [1]" "iolayer --json: the live 'alive (deleted)' is a file with no deleted inode, 'gone (deleted)' one deleted"
+# its files table's rows end in the path (rows of the process table end in its top file)
+itend() { E=" $1" awk 'BEGIN {e = ENVIRON["E"]} /^top files:/ {t = 1} t && length($0) >= length(e) && substr($0, length($0) - length(e) + 1) == e' "$TMPD/it.out" | wc -l; }
+is "$(itend "$MNT/s/alive\\x20(deleted)") $(grep -c '/alive (deleted)$' "$TMPD/it.out") $(itend "$MNT/s/gone (deleted)")" "1 0 1" \
+	"iolayer text: the live file's row reads alive\\x20(deleted), never a deleted 'alive'; the unlinked one's 'gone (deleted)'"
 # U+202E: escaped in text, its bytes kept in CSV and JSON
 is "$(tend "$MNT/$D/bidi-\\xe2\\x80\\xae-txt") $(grep -c $'\xe2\x80\xae' "$TMPD/t.out") $(count "$TMPD/jw" "$BIDI") $(count "$TMPD/cw" "$BIDI")" \
 	"3 0 1 1" "U+202E: text shows it as \\xe2\\x80\\xae in 3 rows and never raw; JSON and CSV keep its bytes"

@@ -145,6 +145,8 @@ struct il_who_sum {
 	__u64 bio_bytes;             /* submitted to every disk */
 	__u64 disk_bytes;            /* submitted to the verdict's disk */
 	char top_file[512];          /* its file with the most operation time, "" none */
+	bool top_file_gone;          /* that file deleted: top_file ends in the " (deleted)"
+				      * il_who_file_path() added */
 	char top_file_disk[32];      /* the disk that file's filesystem is on, "" none or unknown */
 	bool kthread;                /* a kernel thread (flusher, jbd2): named only when no process is */
 	__u64 bio_write_bytes;       /* of bio_bytes, writes */

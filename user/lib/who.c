@@ -257,12 +257,14 @@ static struct name_note *note_of(const struct who_file_key *k, bool add)
 }
 
 /* buf (a path whose last name starts after slash) as note n says: renamed, or deleted. */
-static void apply_note(char *buf, size_t len, char *slash, const struct name_note *n)
+static void apply_note(char *buf, size_t len, char *slash, const struct name_note *n, bool *deleted)
 {
-	if (n->name && slash)
+	if (n->name && slash) {
 		snprintf(slash + 1, len - (slash + 1 - buf), "%s", n->name);
-	else if (n->deleted && strlen(buf) + 11 < len)
+	} else if (n->deleted && strlen(buf) + 11 < len) {
 		strcat(buf, " (deleted)");
+		*deleted = true;
+	}
 }
 
 /* Look for file k, recorded at path buf, into note n: in place, renamed in the directory it
@@ -311,7 +313,7 @@ static void check_name(char *buf, char *slash, const struct who_file_key *k, str
  * and path in buf becomes its name there now; " (deleted)" is added when it is in neither
  * place. Each file is looked at once per round (il_who_names_check()), within its budget;
  * otherwise what its last check found stands. */
-static void renamed(char *buf, size_t len, const struct who_file_key *k)
+static void renamed(char *buf, size_t len, const struct who_file_key *k, bool *deleted)
 {
 	char *slash = strrchr(buf, '/');
 	struct name_note *n;
@@ -325,17 +327,20 @@ static void renamed(char *buf, size_t len, const struct who_file_key *k)
 		check_name(buf, slash, k, n);
 	}
 	if (n)
-		apply_note(buf, len, slash, n);
+		apply_note(buf, len, slash, n, deleted);
 }
 
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
-			     size_t len)
+			     size_t len, bool *deleted)
 {
 	const char *mp = il_mount_of(k->dev);
 	int depth = f->depth > WHO_PATH_DEPTH ? WHO_PATH_DEPTH : f->depth;
+	bool gone = false;
 	size_t n = 0;
 
 	buf[0] = 0;
+	if (deleted)
+		*deleted = false;
 	if (f->rdev) { /* a block device's own page cache: a filesystem's journal and metadata */
 		char d[32];
 
@@ -355,9 +360,12 @@ const char *il_who_file_path(const struct who_file_key *k, const struct who_file
 	else if (strcmp(mp, "/"))
 		n = snprintf(buf, len, "%s", mp);
 	for (int i = depth - 1; i >= 0 && n < len; i--)
-		n += snprintf(buf + n, len - n, "/%.*s", WHO_NAME_LEN, f->names[i]);
-	if (!f->deeper && mp && n < len)
-		renamed(buf, len, k);
+		n += snprintf(buf + n, len - n, "/%.*s%s", WHO_NAME_LEN, f->names[i],
+			      f->cut & (1u << i) ? "..." : "");
+	/* looked for where it was seen: not with a name cut (that path names nothing, and the
+	 * file is not said to be deleted because it is not there) */
+	if (!f->deeper && !f->cut && mp && n < len)
+		renamed(buf, len, k, deleted ? deleted : &gone);
 	return buf;
 }
 

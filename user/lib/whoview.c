@@ -53,27 +53,22 @@ static __u64 file_ns(const struct who_file *f)
 	return t;
 }
 
-/* The length of a path without the " (deleted)" il_who_file_path() ends a deleted file's with. */
-static size_t base_len(const char *path)
+/* The length of a path without the " (deleted)" il_who_file_path() ends a deleted file's
+ * with (gone: it did). */
+static size_t base_len(const char *path, bool gone)
 {
 	static const char del[] = " (deleted)";
 	size_t n = strlen(path), d = sizeof(del) - 1;
 
-	return n > d && !strcmp(path + n - d, del) ? n - d : n;
+	return gone && n > d && !strcmp(path + n - d, del) ? n - d : n;
 }
 
-/* Whether path ends in the " (deleted)" il_who_file_path() adds. */
-static bool path_deleted(const char *path)
+/* The same path, deleted or not (a_gone, b_gone: as il_who_file_path() said). */
+static bool same_path(const char *a, bool a_gone, const char *b, bool b_gone)
 {
-	return base_len(path) != strlen(path);
-}
+	size_t n = base_len(a, a_gone);
 
-/* The same path, deleted or not. */
-static bool same_path(const char *a, const char *b)
-{
-	size_t n = base_len(a);
-
-	return n == base_len(b) && !strncmp(a, b, n);
+	return n == base_len(b, b_gone) && !strncmp(a, b, n);
 }
 
 /* A hash index over up to n items: chains of item numbers by bucket, walked in the order
@@ -285,6 +280,7 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 	 * files that were one path summed (a file deleted and made again, as SQLite's -journal
 	 * is at each transaction, is one file) */
 	char paths[WHO_PROC_FILES][512];
+	bool gone[WHO_PROC_FILES] = { false };
 	const struct who_file *fs[WHO_PROC_FILES];
 	__u64 sum[WHO_PROC_FILES] = { 0 };
 	int top_j = -1;
@@ -300,11 +296,11 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 		     i >= 0; i = ix->file.next[i])
 			if (!memcmp(&w->files[i].k, &p->files[j].k, sizeof(p->files[j].k)))
 				fs[j] = &w->files[i].v;
-		il_who_file_path(&p->files[j].k, fs[j], paths[j], sizeof(paths[j]));
+		il_who_file_path(&p->files[j].k, fs[j], paths[j], sizeof(paths[j]), &gone[j]);
 	}
 	for (int j = 0; j < WHO_PROC_FILES; j++)
 		for (int i = 0; paths[j][0] && i < WHO_PROC_FILES; i++)
-			if (paths[i][0] && same_path(paths[i], paths[j]))
+			if (paths[i][0] && same_path(paths[i], gone[i], paths[j], gone[j]))
 				sum[j] += p->files[i].ns;
 	for (int j = 0; j < WHO_PROC_FILES; j++)
 		if (paths[j][0] && (top_j < 0 || sum[j] >= sum[top_j]))
@@ -314,15 +310,16 @@ static void proc_sum(struct il_who_sum *s, const struct il_who *w, int i, const 
 
 		top = &p->files[top_j].k;
 		for (int i = 0; i < WHO_PROC_FILES; i++) {
-			if (!paths[i][0] || !same_path(paths[i], paths[top_j]))
+			if (!paths[i][0] || !same_path(paths[i], gone[i], paths[top_j], gone[top_j]))
 				continue;
 			same++;
 			s->top_file_read_bytes += fs[i]->read_bytes;
 			s->top_file_write_bytes += fs[i]->write_bytes;
 		}
 		il_disk_fs_name(top->dev, s->top_file_disk, sizeof(s->top_file_disk));
-		snprintf(s->top_file, sizeof(s->top_file), "%.*s", (int)(same > 1 ? base_len(paths[top_j]) :
-									 strlen(paths[top_j])), paths[top_j]);
+		snprintf(s->top_file, sizeof(s->top_file), "%.*s",
+			 (int)base_len(paths[top_j], same > 1 && gone[top_j]), paths[top_j]);
+		s->top_file_gone = same == 1 && gone[top_j];
 	}
 }
 
@@ -333,7 +330,7 @@ static void renamed_from(struct il_who_file_sum *s, const struct who_file *f)
 	size_t n = strnlen(f->names[0], WHO_NAME_LEN);
 
 	s->was[0] = 0;
-	if (!f->depth || f->rdev || !last || path_deleted(s->path))
+	if (!f->depth || f->rdev || f->cut || !last || s->gone)
 		return;
 	if (strlen(last + 1) != n || memcmp(last + 1, f->names[0], n))
 		snprintf(s->was, sizeof(s->was), "%.*s", (int)n, f->names[0]);
@@ -352,21 +349,22 @@ static int merge_paths(struct il_who_view *v)
 	}
 	for (int i = 0; i < v->nfiles; i++) {
 		struct il_who_file_sum *f = &v->files[i], *t = NULL;
-		unsigned long h = hash_bytes(f->path, base_len(f->path));
+		unsigned long h = hash_bytes(f->path, base_len(f->path, f->gone));
 
 		for (int j = x.head[h & x.mask]; j >= 0 && !t; j = x.next[j])
-			if (same_path(v->files[j].path, f->path))
+			if (same_path(v->files[j].path, v->files[j].gone, f->path, f->gone))
 				t = &v->files[j];
 		if (!t) {
 			v->files[n] = *f;
 			v->files[n].inodes = 1;
-			v->files[n].deleted = path_deleted(f->path);
+			v->files[n].deleted = f->gone;
 			index_add(&x, h, n++);
 			continue;
 		}
 		t->inodes++;
-		t->deleted += path_deleted(f->path);
-		t->path[base_len(t->path)] = 0;
+		t->deleted += f->gone;
+		t->path[base_len(t->path, t->gone)] = 0;
+		t->gone = false; /* the mark is off: " (N files, M deleted)" says it */
 		t->read_bytes += f->read_bytes;
 		t->write_bytes += f->write_bytes;
 		t->fsyncs += f->fsyncs;
@@ -416,7 +414,7 @@ int il_who_view_from(const struct il_who *w, struct il_who_view *v)
 			continue;
 		s = &v->files[v->nfiles++];
 		s->k = w->files[i].k;
-		il_who_file_path(&s->k, f, s->path, sizeof(s->path));
+		il_who_file_path(&s->k, f, s->path, sizeof(s->path), &s->gone);
 		memcpy(s->pids, f->pids, sizeof(s->pids));
 		s->more_pids = f->more_pids;
 		s->flusher_pid = f->flusher_pid;
@@ -673,7 +671,8 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 			elapsed_s > 0 ? p->op_count[FS_OP_FSYNC] / elapsed_s : 0,
 			il_fmt_ns(fs, t1, sizeof(t1)), il_fmt_ns(p->iowait_ns, t2, sizeof(t2)),
 			rate(p->bio_bytes, elapsed_s),
-			p->top_file[0] ? il_text_escape(p->top_file, sizeof(p->top_file), path, sizeof(path)) : "-");
+			p->top_file[0] ? il_text_path(p->top_file, sizeof(p->top_file), p->top_file_gone, path,
+						      sizeof(path)) : "-");
 	}
 	if (!np)
 		fprintf(f, "(none seen)\n");
@@ -704,7 +703,7 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 			il_fmt_ns(s->op_ns, t1, sizeof(t1)), rate(s->write_bytes, elapsed_s),
 			rate(s->read_bytes, elapsed_s), (unsigned long long)s->fsyncs,
 			(unsigned long long)(s->bio_write_bytes / 1024), pids[0] ? pids : "-", fl,
-			il_text_escape(s->path, sizeof(s->path), path, sizeof(path)),
+			il_text_path(s->path, sizeof(s->path), s->gone, path, sizeof(path)),
 			file_note(s, note, sizeof(note)));
 	}
 	if (!nf)

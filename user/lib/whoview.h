@@ -17,6 +17,9 @@
 struct il_who_file_sum {
 	struct who_file_key k;
 	char path[512];
+	bool gone;                            /* deleted: path ends in the " (deleted)"
+					       * il_who_file_path() added (a live file's own
+					       * name may end so too) */
 	__u32 pids[WHO_FILE_PIDS];
 	bool more_pids;                       /* more processes than pids[] did calls on it */
 	__u32 flusher_pid;

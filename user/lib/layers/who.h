@@ -57,12 +57,14 @@ int il_who_read(struct bpf_object *obj, struct il_who *w);
 void il_who_free(struct il_who *w);
 
 /* The path of a file entry into buf: mount point of its filesystem + names from the root
- * down; "..." first when the path is deeper than kept or the mount is unknown;
+ * down, a name cut at WHO_NAME_LEN - 1 bytes ending in "..."; "..." first when the path is
+ * deeper than kept or the mount is unknown;
  * "[inode N on MAJ:MIN]" when no name was seen; "/dev/NAME" for a block device's own pages
  * (a filesystem's journal and metadata). A file renamed since it was first seen is found by
- * inode in the directory it was in (its name now), else " (deleted)" is added. Returns buf. */
+ * inode in the directory it was in (its name now), else " (deleted)" is added, and *deleted
+ * (when not NULL) says so: a live file may be called "x (deleted)" too. Returns buf. */
 const char *il_who_file_path(const struct who_file_key *k, const struct who_file *f, char *buf,
-			     size_t len);
+			     size_t len, bool *deleted);
 
 /* Begin a round of il_who_file_path() checks of files renamed or deleted since they were first
  * seen: each file is looked at (lstat, and open with O_NOFOLLOW for its generation) at most
