@@ -414,22 +414,28 @@ static __always_inline void fs_emit_tail(void *ctx, __u64 pid_tgid, enum fs_op o
 	il_drop(IL_DROP_RINGBUF_FULL); /* only when fs_send is missing: the event is lost */
 }
 
-/* Account a call of this thread that began at s and returned ret, on file; send its event
- * when slow. tail (a constant): the caller is a syscall tracepoint's program with context
- * ctx, whose slow events go out through fs_send; else (fentry, kprobes) the event is sent
- * in place. task: the current task's BTF pointer, or NULL; cast: a _cast program's (file's
- * fields are read for attribution through fs_file_btf(), with plain loads). */
+/* Account a call of this thread that began at s and returned ret, on file, at now (ns,
+ * bpf_ktime_get_ns(); 0: read here); send its event when slow. tail (a constant): the caller
+ * is a syscall tracepoint's program with context ctx, whose slow events go out through
+ * fs_send; else (fentry, kprobes) the event is sent in place. task: the current task's BTF
+ * pointer, or NULL; cast: a _cast program's (file's fields are read for attribution through
+ * fs_file_btf(), with plain loads). */
 static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const struct fs_start *s,
 				       struct file *file, __s64 ret, void *ctx, bool tail,
-				       struct task_struct *task, bool cast)
+				       struct task_struct *task, bool cast, __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns(), delta = now - s->ts;
 	/* a sync inside an O_SYNC/O_DSYNC write, kept apart: not an fsync call (iolayer) */
 	bool apart = fs_cfg.nested_apart && (s->flags & FS_EV_NESTED);
 	__u32 k = apart ? FS_STATS_NESTED : op;
 	struct fs_op_stats *st = bpf_map_lookup_elem(&fs_stats, &k);
+	__u64 delta;
+	bool slow;
+
+	if (!now)
+		now = bpf_ktime_get_ns();
+	delta = now - s->ts;
 	/* min_ns ~0 (iolayer) sends nothing: tested first, so the verifier drops the sending */
-	bool slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
+	slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 
 	split_account(pid_tgid, op, now, apart, s->flags & FS_EV_DATASYNC);
 	if ((__s64)delta < 0) {
@@ -457,9 +463,10 @@ static __always_inline void fs_account(__u64 pid_tgid, enum fs_op op, const stru
 
 /* The recorded start of this thread's op into *s, removing it: false when there is none
  * (the thread is filtered out, or the call began before tracing or was not wanted). task:
- * as for fs_task_slots. */
+ * as for fs_task_slots. *now: the time the time split closed the call's parts at (0 when
+ * it did not), for fs_account. */
 static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid, enum fs_op op,
-				       struct fs_start *s)
+				       struct fs_start *s, __u64 *now)
 {
 	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
 	struct fs_start *sp;
@@ -470,7 +477,8 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 	if (!sp)
 		return false;
 	*s = *sp;
-	split_take((__u32)pid_tgid, op);
+	*now = 0;
+	split_take((__u32)pid_tgid, op, now);
 	if (fs_cfg.task_storage)
 		sp->ts = 0;
 	else
@@ -478,23 +486,24 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 	return true;
 }
 
-static __always_inline bool fs_take(__u64 pid_tgid, enum fs_op op, struct fs_start *s)
+static __always_inline bool fs_take(__u64 pid_tgid, enum fs_op op, struct fs_start *s,
+				    __u64 *now)
 {
-	return fs_take_of(NULL, pid_tgid, op, s);
+	return fs_take_of(NULL, pid_tgid, op, s, now);
 }
 
 /* A traced call returned ret: account it when its start was recorded. ctx, tail: as for
  * fs_account. */
 static __always_inline int fs_end_ctx(enum fs_op op, __s64 ret, void *ctx, bool tail)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now;
 	struct fs_start s;
 
-	if (!fs_take(pid_tgid, op, &s))
+	if (!fs_take(pid_tgid, op, &s, &now))
 		return 0;
 	if (op == FS_OP_OPEN || op == FS_OP_FSYNC)
 		ret = ret < 0 ? ret : 0;
-	fs_account(pid_tgid, op, &s, (struct file *)s.file, ret, ctx, tail, NULL, false);
+	fs_account(pid_tgid, op, &s, (struct file *)s.file, ret, ctx, tail, NULL, false, now);
 	return 0;
 }
 
@@ -657,8 +666,9 @@ SEC("tp/syscalls/sys_exit_msync")
 int fs_sys_exit_msync(struct fs_sys_exit_rec *ctx)
 {
 	struct fs_start s;
+	__u64 now;
 
-	fs_take(bpf_get_current_pid_tgid(), (enum fs_op)FS_MSYNC_CALL, &s);
+	fs_take(bpf_get_current_pid_tgid(), (enum fs_op)FS_MSYNC_CALL, &s, &now);
 	return 0;
 }
 
@@ -1095,14 +1105,14 @@ struct {
 
 static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), delta;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), delta, now;
 	__u32 tgid = pid_tgid >> 32;
 	struct fs_aio_stats *a;
 	struct fs_start s;
 
-	if (!fs_take(pid_tgid, (enum fs_op)call, &s))
+	if (!fs_take(pid_tgid, (enum fs_op)call, &s, &now))
 		return 0;
-	delta = bpf_ktime_get_ns() - s.ts;
+	delta = (now ? now : bpf_ktime_get_ns()) - s.ts;
 	a = bpf_map_lookup_elem(&fs_aio, &tgid);
 	if (!a) {
 		struct fs_aio_stats init = {};
@@ -1337,7 +1347,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 {
 	unsigned long id = regs->orig_ax;
 	struct task_struct *task;
-	__u64 pid_tgid;
+	__u64 pid_tgid, now;
 	struct fs_sys sc;
 	struct fs_start s;
 	struct file *file;
@@ -1351,7 +1361,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 		return fs_aio_exit(sc.op, ret);
 	task = fs_cur_task();
 	pid_tgid = fs_pid_tgid(task);
-	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s) ||
+	if (fs_none_sure(task, (__u32)pid_tgid) || !fs_take_of(task, pid_tgid, sc.op, &s, &now) ||
 	    sc.kind == FS_SK_MSYNC) /* its syncs were accounted at ext4_sync_file_exit */
 		return 0;
 	file = (struct file *)s.file;
@@ -1369,7 +1379,7 @@ static __always_inline int fs_sys_exit_do(struct pt_regs *regs, long ret, bool c
 	} else if (sc.kind == FS_SK_FSYNC || sc.kind == FS_SK_SYNC_RANGE) {
 		ret = ret < 0 ? ret : 0;
 	}
-	fs_account(pid_tgid, sc.op, &s, file, ret, NULL, false, task, cast);
+	fs_account(pid_tgid, sc.op, &s, file, ret, NULL, false, task, cast, now);
 	return 0;
 }
 

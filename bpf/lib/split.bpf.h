@@ -34,12 +34,15 @@
  * hash that a switch would have to probe once per operation. With task storage
  * (split_cfg.task_storage) it is split_tasks; else the LRU hash split_by_tid.
  *
- * Cost: split_busy counts the threads with a call in flight. While it is 0 a switch reads
+ * Cost: split_busy counts the threads that may have a call in flight: a thread is counted
+ * from its first call's start until a switch-out finds it with none (or it exits), not
+ * counted again and again at each call's start and return: a thread that makes call after
+ * call without sleeping writes nothing shared, where four atomic adds a call to two shared
+ * cache lines moved those lines between every CPU making calls. While it is 0 a switch reads
  * the in_iowait bit of prev and a wake-up that of the wakee (plain loads in tp_btf), nothing
  * more; an I/O sleep of any task is recorded (one lookup, made when missing) and ended by its
- * wake-up. While
- * it is not 0, a task switched or woken whose bucket of split_busy_tid is 0 (no thread of
- * its tid's bucket has a call in flight) costs one load more; any other costs one lookup
+ * wake-up. While it is not 0, a task switched or woken whose bucket of split_busy_tid is 0
+ * (no thread of its tid's bucket is counted) costs one load more; any other costs one lookup
  * without create; only a thread with a call in flight does more.
  *
  * Include once per object, from lib/fs.bpf.h.
@@ -54,7 +57,9 @@
 /* Settings, filled by user space before load (struct split_cfg, user/lib/split.c). */
 const volatile struct split_cfg split_cfg = {};
 
-/* Threads with a call in flight (split_begin's first call, split_take's last). */
+/* Threads that may have a call in flight (split_task.busy): counted at a call's start when
+ * not counted yet, no longer at a switch-out with no call in flight (split_switch_out) or at
+ * the thread's exit. */
 __u64 split_busy = 0;
 
 /* The same by bucket of thread ids (tid & (SPLIT_BUSY_BUCKETS - 1)), counted where
@@ -64,7 +69,7 @@ __u64 split_busy = 0;
 #define SPLIT_BUSY_BUCKETS 4096
 __u32 split_busy_tid[SPLIT_BUSY_BUCKETS] = {};
 
-/* Thread tid in flight (add 1) or not any more (add -1), in split_busy and its bucket. */
+/* Thread tid counted (add 1) or not any more (add -1), in split_busy and its bucket. */
 static __always_inline void split_busy_add(__u32 tid, int d)
 {
 	__sync_fetch_and_add(&split_busy, d);
@@ -210,10 +215,13 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 	sl = split_slot_of(t, op);
 	if (!sl)
 		return;
+	if (!t->busy) {
+		t->busy = 1;
+		split_busy_add(tid, 1);
+	}
 	if (!t->active) {
 		t->ts = ts;
 		t->state = SPLIT_ST_ON;
-		split_busy_add(tid, 1);
 	} else {
 		split_close(t, ts, split_state_part(t, t->state), SPLIT_ST_ON);
 	}
@@ -225,8 +233,10 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 	t->active |= 1 << op; /* a bit already set: that call's return was missed */
 }
 
-/* The current thread tid's op returns: its parts into this CPU's split_out. */
-static __always_inline void split_take(__u32 tid, __u32 op)
+/* The current thread tid's op returns: its parts into this CPU's split_out, closed at the
+ * clock read here, which goes to *nowp (left as it is when nothing was taken) for the
+ * caller's accounting: one clock read a call's return. */
+static __always_inline void split_take(__u32 tid, __u32 op, __u64 *nowp)
 {
 	__u32 zero = 0, best = 0;
 	struct split_out *out;
@@ -249,6 +259,7 @@ static __always_inline void split_take(__u32 tid, __u32 op)
 	if (!sl)
 		return;
 	now = bpf_ktime_get_ns();
+	*nowp = now;
 	split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		out->r.part_ns[p] = t->sum[p] - sl->base[p];
@@ -271,9 +282,7 @@ static __always_inline void split_take(__u32 tid, __u32 op)
 		out->r.waker_ns = out->r.waker_io_ns = 0;
 		out->r.waker_io_disk = out->r.wakes = 0;
 	}
-	t->active &= ~(1 << op);
-	if (!t->active)
-		split_busy_add(tid, -1);
+	t->active &= ~(1 << op); /* still counted in split_busy: until its switch-out */
 	out->end = now;
 	out->tid = tid;
 	out->op = op;
@@ -531,8 +540,13 @@ static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *pre
 		r->disk = 0;
 		t->io_next++;
 	}
-	if (!t->active)
+	if (!t->active) {
+		if (t->busy) { /* no call in flight: not counted any more */
+			t->busy = 0;
+			split_busy_add(tid, -1);
+		}
 		return;
+	}
 	if (!state)
 		st = SPLIT_ST_RUNQ; /* preempted, or woken before it slept */
 	else
@@ -809,10 +823,10 @@ int split_wakeup_btf(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], true);
 SEC("raw_tp/sched_wakeup")
 int split_wakeup_raw(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], false); }
 
-/* sched_process_exit(p[, group_dead]), in the exiting thread: a call of its still marked in
- * flight (its return was missed: the fs layer could not record its start, or the kernel
- * skipped the exit event) stops counting in split_busy, which would otherwise keep every
- * switch paying the busy cost. */
+/* sched_process_exit(p[, group_dead]), in the exiting thread: a thread still counted in
+ * split_busy (a call's return was missed: the fs layer could not record its start, or the
+ * kernel skipped the exit event; or its last call returned with no switch since) stops
+ * counting, which would otherwise keep every switch paying the busy cost. */
 static __always_inline int split_on_exit(struct task_struct *p, bool btf)
 {
 	__u32 tid = IL_BTF_READ(btf, p, pid);
@@ -823,8 +837,9 @@ static __always_inline int split_on_exit(struct task_struct *p, bool btf)
 	t = split_get(p, tid, false, btf);
 	if (!t)
 		return 0;
-	if (t->active) {
-		t->active = 0;
+	t->active = 0;
+	if (t->busy) {
+		t->busy = 0;
 		split_busy_add(tid, -1);
 	}
 	if (!(btf && split_cfg.task_storage)) /* task storage goes with the task */

@@ -114,7 +114,7 @@ struct split_task {
 	__u8 state;              /* enum split_state, while active */
 	__u8 active;             /* bit op: a call of that operation in flight */
 	__u8 io_next;            /* next entry of io[] */
-	__u8 pad0;
+	__u8 busy;               /* counted in split_busy (a call began since its last switch-out) */
 	__u8 pend_part;          /* in state WOKEN: the part its sleep goes to */
 	__u8 pad[3];
 	struct split_io io[SPLIT_IO_HIST];

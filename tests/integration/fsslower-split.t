@@ -15,12 +15,16 @@
 #     0.5 s reading /dev/zero into its buffer, on a CPU shared with a hog, before its first
 #     write: the 4 KiB dd started 50 ms after it had finished by then, and never waited);
 #  4. the text rows keep their columns, CSV has the documented header, fsslower(8) names
-#     every member of a row's split.
+#     every member of a row's split;
+#  5. the count of threads that may have a call in flight (split_busy, and its buckets by
+#     tid) is back to 0 once the caller sleeps: a thread stays counted from its first call
+#     until a switch-out finds it with none, so 100 writes in a row count it once, and a
+#     count left behind would make every switch of the machine pay the in-flight cost.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
 require_cmd jq jq
-plan 16
+plan 19
 
 loop_ext4_setup 768
 FS=$(tool fsslower)
@@ -91,4 +95,24 @@ json_doc=$(awk '/^\.B \\-\\-split/ {p = 1; next} p && /^\.TP/ {exit} p' "$MAN8")
 undocumented=$(jq -r '.split | (keys[], (.waker | keys[]))' "$TMPD/rows" | sort -u |
 	while read -r k; do grep -qw -- "$k" <<<"$json_doc" || echo "$k"; done | tr '\n' ' ')
 is "$undocumented" "" "fsslower(8) --split names every member of a row's split"
+
+# 5. split_busy after 100 writes in a row, the writer asleep (no exit to clear it)
+B=$MNT/busy
+perl -e '$| = 1; print "pid $$\n"; select(undef, undef, undef, 0.02) until -e $ARGV[1];
+	open(my $f, ">", $ARGV[0]) or die; syswrite($f, "x" x 64) == 64 or die for 1 .. 100;
+	print "done\n"; select(undef, undef, undef, 0.02) until -e $ARGV[2]' \
+	"$B" "$TMPD/go5" "$TMPD/end5" >"$TMPD/w5.out" &
+W5=$!
+at_exit "touch $TMPD/end5"
+check "fsslower --split -p (a writer) starts" tool_start "$TMPD/b.out" "$TMPD/b.err" $FS --split -m 0 -p "$W5"
+is "$(bss_vars "$TOOL_PID" fsslower.bss split_busy split_busy_tid)" "0 0" "split_busy 0 before the writes"
+touch "$TMPD/go5"
+wait_for 10 grep -q done "$TMPD/w5.out"
+sleep 0.3
+busy=$(bss_vars "$TOOL_PID" fsslower.bss split_busy split_busy_tid)
+touch "$TMPD/end5"
+wait $W5
+tool_stop
+is "$(rows "$TMPD/b.out" W "$B")/$busy" "100/0 0" \
+	"100 writes traced; then, the writer asleep, split_busy and its buckets 0"
 done_testing

@@ -168,6 +168,22 @@ tool_stop() {
 	TOOL_RC=$?
 }
 
+# bss_vars PID MAP VAR...: the values of global variables VAR of the .bss map MAP (e.g.
+# fsslower.bss) of the BPF object that process PID holds, one line, in order; an array's
+# entries summed. Empty when PID holds no such map.
+bss_vars() {
+	local pid=$1 map=$2 id f; shift 2
+	for f in /proc/"$pid"/fdinfo/*; do
+		id=$(awk '/^map_id:/ {print $2}' "$f" 2>/dev/null)
+		[ -n "$id" ] && bpftool map show id "$id" 2>/dev/null | grep -q "name $map " && break
+		id=
+	done
+	[ -n "$id" ] || return 0
+	bpftool -j map dump id "$id" | jq -r --args '.[0].formatted.value[".bss"] as $b |
+		[$ARGS.positional[] as $v | $b[] | select(has($v)) | .[$v] |
+		 if type == "array" then add else . end] | map(tostring) | join(" ")' "$@"
+}
+
 # BPF programs currently loaded whose name starts with one of the given prefixes and that no
 # live process holds (an fd of the program or of a link to it: prog_id in /proc/*/fdinfo).
 # Called after the tool under test has exited, so whatever it loaded and did not release is
