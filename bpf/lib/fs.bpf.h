@@ -477,8 +477,7 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 	if (!sp)
 		return false;
 	*s = *sp;
-	*now = 0;
-	split_take((__u32)pid_tgid, op, now);
+	*now = split_take((__u32)pid_tgid, op);
 	if (fs_cfg.task_storage)
 		sp->ts = 0;
 	else
@@ -1112,7 +1111,7 @@ static __always_inline int fs_aio_exit(enum fs_aio_call call, long ret)
 
 	if (!fs_take(pid_tgid, (enum fs_op)call, &s, &now))
 		return 0;
-	delta = (now ? now : bpf_ktime_get_ns()) - s.ts;
+	delta = bpf_ktime_get_ns() - s.ts; /* no time split for AIO calls: now is 0 */
 	a = bpf_map_lookup_elem(&fs_aio, &tgid);
 	if (!a) {
 		struct fs_aio_stats init = {};

@@ -76,6 +76,15 @@ static __always_inline void split_busy_add(__u32 tid, int d)
 	__sync_fetch_and_add(&split_busy_tid[tid & (SPLIT_BUSY_BUCKETS - 1)], d);
 }
 
+/* Thread tid (its state t) counted in split_busy no more. */
+static __always_inline void split_uncount(struct split_task *t, __u32 tid)
+{
+	if (t->busy) {
+		t->busy = 0;
+		split_busy_add(tid, -1);
+	}
+}
+
 /* May thread tid have a call in flight? false: it has none. */
 static __always_inline bool split_tid_busy(__u32 tid)
 {
@@ -234,9 +243,9 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 }
 
 /* The current thread tid's op returns: its parts into this CPU's split_out, closed at the
- * clock read here, which goes to *nowp (left as it is when nothing was taken) for the
- * caller's accounting: one clock read a call's return. */
-static __always_inline void split_take(__u32 tid, __u32 op, __u64 *nowp)
+ * time returned (bpf_ktime_get_ns(), for the caller's accounting: one clock read a call's
+ * return); 0 when nothing was taken (split off, no call of op in flight). */
+static __always_inline __u64 split_take(__u32 tid, __u32 op)
 {
 	__u32 zero = 0, best = 0;
 	struct split_out *out;
@@ -245,21 +254,20 @@ static __always_inline void split_take(__u32 tid, __u32 op, __u64 *nowp)
 	__u64 now, most = 0;
 
 	if (!split_cfg.on)
-		return;
+		return 0;
 	out = bpf_map_lookup_elem(&split_out, &zero);
 	if (!out)
-		return;
+		return 0;
 	out->valid = 0;
 	if (op >= FS_OP__MAX)
-		return;
+		return 0;
 	t = split_get(NULL, tid, false, true);
 	if (!t || !(t->active & (1 << op)))
-		return;
+		return 0;
 	sl = split_slot_of(t, op);
 	if (!sl)
-		return;
+		return 0;
 	now = bpf_ktime_get_ns();
-	*nowp = now;
 	split_close(t, now, split_state_part(t, t->state), SPLIT_ST_ON);
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		out->r.part_ns[p] = t->sum[p] - sl->base[p];
@@ -287,6 +295,7 @@ static __always_inline void split_take(__u32 tid, __u32 op, __u64 *nowp)
 	out->tid = tid;
 	out->op = op;
 	out->valid = 1;
+	return now;
 }
 
 /* This CPU's split_out when it holds thread tid's op. */
@@ -541,10 +550,7 @@ static __always_inline void split_switch_out(__u64 *ctx, struct task_struct *pre
 		t->io_next++;
 	}
 	if (!t->active) {
-		if (t->busy) { /* no call in flight: not counted any more */
-			t->busy = 0;
-			split_busy_add(tid, -1);
-		}
+		split_uncount(t, tid); /* no call in flight */
 		return;
 	}
 	if (!state)
@@ -838,10 +844,7 @@ static __always_inline int split_on_exit(struct task_struct *p, bool btf)
 	if (!t)
 		return 0;
 	t->active = 0;
-	if (t->busy) {
-		t->busy = 0;
-		split_busy_add(tid, -1);
-	}
+	split_uncount(t, tid);
 	if (!(btf && split_cfg.task_storage)) /* task storage goes with the task */
 		bpf_map_delete_elem(&split_by_tid, &tid);
 	return 0;
