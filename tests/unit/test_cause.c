@@ -507,6 +507,50 @@ static void test_journal_runq(void **state)
 	assert_true(c.blames[0].ns == 800 * MS);
 }
 
+/* A logger pinned beside two CPU hogs: its own block I/O (280 ms, the device's) is the largest
+ * part, but the hogs held its CPU for most of its run-queue time (200 ms) and the journal's
+ * while it waited for a commit (150 of 250 ms): 327 ms in all, the culprit. */
+static void test_hogs_across_parts(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "logger", FS_OP_FSYNC, 20, 200, 280, 0, 250);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 280, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop0-8", true, 250, 0);
+	sent(&w, 10, "logger", 1 << 20, 280, 0);
+	procs[0].used_disk = DISK;
+	cpu(&w, 5, "jbd2/loop0-8", 100);
+	cpus[0].kthread = true;
+	cpus[0].runq_ns = 150 * MS;
+	cpu(&w, 10, "logger", 20);
+	cpu(&w, 40, "hog", 450);
+	cpu(&w, 41, "hog", 450);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "hog");
+	assert_int_equal(c.blames[0].npids, 2);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+	/* of 200 ms, the share of the CPU time on its CPUs (900 of 1,000 ms: the journal's 100
+	 * too), and of 150 through the journal, 900 of 920 (the journal is no hog of its own
+	 * wait; the victim's 20 ms are its own): 326.7 ms */
+	assert_true(c.blames[0].ns > 326 * MS && c.blames[0].ns < 327 * MS);
+	assert_int_equal(c.part, IL_CP_RUNQ);
+	/* the disk's 280 ms, its own, is still among the causes */
+	assert_int_equal(c.blames[1].kind, IL_CK_DEVICE);
+	assert_true(c.blames[1].ns == 280 * MS);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "for a CPU behind hog (2 pids: 40, 41)"));
+	/* with no wait for a CPU, its own or the journal's, the disk (280 ms beside the journal's
+	 * 250) */
+	ops[0].v.part_ns[SPLIT_RUNQ] = 0;
+	cpus[0].runq_ns = 0;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_DEVICE);
+}
+
 /* The victim without -p: the one that lost time to others, not the one with most call time
  * spent on its own I/O; with -p, that process whatever. */
 static void test_victim_choice(void **state)
@@ -735,7 +779,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_kthread_own_threads), cmocka_unit_test(test_journal_for),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
-		cmocka_unit_test(test_journal_runq),
+		cmocka_unit_test(test_journal_runq), cmocka_unit_test(test_hogs_across_parts),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),

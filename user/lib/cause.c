@@ -733,7 +733,9 @@ static __u64 external_ns(const struct acc *a, __u32 victim)
 	return t;
 }
 
-static enum il_where where_of(const struct il_blame *b, bool queue)
+/* The layer blame b is in; queue: the victim's own I/O waited longer in the queue than at the
+ * device; cpu: the victim's own time is a wait for a CPU (behind its threads), not on it. */
+static enum il_where where_of(const struct il_blame *b, bool queue, bool cpu)
 {
 	switch (b->kind) {
 	case IL_CK_NEIGHBOUR:
@@ -747,8 +749,7 @@ static enum il_where where_of(const struct il_blame *b, bool queue)
 	case IL_CK_CPU:
 		return IL_WHERE_CPU;
 	case IL_CK_SELF: /* its threads holding its CPU (or its kernel thread's), or on CPU */
-		return b->part_ns[IL_CP_RUNQ] + b->part_ns[IL_CP_WAIT] > b->part_ns[IL_CP_CPU] ?
-		       IL_WHERE_CPU : IL_WHERE_SYSCALL;
+		return cpu ? IL_WHERE_CPU : IL_WHERE_SYSCALL;
 	case IL_CK_DIRTY:
 		return IL_WHERE_WRITEBACK;
 	default:
@@ -823,32 +824,81 @@ static void analyse(const struct il_window *w, struct il_cause *c, const struct 
 	qsort(a->b, a->n, sizeof(a->b[0]), cmp_blame);
 }
 
-/* The culprit first: the largest cause of the largest part (its total time decides, not the
- * part's); the others stay largest first. */
-static __u64 pick_culprit(struct acc *a, enum il_cause_part *part)
+/* What the verdict weighs causes by: the kind of wait behind them, whoever's it is. A CPU is
+ * one, whoever held it (the hogs, the victim's own threads: its run-queue and other waits);
+ * the disk is one, the victim's own requests and its neighbours'; a kernel thread of the
+ * filesystem (the journal, a worker) one; the victim on CPU in the kernel one. */
+enum cause_group { CG_ONCPU, CG_CPU, CG_DISK, CG_THROTTLE, CG_FS, CG_LOCK, CG_DIRTY, CG_OTHER,
+		   CG__MAX };
+
+/* Of blame b, the time in group g. */
+static __u64 group_ns(const struct il_blame *b, enum cause_group g)
 {
-	__u64 g[IL_CAUSE_PARTS] = { 0 }, most = 0;
+	switch (b->kind) {
+	case IL_CK_SELF:
+		return g == CG_ONCPU ? b->part_ns[IL_CP_CPU] :
+		       g == CG_CPU ? b->ns - b->part_ns[IL_CP_CPU] : 0;
+	case IL_CK_CPU:
+		return g == CG_CPU ? b->ns : 0;
+	case IL_CK_NEIGHBOUR:
+	case IL_CK_DEVICE:
+		return g == CG_DISK ? b->ns : 0;
+	case IL_CK_THROTTLE:
+		return g == CG_THROTTLE ? b->ns : 0;
+	case IL_CK_JOURNAL:
+	case IL_CK_KTHREAD:
+		return g == CG_FS ? b->ns : 0;
+	case IL_CK_LOCK:
+		return g == CG_LOCK ? b->ns : 0;
+	case IL_CK_DIRTY:
+		return g == CG_DIRTY ? b->ns : 0;
+	default:
+		return g == CG_OTHER ? b->ns : 0;
+	}
+}
+
+/* The culprit first: the kind of wait (enum cause_group) with the most of the victim's time,
+ * and in it the cause with the most (two CPU hogs at 41% together beat the disk at 21%,
+ * however their time splits between the run queue and the waits of the journal they
+ * delayed; seventy commands that each held its CPU a little beat one lock holder that held
+ * less than all of them). The others stay largest first. *part: the part of the victim's
+ * time the culprit's came from the most; *cpu: the culprit is a CPU wait. Returns the
+ * group's time. */
+static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu)
+{
+	__u64 g[CG__MAX] = { 0 }, most = 0;
+	enum cause_group best_g = CG_ONCPU;
 	int best = -1;
 
-	*part = IL_CP_CPU;
 	for (int i = 0; i < a->n; i++)
-		for (int p = 0; p < IL_CAUSE_PARTS; p++)
-			g[p] += a->b[i].part_ns[p];
-	for (int p = 1; p < IL_CAUSE_PARTS; p++)
-		if (g[p] > g[*part])
-			*part = p;
+		for (int k = 0; k < CG__MAX; k++)
+			g[k] += group_ns(&a->b[i], k);
+	for (int k = 1; k < CG__MAX; k++)
+		if (g[k] > g[best_g])
+			best_g = k;
 	for (int i = 0; i < a->n; i++)
-		if (a->b[i].part_ns[*part] > most) {
-			most = a->b[i].part_ns[*part];
+		if (group_ns(&a->b[i], best_g) > most) {
+			most = group_ns(&a->b[i], best_g);
 			best = i;
 		}
+	*part = IL_CP_CPU;
+	*cpu = best_g == CG_CPU;
+	if (best < 0)
+		return 0;
+	for (int p = 1; p < IL_CAUSE_PARTS; p++)
+		if (a->b[best].part_ns[p] > a->b[best].part_ns[*part])
+			*part = p;
+	if (a->b[best].kind == IL_CK_SELF) /* on CPU, or waiting for one behind its threads */
+		*part = best_g == CG_ONCPU ? IL_CP_CPU :
+			a->b[best].part_ns[IL_CP_WAIT] > a->b[best].part_ns[IL_CP_RUNQ] ? IL_CP_WAIT :
+			IL_CP_RUNQ;
 	if (best > 0) {
 		struct il_blame t = a->b[best];
 
 		memmove(&a->b[1], &a->b[0], best * sizeof(t));
 		a->b[0] = t;
 	}
-	return g[*part];
+	return g[best_g];
 }
 
 void il_cause(const struct il_window *w, struct il_cause *c)
@@ -856,7 +906,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	const struct il_split_op_row *best = NULL;
 	struct acc *a = calloc(1, sizeof(*a));
 	__u64 best_ext = 0, best_call = 0, part_ns;
-	bool by_ext = false;
+	bool by_ext = false, cpu_wait = false;
 
 	memset(c, 0, sizeof(*c));
 	if (!a)
@@ -889,7 +939,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		return;
 	}
 	analyse(w, c, best, a);
-	part_ns = pick_culprit(a, &c->part);
+	part_ns = pick_culprit(a, &c->part, &cpu_wait);
 	c->found = true;
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
@@ -918,7 +968,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		if (c->blames[i].kind == IL_CK_CPU)
 			cpu_cgroup(&c->blames[i]);
 	works_for_victim(c);
-	c->where = c->nblames ? where_of(&c->blames[0], a->queue) : IL_WHERE_NONE;
+	c->where = c->nblames ? where_of(&c->blames[0], a->queue, cpu_wait) : IL_WHERE_NONE;
 	free(a);
 }
 
@@ -1039,7 +1089,7 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		cpu_who(b, c->victim.comm, who, sizeof(who));
 		if (!b->comm[0])
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
-		if (c->part == IL_CP_RUNQ && all >= pct + 5)
+		if (all >= pct + 5)
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU, %d%% behind %s", all,
 					via, pct, who);
 		return snprintf(buf, len, "%d%% of its time waits%s for a CPU behind %s", pct, via, who);
@@ -1049,9 +1099,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 				"dirties pages faster than %s writes them", pct, who,
 				b->disk[0] ? b->disk : "the disk");
 	case IL_CK_SELF:
-		if (c->part == IL_CP_RUNQ || c->part == IL_CP_WAIT) /* its threads hold its CPU */
+		if (c->where == IL_WHERE_CPU) /* its threads hold its CPU */
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU behind its own "
-					"threads", (int)(100.0 * b->part_ns[c->part] /
+					"threads", (int)(100.0 * (b->ns - b->part_ns[IL_CP_CPU]) /
 							 (c->victim.call_ns ? c->victim.call_ns : 1) + 0.5),
 					c->part == IL_CP_WAIT ? via : "");
 		return snprintf(buf, len, "%d%% of its time runs on CPU in the kernel", pct);

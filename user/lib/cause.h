@@ -25,9 +25,11 @@
  *        woken by a process    -> that process, the lock holder (syscall/VFS);
  *        I/O wait on a timer   -> dirty throttling (balance_dirty_pages) when that is where
  *                                 the I/O wait is: writeback, and whose pages fill the disk;
- *   3. follows the largest part (on CPU, run queue, its own I/O, waits on others) to its
- *      largest cause, the culprit. Decisions are on shares of time, never on percentile bucket
- *      edges, so a steady load gives the same verdict run after run.
+ *   3. sums the causes by kind of wait (a CPU, whoever held it and in whichever part; the
+ *      disk, its own requests and the neighbours'; the journal and kernel threads; a lock
+ *      holder; ...): the kind with the most time names the layer, its largest cause is the
+ *      culprit. Decisions are on shares of time, never on percentile bucket edges, so a
+ *      steady load gives the same verdict run after run.
  * A pure function of the window: unit-tested with made-up windows (tests/unit/test_cause.c).
  */
 #ifndef IOLAYER_CAUSE_H
@@ -129,10 +131,13 @@ struct il_cause {
 		__u64 part_ns[SPLIT_PARTS];
 	} victim;
 	enum il_where where;
-	enum il_cause_part part;            /* the largest part, which the culprit ends */
-	double part_share;                  /* that part's causes, of the victim's call time */
+	enum il_cause_part part;            /* the part of the victim's time the culprit's came
+					     * from the most */
+	double part_share;                  /* the culprit's kind of wait (a CPU, the disk, ...:
+					     * all its causes), of the victim's call time */
 	struct il_blame blames[IL_CAUSE_MAX]; /* blames[0] is the culprit: the largest cause of
-					     * the largest part; then the others, largest first */
+					     * the kind of wait with the most time; then the
+					     * others, largest first */
 	int nblames;
 	struct il_cause_disk disks[IL_CAUSE_DISKS];
 	int ndisks;
