@@ -333,6 +333,28 @@ static int write_html(const struct il_measure_src *src, struct il_window *w, con
 
 /* The report: text or JSON to stdout, with --html also the page. 0, or -1 when the page
  * could not be written. */
+/* How print_clauses() prints. */
+enum clauses { CL_FIRST, CL_REST, CL_ALL };
+
+/* The verdict's reason (il_why_clause()): its first clause alone, with no newline
+ * (CL_FIRST); else each clause after the first (CL_REST) or every clause (CL_ALL) on an
+ * evidence line of its own, indented: the line stays one breath long, the measurements
+ * under it. */
+static void print_clauses(const char *why, enum clauses how)
+{
+	const char *c;
+	size_t n;
+
+	for (int k = 0; (c = il_why_clause(&why, &n)); k++) {
+		if (how == CL_FIRST) {
+			printf("%.*s", (int)n, c);
+			return;
+		}
+		if (k || how == CL_ALL)
+			printf("    %.*s\n", (int)n, c);
+	}
+}
+
 static int report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
 		   const struct il_heat *heat, const struct il_fs_aio_row *aio, int naio)
 {
@@ -403,6 +425,15 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 
 		printf("%s\n", il_fs_aio_notice(&aio[i], line, sizeof(line)));
 	}
+	{
+		__u64 calls[FS_OP__MAX];
+		char line[512];
+
+		for (int i = 0; i < FS_OP__MAX; i++)
+			calls[i] = m->ops[i].count;
+		if (il_fs_uring_notice(m->uring, calls, line, sizeof(line)))
+			printf("%s\n", line);
+	}
 	if (*il_children_note(&kids, why2, sizeof(why2)))
 		printf("%s\n", why2);
 	/* nothing stood out among the calls that returned, but one blocked long has not */
@@ -415,13 +446,17 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where), v.why, but);
 		for (int i = 0; i < n; i++)
 			printf("    %s\n", lines[i]);
-	} else if (v.c.found) {
+	} else if (v.c.found) { /* who, on the line; why, clause by clause, under it */
 		char esc[4 * sizeof(names) + 1];
 
-		printf("\nverdict: %s -- %s; %s%s\n", il_where_name(v.d.where),
-		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), v.why, but);
+		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where),
+		       il_text_escape(names, sizeof(names), esc, sizeof(esc)), but);
+		print_clauses(v.why, CL_ALL);
 	} else {
-		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where), v.why, but);
+		printf("\nverdict: %s -- ", il_where_name(v.d.where));
+		print_clauses(v.why, CL_FIRST);
+		printf("%s\n", but);
+		print_clauses(v.why, CL_REST);
 	}
 	stuck_print(m->elapsed_s, v.d.where == IL_WHERE_NONE);
 	il_drops_print(stdout, w->lost);

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fsslower-lib.sh"
 require_root
-plan 22
+plan 24
 
 loop_ext4_setup
 FS=$(tool fsslower)
@@ -91,6 +91,14 @@ pj() { jq -r ".processes[] | select(.pid == $WL_PID) | .ops.$1.count" "$TMPD/i.j
 is "R $(pj read) W $(pj write) O $(pj open) S $(pj sync_range) F $(pj fsync)" "R $R W $W O $O S $S F $FS_" \
 	"iolayer's top process (the workload) is credited with each call, io_uring's included"
 diag "answer: iolayer process R $(pj read) W $(pj write) O $(pj open) S $(pj sync_range) F $(pj fsync)"
+# of them, io_uring's requests (timed from submission to completion, not split): where the
+# syscall tracepoints tell the interface, N writes and N fsyncs; else none told apart
+uring="W $(jq .layers.syscall.write.io_uring "$TMPD/i.json") F $(jq .layers.syscall.fsync.io_uring "$TMPD/i.json") R $(jq .layers.syscall.read.io_uring "$TMPD/i.json")"
+if grep -qE 'attaching with (tp_btf|tracepoint)' "$TMPD/j.err"; then
+	is "$uring" "W $N F $N R 0" "iolayer --json: of them, N writes and N fsyncs were io_uring requests"
+else
+	is "$uring" "W 0 F 0 R 0" "iolayer --json (fentry/kprobe): no io_uring request told apart"
+fi
 
 # 3. iolayer's table: one row per operation, sync_file_range included.
 wl_launch "$TMPD/wl3.out" "$WL/call_families" -g "$TMPD/go" -n $N "$F"
@@ -101,5 +109,11 @@ is "$WL_RC $TOOL_RC" "0 0" "workload and iolayer exit 0"
 row() { awk -v w="$1" '$1 == "syscall/VFS" && $2 == w {print $3}' "$TMPD/i.txt"; }
 is "$(row read) $(row write) $(row open) $(row sync_file_range) $(row fsync)" "$R $W $O $S $FS_" \
 	"iolayer's table: read, write, open, sync_file_range, fsync rows count the same"
+if grep -qE 'attaching with (tp_btf|tracepoint)' "$TMPD/j.err"; then
+	is "$(grep -c "^io_uring requests in the rows: write $N of $W, fsync $N of $FS_; each timed from submission to completion" "$TMPD/i.txt")" 1 \
+		"iolayer's text says which of the rows' calls were io_uring requests, and that they are not split"
+else
+	is "$(grep -c '^io_uring requests' "$TMPD/i.txt")" 0 "iolayer's text (fentry/kprobe): no io_uring line"
+fi
 
 done_testing

@@ -644,6 +644,34 @@ static void test_lat_json(void **state)
 	json_object_put(o);
 }
 
+/* The reason's clauses: split at "; " and ": ", never inside parentheses. */
+static void test_why_clauses(void **state)
+{
+	const char *why = "write takes p99 < 1 ms and requests (together p99 < 2 ms; the plug: 1 us) "
+			  "wait: the block layer accounts for all of it (busy 100%); most I/O-wait "
+			  "time is under io_schedule", *c;
+	const char *want[] = { "write takes p99 < 1 ms and requests (together p99 < 2 ms; the plug: "
+			       "1 us) wait", "the block layer accounts for all of it (busy 100%)",
+			       "most I/O-wait time is under io_schedule" };
+	size_t n;
+	int k = 0;
+
+	(void)state;
+	while ((c = il_why_clause(&why, &n))) {
+		assert_true(k < 3);
+		assert_int_equal(n, strlen(want[k]));
+		assert_memory_equal(c, want[k], n);
+		k++;
+	}
+	assert_int_equal(k, 3);
+	why = "one clause (a: b; c)";
+	assert_non_null(c = il_why_clause(&why, &n));
+	assert_int_equal(n, strlen("one clause (a: b; c)"));
+	assert_null(il_why_clause(&why, &n));
+	why = "";
+	assert_null(il_why_clause(&why, &n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,7 +690,7 @@ int main(void)
 		cmocka_unit_test(test_idle_disk_not_blamed), cmocka_unit_test(test_slow_note_every_p99),
 		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_block_accounts_quoted),
 		cmocka_unit_test(test_fmt_rate), cmocka_unit_test(test_verdict_json),
-		cmocka_unit_test(test_lat_json),
+		cmocka_unit_test(test_lat_json), cmocka_unit_test(test_why_clauses),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

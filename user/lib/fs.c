@@ -470,6 +470,26 @@ const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t le
 	return buf;
 }
 
+const char *il_fs_uring_notice(const __u64 uring[FS_OP__MAX], const __u64 calls[FS_OP__MAX],
+			       char *buf, size_t len)
+{
+	char a[32], b[32];
+	size_t n = 0;
+
+	for (int i = 0; i < FS_OP__MAX && n < len; i++)
+		if (uring[i])
+			n += snprintf(buf + n, len - n, "%s%s %s of %s", n ? ", " : "io_uring requests in "
+				      "the rows: ", il_fs_op_names[i], grouped(uring[i], a, sizeof(a)),
+				      grouped(calls[i], b, sizeof(b)));
+	if (!n)
+		return NULL;
+	if (n < len)
+		snprintf(buf + n, len - n, "; each timed from submission to completion (several in "
+			 "flight at once add up past the window's length); the time split and the "
+			 "verdict's causes follow system calls, not io_uring requests");
+	return buf;
+}
+
 struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n)
 {
 	struct json_object *arr = json_object_new_array();

@@ -177,6 +177,13 @@ static int snap_maps(struct il_measure_src *src, unsigned flags, struct il_snap 
 		il_debug("reading the filesystem layer: %s", il_errno_name(err));
 	if (src->fs)
 		il_fs_nested_read(src->obj, &s->nested);
+	if (src->fs) { /* 0s where io_uring is built out (no fs_uring_stats) */
+		struct fs_op_stats u[FS_OP__MAX];
+
+		if (!il_fs_iface_stats_read(src->obj, FS_IF_URING, u))
+			for (int i = 0; i < FS_OP__MAX; i++)
+				s->uring[i] = u[i].count;
+	}
 	if (src->wb && (s->nwb = il_wb_stats_read(src->obj, &s->wb)) < 0)
 		s->nwb = 0;
 	if ((flags & IL_SNAP_JUDGE) && src->split && (err = il_split_read(src->obj, &s->split)))
@@ -586,8 +593,10 @@ int il_measure_window(const struct il_measure_src *src, const struct il_snap *no
 	m->wb_seen = src->wb;
 	m->iw_seen = src->iw;
 	m->blk_seen = src->blk;
-	for (int i = 0; src->fs && i < FS_OP__MAX; i++)
+	for (int i = 0; src->fs && i < FS_OP__MAX; i++) {
 		fs_lat(&m->ops[i], &now->fs[i], base ? &base->fs[i] : NULL);
+		m->uring[i] = now->uring[i] - (base ? base->uring[i] : 0);
+	}
 	if (src->fs)
 		fs_lat(&m->nested_sync, &now->nested, base ? &base->nested : NULL);
 	if (src->wb)
@@ -703,8 +712,12 @@ static struct json_object *layers_json(const struct il_window *w)
 	if (m->fs_seen) {
 		struct json_object *ops = json_object_new_object();
 
-		for (int i = 0; i < FS_OP__MAX; i++)
-			json_object_object_add(ops, il_fs_op_names[i], il_lat_json(&m->ops[i]));
+		for (int i = 0; i < FS_OP__MAX; i++) {
+			struct json_object *op = il_lat_json(&m->ops[i]);
+
+			json_object_object_add(op, "io_uring", json_object_new_uint64(m->uring[i]));
+			json_object_object_add(ops, il_fs_op_names[i], op);
+		}
 		json_object_object_add(ly, "syscall", ops);
 		json_object_object_add(ly, "sync_in_writes", il_lat_json(&m->nested_sync));
 	}

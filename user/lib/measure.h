@@ -75,6 +75,7 @@ struct il_snap {
 	unsigned long long t_ns;            /* il_now_ns() of the moment it stands for */
 	struct fs_op_stats fs[FS_OP__MAX];
 	struct fs_op_stats nested;          /* syncs inside O_SYNC/O_DSYNC writes */
+	__u64 uring[FS_OP__MAX];            /* of fs[].count, io_uring requests (fs_uring_stats) */
 	struct il_wb_row *wb;
 	int nwb;
 	struct iw_val iw;                   /* every thread and stack together */

@@ -360,6 +360,23 @@ size_t il_decision_text(const struct il_measure *m, const struct il_decision *d,
 	return n;
 }
 
+const char *il_why_clause(const char **p, size_t *len)
+{
+	const char *start = *p, *q = start;
+	int depth = 0;
+
+	if (!*start)
+		return NULL;
+	for (; *q; q++) {
+		depth += *q == '(' ? 1 : *q == ')' && depth ? -1 : 0;
+		if (!depth && (q[0] == ';' || q[0] == ':') && q[1] == ' ')
+			break;
+	}
+	*len = q - start;
+	*p = *q ? q + 2 : q;
+	return start;
+}
+
 enum il_where il_verdict(const struct il_measure *m, char *why, size_t len)
 {
 	struct il_decision d;

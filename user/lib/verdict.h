@@ -30,6 +30,9 @@ struct il_measure {
 	struct il_lat ops[FS_OP__MAX];      /* syscall/VFS: read, write, open, fsync, sync_file_range (enum fs_op) */
 	struct il_lat nested_sync;          /* syncs run inside O_SYNC/O_DSYNC writes: not fsync calls, and
 					     * their time is in the writes' (not judged, shown apart) */
+	__u64 uring[FS_OP__MAX];            /* of ops[].count, io_uring requests: each timed from
+					     * submission to completion (several in flight at once
+					     * add up past the window), none split */
 	bool wb_seen;
 	struct il_lat wb;                   /* ext4_writepages calls (no percentiles: p*_lt_ns 0) */
 	__u64 wb_errors;                    /* calls that returned < 0 */
@@ -70,6 +73,12 @@ enum il_where {
 /* Short lower-case name of a layer: "none", "syscall/VFS", "filesystem", "writeback",
  * "block queue", "device", "block layer", "CPU". */
 const char *il_where_name(enum il_where l);
+
+/* The reason's clauses (il_decision_text()'s sentence joins them with "; " or ": ", and
+ * leaves those inside parentheses whole), one at a time, to say the first on the verdict's
+ * line and the measurements under it: the clause at *p, its length in *len, and *p moved
+ * past it and its separator. NULL when *p is at the end. */
+const char *il_why_clause(const char **p, size_t *len);
 
 /* Which sentence a decision is said with (il_decision_text()). */
 enum il_why {

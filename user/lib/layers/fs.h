@@ -134,6 +134,12 @@ int il_fs_aio_read(struct bpf_object *obj, struct il_fs_aio_row **rows);
  * AIO: not timed per call here (io_submit: ...; io_getevents: ...)". Returns buf. */
 const char *il_fs_aio_notice(const struct il_fs_aio_row *r, char *buf, size_t len);
 
+/* The one line said when the file-operation rows hold io_uring requests (uring[op] of
+ * calls[op], counts over the window): "io_uring requests in the rows: write 492,020 of
+ * 492,020; each timed from submission to completion ...". NULL (buf untouched) when none. */
+const char *il_fs_uring_notice(const __u64 uring[FS_OP__MAX], const __u64 calls[FS_OP__MAX],
+			       char *buf, size_t len);
+
 /* The rows as a JSON array of {pid, comm, requests, io_submit_calls, io_submit_failed,
  * io_submit_usecs, io_getevents_calls, events, io_getevents_usecs, notice}. */
 struct json_object *il_fs_aio_json(const struct il_fs_aio_row *aio, int n);
