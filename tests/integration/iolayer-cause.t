@@ -22,14 +22,17 @@
 #     in a page fault, userfaultfd, so the small one sleeps rather than spins, on any
 #     machine's speed): the small one's time is mostly other waits, and the verdict names
 #     the holder (lock).
+#  8. xfs: an fsync loop beside a buffered dd loop, -p the loop: the log's completions end its
+#     waits, and the dd behind them is the culprit (not the kworkers that run them).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/slowdisk-lib.sh"
 require_root
 require_cmd jq jq
 require_cmd fio fio
 require_cmd python3 python3
+require_cmd xfsprogs mkfs.xfs
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 43
+plan 44
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -54,6 +57,17 @@ neighbours() {
 	done
 	DDS=$pids
 	at_exit "kill $pids; pkill -f 'of=$1/big'"
+}
+# beside_writer NAME COMMAND PATTERN FILE: COMMAND in a loop (its processes matched by
+# PATTERN, for pkill) beside a victim on FILE, -p the victim traced 3 s into NAME
+beside_writer() {
+	sh -c "while :; do $2; done" &
+	local w=$!
+	at_exit "kill $w; pkill -f '$3'"
+	victim "$4"
+	sleep 1
+	trace "$1" -p "$VICTIM" -d 3
+	kill "$w" "$VICTIM"; pkill -f "$3"; wait "$w" "$VICTIM" 2>/dev/null
 }
 stop_neighbours() { kill $DDS 2>/dev/null; pkill -f "of=$1/big"; wait $DDS 2>/dev/null; }
 v() { jq -r ".verdict.$2" "$TMPD/$1.json"; }
@@ -238,13 +252,7 @@ sync
 dirty_save
 echo $((64 << 20)) >/proc/sys/vm/dirty_background_bytes
 cp "$(command -v dd)" "$TMPD/etl"
-sh -c "while :; do $TMPD/etl if=/dev/zero of=$MNT/etl.dat bs=1M count=400 status=none; done" &
-ETL=$!
-at_exit "kill $ETL; pkill -f '$TMPD/etl'"
-victim "$MNT/small2"
-sleep 1
-trace etl -p "$VICTIM" -d 3
-kill "$ETL" "$VICTIM"; pkill -f "$TMPD/etl"; wait "$ETL" "$VICTIM" 2>/dev/null
+beside_writer etl "$TMPD/etl if=/dev/zero of=$MNT/etl.dat bs=1M count=400 status=none" "$TMPD/etl" "$MNT/small2"
 dirty_restore
 is "$(v etl culprit.kind)/$(v etl culprit.comm)" "neighbour/etl" "buffered ETL writer, -p: the writer whose pages the flusher writes is the culprit"
 
@@ -272,6 +280,21 @@ check "shared file, -p: the victim's share of the disk's bytes is its own, about
 	test -n "$own" -a "${own:-100}" -le 50
 is "$(jq -r '[.verdict.causes[] | select(.kind == "neighbour") | "\(.comm) \(.npids)"] | first' "$TMPD/wal.json")" "python3 3" \
 	"shared file, -p: the three others are a neighbour"
+
+# ---- 8. xfs: an fsync loop beside a buffered writer, -p the loop --------------------------------
+# xfs's fsync is woken by the workqueue workers that end its log writes (xlog_ioend_work, on
+# kworker/N), which wait for no I/O of their own: the wait is for the disk, which the writer's
+# writeback keeps busy (it read "waits for kernel thread [kworker/0]", with or without it)
+XIMG=/dev/shm/iolayer-test-cause-$$-xfs.img
+truncate -s 400M "$XIMG"; at_exit "rm -f $XIMG"
+XDEV=$(losetup -f --show "$XIMG") || echo "Bail out! losetup failed"
+at_exit "losetup_retry $XDEV"
+mkfs.xfs -q -f "$XDEV" >/dev/null 2>&1 || echo "Bail out! mkfs.xfs failed"
+mkdir -p "$TMPD/xfs" && mount "$XDEV" "$TMPD/xfs" || echo "Bail out! cannot mount xfs"
+at_exit "umount $TMPD/xfs"
+beside_writer xfs "dd if=/dev/zero of=$TMPD/xfs/big bs=1M count=100 status=none" "of=$TMPD/xfs/big" "$TMPD/xfs/small"
+is "$(v xfs culprit.kind)/$(v xfs culprit.comm)" "neighbour/dd" \
+	"xfs, -p the fsync loop: the buffered writer behind the log's completions is the culprit"
 
 # ---- every run ----------------------------------------------------------------------------------
 for r in slow-p slow-all loop1 thr-p cpu lock; do

@@ -551,6 +551,41 @@ static void test_hogs_across_parts(void **state)
 	assert_int_equal(c.blames[0].kind, IL_CK_DEVICE);
 }
 
+/* xfs's fsync: woken by the workqueue workers that end its log writes (no I/O wait of their
+ * own): the wait is for the disk, and a buffered dd keeps it busy; without a disk of its
+ * own, the worker's. */
+static void test_worker_completion(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 0, 0, 700, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "kworker/0:3", true, 700, 0);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, 20, "dd", 99 << 20, 900, 0);
+	procs[0].used_disk = DISK;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_string_equal(c.blames[0].via, "kworker/0:3");
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "waits through [kworker/0:3] behind dd (pid 20) on "));
+	/* a worker that waited for I/O itself: that wait followed, the rest its own */
+	wks[0].v.io_ns = 100 * MS;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_KTHREAD);
+	assert_true(c.blames[0].ns == 600 * MS);
+	/* no disk of the victim's: the worker's */
+	wks[0].v.io_ns = 0;
+	procs[0].used_disk = 0;
+	w.nbp = 0;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_KTHREAD);
+	assert_true(c.blames[0].ns == 700 * MS);
+}
+
 /* The victim without -p: the one that lost time to others, not the one with most call time
  * spent on its own I/O; with -p, that process whatever. */
 static void test_victim_choice(void **state)
@@ -780,6 +815,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_kthread_own_threads), cmocka_unit_test(test_journal_for),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq), cmocka_unit_test(test_hogs_across_parts),
+		cmocka_unit_test(test_worker_completion),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),

@@ -690,6 +690,14 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 			blame_disk(x, r->v.io_disk, io, pid, r->k.wk_tgid, comm);
 			rq = waker_runq(w, r->k.wk_tgid, ns - io);
 			blame_cpu_of(x, pid, r->k.wk_tgid, comm, rq);
+			/* a workqueue worker that did not wait for I/O itself runs the work that
+			 * ends an I/O (xfs's log and unwritten-extent completions, ext4's
+			 * conversions, dio and dm-crypt completions): the victim waited for that
+			 * I/O, on its own disk, beside whoever kept the disk busy */
+			if (!r->v.io_ns && !strncmp(comm, "kworker/", 8) && own_disk(w, pid, 0)) {
+				blame_disk(x, own_disk(w, pid, 0), ns - io - rq, pid, r->k.wk_tgid, comm);
+				break;
+			}
 			blame(x->a, !strncmp(comm, "jbd2/", 5) ? IL_CK_JOURNAL : IL_CK_KTHREAD,
 			      r->k.wk_tgid, comm, true, r->v.io_disk, NULL, ns - io - rq);
 			break;
