@@ -157,8 +157,8 @@ static void test_neighbour(void **state)
 		assert_non_null(strstr(lines[1], ", (unknown) "));
 		assert_null(strstr(lines[1], "[]"));
 	}
-	/* its peers of the same name (a database's backends): "other" pids, not its own name
-	 * twice as if it waited behind itself */
+	/* its peers of the same name (a database's backends): "others of its command", not its
+	 * own name twice as if it waited behind itself */
 	{
 		char line[256];
 
@@ -169,7 +169,29 @@ static void test_neighbour(void **state)
 		sent(&w, 22, "fsyncer", 30 << 20, 300, 0);
 		il_cause(&w, &c);
 		il_cause_line(&c, line, sizeof(line));
-		assert_non_null(strstr(line, "behind fsyncer (3 other pids)"));
+		assert_non_null(strstr(line, "behind 3 others of its command on "));
+	}
+	/* a title and a long WAL path: the line keeps who and how much (it was cut at
+	 * "behind postgres: pg postgres...") */
+	{
+		char line[256], verdict[256];
+
+		window(&w);
+		calls(&w, 10, "postgres: pg postgres", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+		woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+		snprintf(procs[0].top_file, sizeof(procs[0].top_file),
+			 "/mnt/x/pg/data/pg_wal/000000010000000000000005");
+		sent(&w, 10, "postgres: pg postgres", 1 << 20, 100, 0);
+		for (int i = 0; i < 3; i++)
+			sent(&w, 20 + i, "postgres: pg postgres", 30 << 20, 300, 0);
+		il_cause(&w, &c);
+		/* as il_window_judge() cuts it: "verdict: device -- " and the line, 200 bytes */
+		il_cause_line(&c, line, 200 - strlen("verdict:  -- device") + 1);
+		snprintf(verdict, sizeof(verdict), "verdict: device -- %s", line);
+		assert_true(strlen(verdict) <= 200);
+		assert_non_null(strstr(verdict, "behind 3 others of its command on "));
+		assert_non_null(strstr(verdict, "% of the disk's bytes"));
+		assert_non_null(strstr(verdict, "000000010000000000000005: "));
 	}
 }
 

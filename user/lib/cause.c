@@ -994,9 +994,10 @@ static const char *op_word(const struct il_cause *c)
 }
 
 /* "dd (41 pids)", "dd (pid 77)", "[jbd2/loop3-8]" into buf. peer: the victim's name, whose
- * peers of the same name (a database's backends) are "(3 other pids)", not its name twice as
- * if it waited behind itself; NULL: none. list: a group's lowest pids, to find them by
- * ("hog (3 pids: 71, 72, 73)", "..." past three). */
+ * peers of the same name (a database's backends) are "3 others of its command", not its name
+ * twice as if it waited behind itself (a title such as "postgres: app db" said twice took the
+ * line's room); NULL: none. list: a group's lowest pids, to find them by ("hog (3 pids: 71,
+ * 72, 73)", "3 others of its command (pids: 71, 72, 73)", "..." past three). */
 static const char *group_str(const struct il_blame *b, const char *peer, bool list, char *buf,
 			     size_t len)
 {
@@ -1015,11 +1016,15 @@ static const char *group_str(const struct il_blame *b, const char *peer, bool li
 				pids[k] = pids[k - 1];
 			pids[k] = b->pids[np];
 		}
-		n = snprintf(buf, len, "%s (%d %spids", esc, b->npids,
-			     peer && !strcmp(b->comm, peer) ? "other " : "");
+		bool peers = peer && !strcmp(b->comm, peer);
+
+		if (peers)
+			n = snprintf(buf, len, "%d others of its command%s", b->npids, np ? " (pids" : "");
+		else
+			n = snprintf(buf, len, "%s (%d pids", esc, b->npids);
 		for (int i = 0; i < np && i < 3 && n >= 0 && (size_t)n < len; i++)
 			n += snprintf(buf + n, len - n, "%s%u", i ? ", " : ": ", pids[i]);
-		if (n >= 0 && (size_t)n < len)
+		if (n >= 0 && (size_t)n < len && (np || !peers))
 			n += snprintf(buf + n, len - n, "%s)", np && b->npids > 3 ? ", ..." : "");
 	} else if (b->pid)
 		n = snprintf(buf, len, "%s (pid %u)", esc, b->pid);
@@ -1294,7 +1299,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		if (b->kind != IL_CK_CPU || !b->comm[0] || b->share < 0.1)
 			continue;
 		cpu_who(b, NULL, who, sizeof(who));
-		n += snprintf(lines[n], 200, "CPU hogs: %.150s, %.0f%% of its time", who, b->share * 100) > 0;
+		n += snprintf(lines[n], 200, "waited for a CPU behind %.150s, %.0f%% of its time", who, b->share * 100) > 0;
 		break;
 	}
 	if (c->blames[0].kind == IL_CK_THROTTLE && c->blames[0].rule[0] && n < 5) {
