@@ -1250,7 +1250,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 	if (!c->found)
 		return 0;
-	snprintf(lines[n++], 200, "split: %llu %s calls, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
+	snprintf(lines[n++], 200, "split: %llu %s calls on all its files, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
 		 "%.0f%% (its block I/O %.0f%%, woken by tasks %.0f%%), other waits %.0f%%",
 		 (unsigned long long)c->victim.calls, op_word(c),
 		 il_fmt_ns(c->victim.call_ns, tot, sizeof(tot)), p[SPLIT_ONCPU] / t, p[SPLIT_RUNQ] / t,
@@ -1288,7 +1288,10 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 
 			for_str(b->for_comm, b->for_pid == c->victim.pid ? "the victim" : NULL, f, sizeof(f));
 			o += snprintf(lines[n] + o, 200 - o, "%s %s%s%.60s%s %.0f%%", i ? "," : "",
-				      il_ck_name(b->kind), name[0] ? " " : "", name, f, b->share * 100);
+				      /* the split's "other waits" are another thing: waits
+				       * not for I/O, whoever ended them */
+				      b->kind == IL_CK_OTHER ? "no waker" : il_ck_name(b->kind),
+				      name[0] ? " " : "", name, f, b->share * 100);
 		}
 		n++;
 	}

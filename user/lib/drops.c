@@ -11,7 +11,7 @@
 static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
 	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost: ring buffer full" },
 	[IL_DROP_MAP_FULL] = { "map_full", "operations not measured: BPF map full" },
-	[IL_DROP_MISSED_START] = { "missed_start", "ends not measured: no start seen (began before tracing, or the kernel skipped the start event)" },
+	[IL_DROP_MISSED_START] = { "missed_start", "not timed: calls or requests that ended with no start seen (under way when tracing began, or the kernel skipped the start event)" },
 	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
 	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
 	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: a call began again before its end was seen (the end event was missed: an exit the kernel did not report, or, with kprobes, a kretprobe out of instances)" },
