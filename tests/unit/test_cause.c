@@ -174,7 +174,7 @@ static void test_neighbour(void **state)
 	/* a title and a long WAL path: the line keeps who and how much (it was cut at
 	 * "behind postgres: pg postgres...") */
 	{
-		char line[256], verdict[256];
+		char line[256], verdict[300];
 
 		window(&w);
 		calls(&w, 10, "postgres: pg postgres", FS_OP_FSYNC, 10, 0, 800, 0, 0);
