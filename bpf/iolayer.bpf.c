@@ -15,13 +15,16 @@
 #include "lib/writeback.bpf.h"
 #include "lib/iowait.bpf.h"
 
-/* block_rq_complete: the time split's marker first (its wake-ups come later, in the same
- * completion), then the request's phases. */
+/* block_rq_complete: the request's phases, then the time split's marker (its wake-ups come
+ * later, in the same completion), with the disk and the time the phases read. */
 static __always_inline int iol_complete(unsigned long long *ctx, bool btf)
 {
+	struct blk_io io = {};
+	bool done = !blk_disk_complete(ctx, btf, &io);
+
 	if (split_cfg.rq_done_in_blk)
-		split_on_rq_done(ctx, btf);
-	return blk_disk_complete(ctx, btf);
+		split_on_rq_done(ctx, btf, done ? io.dev : 0, done ? io.ts[BLK_MK_C] : 0);
+	return 0;
 }
 
 BLK_PROGS(iol_complete)

@@ -1283,26 +1283,25 @@ static __always_inline void blk_account(const struct blk_io *io, struct blk_disk
 	}
 }
 
-/* Aggregate-mode completion handler (BLK_PROGS(blk_disk_complete)): count the
- * request into its disk's totals in blk_disks. ctx is block_rq_complete's argument array;
- * btf: from the tp_btf program. */
-static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf)
+/* Aggregate-mode completion handler: count the request into its disk's totals in blk_disks.
+ * ctx is block_rq_complete's argument array; btf: from the tp_btf program. 0 with io filled
+ * (blk_done()) when the request was counted, else -1. */
+static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf, struct blk_io *io)
 {
 	struct blk_disk_stats *d;
-	struct blk_io io = {};
 	__u64 queue, device;
 
-	if (blk_done(ctx, btf, &io))
-		return 0;
-	queue = io.ts[BLK_MK_I] ? io.ts[BLK_MK_D] - io.ts[BLK_MK_I] : 0;
-	device = io.ts[BLK_MK_C] - io.ts[BLK_MK_D];
-	d = il_lookup_or_init(&blk_disks, &io.dev, &il_zero_disk);
+	if (blk_done(ctx, btf, io))
+		return -1;
+	queue = io->ts[BLK_MK_I] ? io->ts[BLK_MK_D] - io->ts[BLK_MK_I] : 0;
+	device = io->ts[BLK_MK_C] - io->ts[BLK_MK_D];
+	d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
 	if (!d)
 		return 0;
 	/* this CPU's copy (blk_disks is per CPU): plain adds */
 	d->count += 1;
-	if (io.op < IL_OP__MAX)
-		d->ops[io.op] += 1;
+	if (io->op < IL_OP__MAX)
+		d->ops[io->op] += 1;
 	d->bytes += (__u32)ctx[2];
 	d->device_ns += device;
 	if (device > d->device_max_ns)
@@ -1315,7 +1314,7 @@ static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf)
 		d->queue_ns += queue;
 		d->queue_slots[il_slot_idx(queue)] += 1;
 	}
-	blk_account(&io, d);
+	blk_account(io, d);
 	return 0;
 }
 
