@@ -680,7 +680,7 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 		"READ_KB/s", "FSYNCS", "DISK_W_KB", "PIDS", "FLUSHER", "PATH");
 	for (int i = 0; i < nf; i++) {
 		const struct il_who_file_sum *s = &v->files[i];
-		char pids[64] = "", fl[16] = "-";
+		char pids[64] = "", fl[4 * 16 + 16] = "-";
 		size_t n = 0;
 
 		/* as many as fit the column (12), ",+" when some are left out */
@@ -697,7 +697,16 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 			if (last && s->more_pids)
 				snprintf(pids + n, sizeof(pids) - n, ",+"); /* and more */
 		}
-		if (s->flusher_pid)
+		/* the flusher by its name too where the tables know it ("[jbd2/loop0-8] 19826") */
+		for (int j = 0; s->flusher_pid && j < v->nprocs; j++)
+			if (v->procs[j].pid == s->flusher_pid) {
+				char e[4 * 16 + 1];
+
+				il_text_escape(v->procs[j].comm, strnlen(v->procs[j].comm, 16), e, sizeof(e));
+				snprintf(fl, sizeof(fl), v->procs[j].kthread ? "[%s] %u" : "%s %u", e,
+					 s->flusher_pid);
+			}
+		if (s->flusher_pid && !strcmp(fl, "-"))
 			snprintf(fl, sizeof(fl), "%u", s->flusher_pid);
 		fprintf(f, "%-10s %10.1f %10.1f %8llu %10llu %12s  %-24s %s%s\n",
 			il_fmt_ns(s->op_ns, t1, sizeof(t1)), rate(s->write_bytes, elapsed_s),
