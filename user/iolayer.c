@@ -397,7 +397,8 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	sep = isatty(STDOUT_FILENO) ? "\n" : "";
 	if (il_opts.pid)
 		printf("%s%.1f s traced: process %d, its threads, not its children (file operations, "
-		       "writeback, I/O wait); block layer: the disk it used\n\n", sep, m->elapsed_s, il_opts.pid);
+		       "writeback, I/O wait); block layer: the disk it used (the tables add the kernel "
+		       "threads that wrote to it)\n\n", sep, m->elapsed_s, il_opts.pid);
 	else if (il_cgfilter_get()) {
 		char cg[4 * PATH_MAX], name[PATH_MAX];
 
