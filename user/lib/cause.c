@@ -1423,6 +1423,16 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	j->cause.quiet = j->v.d.quiet;
 	if (!j->cause.found || !j->cause.nblames || j->v.d.why == IL_WHY_WB_ERRORS)
 		return;
+	/* the calls split took a trifle of the window, but the layers saw a load that stands
+	 * out (io_uring's or AIO's requests, which are not split; many processes' calls): the
+	 * layers' own decision, as when no call was split (fio through io_uring beside a dd
+	 * that wrote now and then was "none -- no layer stands out: dd's write calls took
+	 * 0.2%" with its disk 87% busy) */
+	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
+	    j->layers.where != IL_WHERE_NONE) {
+		j->cause.found = false;
+		return;
+	}
 	j->v.d.where = j->cause.where;
 	victim_culprit(w, &j->cause, &j->v.c);
 	/* "verdict: LAYER -- " and the line: at most 200 bytes in all */

@@ -146,7 +146,9 @@ struct il_cause {
 					     * quiet, set by il_window_judge()): said in the
 					     * evidence, as the cause is relative */
 	bool idle;                          /* its calls took under IL_CAUSE_IDLE of the window:
-					     * the verdict is none (il_window_judge()) */
+					     * the verdict is none (il_window_judge(); where the
+					     * layers' own decision is a layer, that decision, and
+					     * found is false) */
 };
 
 /* Below this share of the window in its calls, a victim is slowed by nothing that matters. */
