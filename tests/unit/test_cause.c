@@ -608,6 +608,40 @@ static void test_worker_completion(void **state)
 	assert_true(c.blames[0].ns == 700 * MS);
 }
 
+/* Its run-queue waits mostly ended on an idle CPU (the wake-up's latency: no one's), a third
+ * behind a hog: the CPU, said with all its time, and the hog named, not "30% of its time
+ * waits for a CPU" with no one (a trial's verdict under -C). */
+static void test_cpu_unnamed(void **state)
+{
+	struct il_window w;
+	char line[256];
+
+	(void)state;
+	window(&w);
+	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 500, 450, 0, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 450, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 0, "", false, 300, 0);
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 40, "hog", false, 200, 0);
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.where, IL_WHERE_CPU);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "hog");
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, ": 50% of its time waits for a CPU, 20% behind hog (pid 40)"));
+	/* no one held it at all: all of it, no one named */
+	wks[2].v.ns = 0;
+	wks[2].k.wk_kind = SPLIT_WK_IRQ;
+	ops[0].v.part_ns[SPLIT_RUNQ] = 300 * MS;
+	ops[0].v.part_ns[SPLIT_IOWAIT_BLOCK] = 250 * MS;
+	wks[0].v.ns = 250 * MS;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_CPU);
+	assert_string_equal(c.blames[0].comm, "");
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, ": 50% of its time waits for a CPU"));
+}
+
 /* The victim without -p: the one that lost time to others, not the one with most call time
  * spent on its own I/O; with -p, that process whatever. */
 static void test_victim_choice(void **state)
@@ -837,7 +871,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_kthread_own_threads), cmocka_unit_test(test_journal_for),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq), cmocka_unit_test(test_hogs_across_parts),
-		cmocka_unit_test(test_worker_completion),
+		cmocka_unit_test(test_worker_completion), cmocka_unit_test(test_cpu_unnamed),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),

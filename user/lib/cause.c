@@ -884,11 +884,15 @@ static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu)
 	for (int k = 1; k < CG__MAX; k++)
 		if (g[k] > g[best_g])
 			best_g = k;
-	for (int i = 0; i < a->n; i++)
-		if (group_ns(&a->b[i], best_g) > most) {
-			most = group_ns(&a->b[i], best_g);
-			best = i;
-		}
+	/* a CPU no one held (the wake-up's own latency, or no CPU times read) is the culprit
+	 * only when no one is: the line gives the group's time, then the largest holder's */
+	for (int named = 1; named >= 0 && best < 0; named--)
+		for (int i = 0; i < a->n; i++)
+			if (group_ns(&a->b[i], best_g) > most &&
+			    (!named || a->b[i].kind != IL_CK_CPU || a->b[i].comm[0])) {
+				most = group_ns(&a->b[i], best_g);
+				best = i;
+			}
 	*part = IL_CP_CPU;
 	*cpu = best_g == CG_CPU;
 	if (best < 0)
@@ -1100,8 +1104,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 		int all = (int)(c->part_share * 100 + 0.5);
 
 		cpu_who(b, c->victim.comm, who, sizeof(who));
-		if (!b->comm[0])
-			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", pct, via);
+		if (!b->comm[0]) /* no one held it: the group's time, all of it no one's */
+			return snprintf(buf, len, "%d%% of its time waits%s for a CPU", all > pct ? all : pct,
+					via);
 		if (all >= pct + 5)
 			return snprintf(buf, len, "%d%% of its time waits%s for a CPU, %d%% behind %s", all,
 					via, pct, who);
