@@ -696,6 +696,32 @@ static void test_dirty(void **state)
 	assert_int_equal(c.where, IL_WHERE_WRITEBACK);
 }
 
+/* A buffered writer in another cgroup fills the disk through the flusher: named with the
+ * cgroup it was seen in (a trial's -C run said "dd (24 pids)" with no cgroup). */
+static void test_dirtier_cgroup(void **state)
+{
+	struct il_window w;
+	struct il_win_dirtier d = { .pid = 20, .dev = DISK, .comm = "dd", .wb_bytes = 100 << 20 };
+	char line[256];
+
+	(void)state;
+	fsyncer(&w);
+	procs[0].used_disk = DISK;
+	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, 5, "kworker/u8:3", 100 << 20, 900, 0);
+	w.dirtiers = &d;
+	w.ndirtiers = 1;
+	procs[w.view.nprocs].pid = 20;
+	snprintf(procs[w.view.nprocs].comm, sizeof(procs[0].comm), "dd");
+	snprintf(procs[w.view.nprocs++].cgroup, sizeof(procs[0].cgroup), "/batch");
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_string_equal(c.blames[0].cgroup, "/batch");
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "behind dd (pid 20) of cgroup /batch on "));
+}
+
 /* The line: at most 200 bytes, one line, a long path cut from the front; the evidence: at
  * most five lines; the causes' shares add up to at most the whole. */
 static void test_line(void **state)
@@ -872,6 +898,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
 		cmocka_unit_test(test_journal_runq), cmocka_unit_test(test_hogs_across_parts),
 		cmocka_unit_test(test_worker_completion), cmocka_unit_test(test_cpu_unnamed),
+		cmocka_unit_test(test_dirtier_cgroup),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),

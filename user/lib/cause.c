@@ -233,6 +233,16 @@ static int merge_cgroups(struct sub *s, int n)
 	return n;
 }
 
+/* The cgroup process pid was seen in (the process table's, a path), NULL unknown: a
+ * dirtier's, whose bytes a kernel thread submitted in no cgroup of its own. */
+static const char *seen_cgroup(const struct il_window *w, __u32 pid)
+{
+	for (int i = 0; i < w->view.nprocs; i++)
+		if (w->view.procs[i].pid == pid)
+			return w->view.procs[i].cgroup[0] == '/' ? w->view.procs[i].cgroup : NULL;
+	return NULL;
+}
+
 /* The submitters of disk dev over the window, the victim's pids (victim, self2) apart: the
  * pages a submitter wrote back for others (a kernel thread's writes, or a process's of files
  * it does not use) go to the processes whose pages they were, by their bytes written back by
@@ -272,7 +282,8 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 			if (d->dev != dev || !d->wb_bytes)
 				continue;
 			mapped += part;
-			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part, NULL);
+			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part,
+				    seen_cgroup(w, d->pid));
 		}
 		n = sub_add(s, n, r->k.tgid, r->v.comm[0] ? r->v.comm : "(unknown)", kt,
 			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
