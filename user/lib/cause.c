@@ -1440,12 +1440,13 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	if (!j->cause.found || !j->cause.nblames || j->v.d.why == IL_WHY_WB_ERRORS)
 		return;
 	/* the calls split took a trifle of the window, but the layers saw a load that stands
-	 * out (io_uring's or AIO's requests, which are not split; many processes' calls): the
+	 * out, of another process (io_uring's or AIO's requests, which are not split): the
 	 * layers' own decision, as when no call was split (fio through io_uring beside a dd
 	 * that wrote now and then was "none -- no layer stands out: dd's write calls took
-	 * 0.2%" with its disk 87% busy) */
+	 * 0.2%" with its disk 87% busy). The victim's own load stays "none" (a write blocked
+	 * all the window, its few returned calls the layers' only numbers). */
 	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
-	    j->layers.where != IL_WHERE_NONE) {
+	    j->layers.where != IL_WHERE_NONE && j->v.c.found && j->v.c.pid != j->cause.victim.pid) {
 		j->cause.found = false;
 		return;
 	}
