@@ -331,8 +331,6 @@ static int write_html(const struct il_measure_src *src, struct il_window *w, con
 	return err;
 }
 
-/* The report: text or JSON to stdout, with --html also the page. 0, or -1 when the page
- * could not be written. */
 /* How print_clauses() prints. */
 enum clauses { CL_FIRST, CL_REST, CL_ALL };
 
@@ -355,6 +353,8 @@ static void print_clauses(const char *why, enum clauses how)
 	}
 }
 
+/* The report: text or JSON to stdout, with --html also the page. 0, or -1 when the page
+ * could not be written. */
 static int report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
 		   const struct il_heat *heat, const struct il_fs_aio_row *aio, int naio)
 {

@@ -108,12 +108,19 @@ static void cpu(struct il_window *w, __u32 pid, const char *comm, __u64 ms)
 
 static struct il_cause c;
 
+/* A window with process 10's fsyncs: on ms on CPU, rq ms in the run queue, blk ms waiting
+ * for its block I/O on DISK (its one waker row so far, wks[0]). */
+static void fsyncer_runq(struct il_window *w, __u64 on, __u64 rq, __u64 blk)
+{
+	window(w);
+	calls(w, 10, "fsyncer", FS_OP_FSYNC, on, rq, blk, 0, 0);
+	woken(w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, blk, 0);
+}
+
 /* A window with process 10's 800 ms of fsyncs waiting for its block I/O on DISK. */
 static void fsyncer(struct il_window *w)
 {
-	window(w);
-	calls(w, 10, "fsyncer", FS_OP_FSYNC, 10, 0, 800, 0, 0);
-	woken(w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	fsyncer_runq(w, 10, 0, 800);
 }
 
 /* Process 10 (comm)'s 800 ms of fsyncs woken by kernel thread 5 (kcomm), which ran 200 ms
@@ -258,9 +265,7 @@ static void test_cpu(void **state)
 	struct il_window w;
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 700, 100, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 100, 0);
+	fsyncer_runq(&w, 50, 700, 100);
 	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);
 	cpu(&w, 10, "fsyncer", 50);
 	cpu(&w, 40, "hog", 450);
@@ -309,9 +314,7 @@ static void test_cpu_holders(void **state)
 	char line[256];
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 700, 100, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 100, 0);
+	fsyncer_runq(&w, 50, 700, 100);
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 40, "hog", false, 300, 0);
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 41, "hog", false, 250, 0);
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 50, "qemu", false, 50, 0);
@@ -617,9 +620,7 @@ static void test_cpu_unnamed(void **state)
 	char line[256];
 
 	(void)state;
-	window(&w);
-	calls(&w, 10, "fsyncer", FS_OP_FSYNC, 50, 500, 450, 0, 0);
-	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 450, 0);
+	fsyncer_runq(&w, 50, 500, 450);
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 0, "", false, 300, 0);
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_CPU, 40, "hog", false, 200, 0);
 	sent(&w, 10, "fsyncer", 1 << 20, 100, 0);

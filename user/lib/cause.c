@@ -669,6 +669,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 		const struct il_split_wk_row *r = &w->split.wakers[i];
 		char comm[IL_TASK_COMM_LEN + 1] = "";
 		__u64 ns = r->v.ns, io, rq;
+		__u32 dev;
 
 		if (r->k.tgid != pid || r->k.op != op->k.op || r->k.wk_kind == SPLIT_WK_CPU ||
 		    woken >= off)
@@ -705,8 +706,9 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 			 * ends an I/O (xfs's log and unwritten-extent completions, ext4's
 			 * conversions, dio and dm-crypt completions): the victim waited for that
 			 * I/O, on its own disk, beside whoever kept the disk busy */
-			if (!r->v.io_ns && !strncmp(comm, "kworker/", 8) && own_disk(w, pid, 0)) {
-				blame_disk(x, own_disk(w, pid, 0), ns - io - rq, pid, r->k.wk_tgid, comm);
+			dev = !r->v.io_ns && !strncmp(comm, "kworker/", 8) ? own_disk(w, pid, 0) : 0;
+			if (dev) {
+				blame_disk(x, dev, ns - io - rq, pid, r->k.wk_tgid, comm);
 				break;
 			}
 			blame(x->a, !strncmp(comm, "jbd2/", 5) ? IL_CK_JOURNAL : IL_CK_KTHREAD,
