@@ -7,12 +7,15 @@
  * (fs_cfg.min_ns, wb_cfg.want_rows), read through their summary maps, and attribution
  * (lib/who.bpf.h) fed by all of them (at block_bio_queue, by the block layer's program, which
  * does attribution's part too: who_cfg.bio_in_blk; at block_rq_complete, the block layer's
- * program sets the time split's completion marker too: split_cfg.rq_done_in_blk).
+ * program sets the time split's completion marker too: split_cfg.rq_done_in_blk; at
+ * sched_switch, the I/O-wait layer's program runs the time split's handler too:
+ * split_cfg.switch_in_iw).
  */
 #include "lib/common.bpf.h"
 #include "lib/block.bpf.h"
 #include "lib/fs.bpf.h"
 #include "lib/writeback.bpf.h"
+#define IW_SWITCH_ALSO(ctx, btf) (split_cfg.switch_in_iw ? split_on_switch(ctx, btf) : 0)
 #include "lib/iowait.bpf.h"
 
 /* block_rq_complete: the request's phases, then the time split's marker (its wake-ups come

@@ -594,6 +594,8 @@ int main(int argc, char **argv)
 		il_layerset_drop(ls, split);
 	else if (src.blk) /* one program on block_rq_complete, not two */
 		il_split_rq_done_in_block(skel->obj, split);
+	if (src.split && src.iw) /* one program on sched_switch, not two */
+		il_split_switch_in_iowait(skel->obj, split, iw);
 	if (il_layerset_loaded(ls, il_maps_ahead(skel->obj) ?: iolayer_bpf__load(skel)))
 		goto out;
 	/* The window every table counts: from the first attach to the detach below, which

@@ -416,16 +416,27 @@ static __always_inline int iw_on_switch(__u64 *ctx, bool btf)
 	return 0;
 }
 
+/* A tool's object may run another layer's sched_switch handler in this layer's program,
+ * one program on the hook where two ran: it defines IW_SWITCH_ALSO(ctx, btf), an expression,
+ * before including this file (iolayer: the time split's, when split_cfg.switch_in_iw). It
+ * runs after this layer's handler, as the other layer's own program did when attached after
+ * this one. */
+#ifndef IW_SWITCH_ALSO
+#define IW_SWITCH_ALSO(ctx, btf) 0
+#endif
+
 SEC("tp_btf/sched_switch")
 int iw_switch_btf(__u64 *ctx)
 {
-	return iw_on_switch(ctx, true);
+	iw_on_switch(ctx, true);
+	return IW_SWITCH_ALSO(ctx, true);
 }
 
 SEC("raw_tp/sched_switch")
 int iw_switch_raw(__u64 *ctx)
 {
-	return iw_on_switch(ctx, false);
+	iw_on_switch(ctx, false);
+	return IW_SWITCH_ALSO(ctx, false);
 }
 
 #endif /* IOLAYER_IOWAIT_BPF_H */

@@ -186,6 +186,10 @@ struct split_cfg {
 	/* 1: the block layer's block_rq_complete program sets the completion marker
 	 * (split_on_rq_done()), one program where two ran (il_split_rq_done_in_block()) */
 	__u32 rq_done_in_blk;
+	/* 1: the I/O-wait layer's sched_switch program runs split_on_switch() too, one
+	 * program where two ran (il_split_switch_in_iowait(); each program on a hook costs its
+	 * dispatch at every context switch of the machine) */
+	__u32 switch_in_iw;
 };
 
 #endif /* IOLAYER_SPLIT_H */

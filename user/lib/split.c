@@ -107,6 +107,20 @@ void il_split_rq_done_in_block(struct bpf_object *obj, struct il_plan *p)
 	il_debug("block_rq_complete: the time split's marker set by the block layer's program");
 }
 
+void il_split_switch_in_iowait(struct bpf_object *obj, struct il_plan *p, const struct il_plan *iw)
+{
+	struct split_cfg *c = il_obj_rodata_must(obj, "split_cfg", sizeof(*c));
+	int m = il_plan_method(p);
+
+	/* the same method: the I/O-wait layer's tp_btf program hands split_on_switch() BTF
+	 * pointers, which split_cfg.task_storage was chosen for */
+	if (!c->on || m < 0 || m != il_plan_method(iw) ||
+	    (!il_plan_leave_out(p, "split_switch_btf") && !il_plan_leave_out(p, "split_switch_raw")))
+		return;
+	c->switch_in_iw = 1;
+	il_debug("sched_switch: the time split's handler run by the I/O-wait layer's program");
+}
+
 const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t len)
 {
 	char disk[32];

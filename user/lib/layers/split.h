@@ -56,6 +56,13 @@ void il_split_chosen(struct bpf_object *obj, const struct il_plan *p);
  * left out of plan p, and split_cfg.rq_done_in_blk set. Nothing when the layer is off. */
 void il_split_rq_done_in_block(struct bpf_object *obj, struct il_plan *p);
 
+/* After il_split_chosen(), where the I/O-wait layer's sched_switch program is loaded with
+ * plan iw (iolayer): when iw and p chose the same method, the layer's own sched_switch
+ * program is left out of p and split_cfg.switch_in_iw set, so that the I/O-wait layer's
+ * program runs the time split's handler (one program on the hook, not two). Nothing when the
+ * layer is off or the methods differ. */
+void il_split_switch_in_iowait(struct bpf_object *obj, struct il_plan *p, const struct il_plan *iw);
+
 /* Names of the parts (enum split_part): JSON keys "on_cpu", "runq", "iowait_block",
  * "iowait_task", "other". */
 extern const char *const il_split_part_keys[SPLIT_PARTS];
