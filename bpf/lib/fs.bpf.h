@@ -983,7 +983,11 @@ int BPF_PROG(fs_uring_submit_req_btf, struct io_kiocb *req)
 /* A request's completion was posted on ring (struct io_ring_ctx *) with result res: the
  * request reqp (struct io_kiocb *) where the tracepoint carries it, else the request whose
  * user_data it is. ctx and tail: a classic tracepoint's program, whose slow events go out
- * through fs_send (tail true, ctx its context); else sent in place. */
+ * through fs_send (tail true, ctx its context); else sent in place. In the tp_btf program
+ * (!tail) on a kernel with bpf_rdonly_cast (6.2+: il_btf_ids.io_kiocb, .kiocb and
+ * fs_cfg.file_btf_id), a read or write request's file, position, filesystem and the file's
+ * key for attribution are read with plain loads through untrusted casts: about eight probe
+ * reads fewer a request, each a helper call. */
 static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void *reqp, __u64 user_data,
 					 int res)
 {
@@ -997,7 +1001,7 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	__u64 now, delta;
 	__s64 ret;
 	__u32 k;
-	bool slow;
+	bool slow, cast = false;
 
 	key.id = FS_URING_BY_REQ ? (__u64)reqp : user_data;
 	if (FS_URING_BY_REQ) {
@@ -1026,6 +1030,13 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	case FS_OP_WRITE:
 		/* bytes moved, and where: the request's kiocb was advanced past them */
 		s.size = res > 0 ? res : 0;
+		if (!tail && il_btf_ids.io_kiocb && il_btf_ids.kiocb && fs_cfg.file_btf_id) {
+			cast = true;
+			file = ((struct io_kiocb *)bpf_rdonly_cast(req, il_btf_ids.io_kiocb))->file;
+			s.offset = ((struct kiocb *)bpf_rdonly_cast(kiocb, il_btf_ids.kiocb))->ki_pos -
+				   s.size;
+			break;
+		}
 		s.offset = BPF_CORE_READ(kiocb, ki_pos) - s.size;
 		break;
 	case FS_OP_FSYNC:
@@ -1050,7 +1061,9 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	default:
 		return 0;
 	}
-	if (!fs_sys_file_wanted(file))
+	if (cast ? !file || !fs_sys_magic(fs_file_btf(file, true)->f_inode->i_sb->s_magic) ||
+		   !fs_file_wanted(file) :
+		   !fs_sys_file_wanted(file))
 		return 0;
 	s.file = (__u64)file;
 	now = bpf_ktime_get_ns();
@@ -1062,7 +1075,7 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	slow = fs_cfg.min_ns != ~0ULL && delta >= fs_cfg.min_ns;
 	k = st.op;
 	fs_stats_add(bpf_map_lookup_elem(&fs_uring_stats, &k), delta, slow);
-	who_fs_of(st.pid_tgid, st.op, file, delta, ret);
+	who_fs_of(st.pid_tgid, st.op, cast ? fs_file_btf(file, true) : file, delta, ret, cast);
 	if (slow && tail)
 		fs_emit_tail(ctx, st.pid_tgid, st.op, &s, file, ret, now, delta, st.comm);
 	else if (slow)

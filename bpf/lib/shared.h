@@ -28,6 +28,8 @@ struct il_btf_ids {
 	__u32 task;     /* struct task_struct */
 	__u32 bio;      /* struct bio */
 	__u32 request;  /* struct request */
+	__u32 io_kiocb; /* struct io_kiocb (io_uring's request) */
+	__u32 kiocb;    /* struct kiocb */
 	__u32 pad;
 };
 

@@ -327,7 +327,10 @@ done
 miss=
 for r in slow-all loop-all thr-all; do # (with -p the tables are the process's alone)
 	jq -e '.verdict.culprit.pid as $p | $p == null or .verdict.culprit.kthread or
-		([.processes[].pid] | index($p)) != null' "$TMPD/$r.json" >/dev/null || miss="$miss $r"
+		([.processes[].pid] | index($p)) != null' "$TMPD/$r.json" >/dev/null || {
+		miss="$miss $r"
+		diag "$r: culprit $(jq -c '.verdict.culprit | {pid, comm, npids, pids}' "$TMPD/$r.json"), processes $(jq -c '[.processes[] | [.pid, .comm]]' "$TMPD/$r.json")"
+	}
 done
 is "${miss# }" "" "every run without -p: the culprit the verdict names is among the top processes"
 is "$(bpf_progs_named blk_rq_ fs_sys_ split_ iw_switch)" "" "no iolayer BPF program left after exit"

@@ -484,6 +484,8 @@ void il_btf_ids_fill(struct bpf_object *obj)
 	ids->task = il_btf_vmlinux_id("task_struct", BTF_KIND_STRUCT);
 	ids->bio = il_btf_vmlinux_id("bio", BTF_KIND_STRUCT);
 	ids->request = il_btf_vmlinux_id("request", BTF_KIND_STRUCT);
+	ids->io_kiocb = il_btf_vmlinux_id("io_kiocb", BTF_KIND_STRUCT);
+	ids->kiocb = il_btf_vmlinux_id("kiocb", BTF_KIND_STRUCT);
 }
 
 /* Bind the calls of a kfunc written as helper IL_KFUNC_* (bpf/lib/shared.h) to the kfunc's
