@@ -1004,7 +1004,10 @@ __noinline __u32 il_phase_slot(__u64 ns)
 	} while (0)
 
 /* Add io to the phase totals p (struct blk_phases); percpu: p is in a per-CPU map's value
- * (blk_disks), else shared between CPUs (biolatency's breakdown). */
+ * (blk_disks), else shared between CPUs (biolatency's breakdown). In blk_disks the I2D and
+ * D2C phases are not added here: they are the disk's queue and device totals, which
+ * blk_disk_complete() adds beside them for every request, and user space copies them over
+ * (il_blk_percpu_fold()): two phases' histogram updates fewer a request. */
 static __always_inline void blk_phases_add(struct blk_phases *p, const struct blk_io *io, bool percpu)
 {
 	__u64 life = 0, t;
@@ -1029,7 +1032,7 @@ static __always_inline void blk_phases_add(struct blk_phases *p, const struct bl
 		struct blk_phase_stat *s = &p->ph[i];
 		__u64 ns;
 
-		if (!blk_phase_ns(io, i, &ns))
+		if ((percpu && (i == BLK_PH_I2D || i == BLK_PH_D2C)) || !blk_phase_ns(io, i, &ns))
 			continue;
 		IL_ADD(percpu, &s->count, 1);
 		IL_ADD(percpu, &s->ns, ns);
@@ -1307,7 +1310,7 @@ static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf, 
 	if (device > d->device_max_ns)
 		d->device_max_ns = device;
 	d->device_slots[il_slot_idx(device)] += 1;
-	if (queue) {
+	if (io->ts[BLK_MK_I]) { /* as BLK_PH_I2D: every request seen inserted, 0 ns included */
 		if (queue > d->queue_max_ns)
 			d->queue_max_ns = queue;
 		d->queued += 1;

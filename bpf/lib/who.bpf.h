@@ -81,6 +81,9 @@ struct {
 	__type(value, struct who_file);
 } who_files SEC(".maps");
 
+/* Also each process's bio totals, which user space sums (il_who_procs_bios()), where a bio
+ * looked its process's entry up to add to it too. (Per CPU, BPF_MAP_TYPE_LRU_PERCPU_HASH, its
+ * lookup is a helper call the verifier does not inline: no cheaper than the atomic adds.) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, WHO_MAX_PROC_DISKS);
@@ -451,8 +454,6 @@ static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file
 	who_fs_add(pid_tgid, op, file, delta, ret, false, 0, NULL, btf);
 }
 
-/* The current task submits a request that completes elsewhere (io_uring): its process's
- * entry, with its identity, for who_fs_of(). btf: in a tp_btf program (who_task_btf()). */
 /* Per CPU: the process whose entry and identity who_submitter() last made sure of, and when
  * (its task's mm then, as who_identity_fresh() compares). */
 struct who_sub_last {
@@ -469,21 +470,15 @@ struct {
 	__type(value, struct who_sub_last);
 } who_sub_last SEC(".maps");
 
-static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf)
+/* The current process (tgid; task: the current task's BTF pointer or NULL, mm its mm as
+ * read) has an entry in who_procs and a fresh identity: made sure of unless this CPU did so
+ * for it last (who_sub_last), less than WHO_IDENT_NS ago. */
+static __always_inline void who_sure_of(__u32 tgid, __u64 now, struct task_struct *task, __u64 mm)
 {
-	struct task_struct *task;
 	struct who_sub_last *l;
 	__u32 zero = 0;
-	__u64 mm;
 
-	if (!who_cfg.on)
-		return;
-	task = who_task_btf(btf);
 	l = bpf_map_lookup_elem(&who_sub_last, &zero);
-	/* the same process as this CPU's last submission, made sure of less than WHO_IDENT_NS
-	 * ago, its address space the same: its entry is there, its identity fresh (an LRU hash
-	 * lookup a request fewer under a submitting loop) */
-	mm = task ? (__u64)task->mm : 0;
 	if (l && task && l->tgid == tgid && l->mm == mm && now - l->ns < WHO_IDENT_NS)
 		return;
 	if (!who_proc_current_of(tgid, now, task) || !l)
@@ -491,6 +486,21 @@ static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf)
 	l->tgid = tgid;
 	l->mm = mm;
 	l->ns = now;
+}
+
+/* The current task submits a request that completes elsewhere (io_uring): its process's
+ * entry, with its identity, for who_fs_of(). btf: in a tp_btf program (who_task_btf()). */
+static __always_inline void who_submitter(__u32 tgid, __u64 now, bool btf)
+{
+	struct task_struct *task;
+
+	if (!who_cfg.on)
+		return;
+	task = who_task_btf(btf);
+	/* the same process as this CPU's last submission, made sure of less than WHO_IDENT_NS
+	 * ago, its address space the same: its entry is there, its identity fresh (an LRU hash
+	 * lookup a request fewer under a submitting loop) */
+	who_sure_of(tgid, now, task, task ? (__u64)task->mm : 0);
 }
 
 /* I/O-wait layer: task (tgid) slept delta ns in I/O wait, ending at now (bpf_ktime_get_ns()).
@@ -710,10 +720,11 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	__u32 op = s->opf & IL_REQ_OP_MASK, bytes = s->bytes;
 	bool write = op == 1; /* REQ_OP_WRITE */
 	struct who_pd_key k = { .tgid = s->pid_tgid >> 32, .dev = s->dev };
-	struct who_proc *p;
+	struct who_proc *p = NULL;
 	struct who_file *f;
 	struct who_pd *pd;
 	bool is_new, foreign = false;
+	__u64 mm = 0;
 
 	/* data only: REQ_OP_READ 0 and REQ_OP_WRITE 1 (the same in every kernel); a discard's
 	 * or write-zeroes' size is a range, not bytes moved */
@@ -727,21 +738,19 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 		if (p && is_new && s->sub_comm)
 			__builtin_memcpy(p->comm, s->sub_comm, sizeof(p->comm));
 	} else {
-		p = who_proc_current_of(k.tgid, s->now, who_task_btf(s->btf));
-	}
-	if (p) {
-		__sync_fetch_and_add(&p->bios, 1);
-		__sync_fetch_and_add(&p->bio_bytes, bytes);
-		if (write)
-			__sync_fetch_and_add(&p->bio_write_bytes, bytes);
+		/* its entry and identity (its bios are counted in who_pd, which user space sums
+		 * per process): no lookup while this CPU's bios are one process's */
+		struct task_struct *task = who_task_btf(s->btf);
+
+		mm = task ? (__u64)task->mm :
+			    (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
+		who_sure_of(k.tgid, s->now, task, mm);
 	}
 	f = il_bio_seen_entry(s);
 	if (f) {
-		/* who_identity_fresh() left p->ident_mm the task's mm; a submitter a worker
-		 * queues for is a kernel thread only when its entry says so */
-		bool kthread = s->sub_tgid ? p && (p->flags & WHO_PROC_KTHREAD) :
-			       p ? !p->ident_mm : !BPF_CORE_READ((struct task_struct *)
-								bpf_get_current_task(), mm);
+		/* a submitter a worker queues for is a kernel thread only when its entry says so;
+		 * the current task is one when it has no mm */
+		bool kthread = s->sub_tgid ? p && (p->flags & WHO_PROC_KTHREAD) : !mm;
 		bool user = false;
 
 		__sync_fetch_and_add(write ? &f->bio_write_bytes : &f->bio_read_bytes, bytes);

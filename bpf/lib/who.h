@@ -66,7 +66,10 @@ struct who_proc {
 	__u64 op_slots[FS_OP__MAX][WHO_SLOTS]; /* log2 histogram of their latency, ns */
 	__u64 read_bytes, write_bytes;       /* returned by read/write calls on traced files */
 	__u64 iowait_count, iowait_ns;       /* sleeps in I/O wait */
-	__u64 bios, bio_bytes, bio_write_bytes; /* bios submitted (block_bio_queue) from this process */
+	/* bios submitted (block_bio_queue) from this process: not counted here but summed by user
+	 * space from its who_pd entries (il_who_read()), so that a bio need not look the
+	 * process's entry up (who_bio_seen()) */
+	__u64 bios, bio_bytes, bio_write_bytes;
 	/* The files its calls took the most time on, counted the Space-Saving way (Metwally,
 	 * Agrawal, El Abbadi, 2005): a file not among them takes the place of the one with the
 	 * least time and adds to that count. A count is thus at most that least count over the
@@ -100,7 +103,8 @@ struct who_file {
 	char names[WHO_PATH_DEPTH][WHO_NAME_LEN];
 };
 
-/* One (process, disk): the bios it submitted there. */
+/* One (process, disk): the bios it submitted there (and user space sums them per process:
+ * il_who_procs_bios()). */
 struct who_pd_key {
 	__u32 tgid;
 	__u32 dev;               /* the whole disk, major << 20 | minor */

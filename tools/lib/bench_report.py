@@ -638,20 +638,22 @@ def targets_25(recs, a, c, e):
     # an empty raw tracepoint program on the same hook (raw_floor -s; the split's programs are
     # raw tracepoint programs too), and, as before, the empty bpftrace program on sched_switch
     pw, win = prog_windows(recs, "iolayer"), windows(recs)[0]
+    sw = prog_windows(recs, "fsslower-split")  # the time split's own programs
     fw = prog_windows(recs, "raw-sched-floor")
     for prog, raw in (("split_switch_btf", "floor_switch"), ("split_waking_btf", "floor_waking"),
                       ("split_wakeup_btf", "floor_wakeup")):
         xs, xb = [], []
-        shown = prog
+        who = "iolayer"
         for (s, r, ph), progs in pw.items():
             if (s, ph) != ("sched", "pingpong"):
                 continue
-            if prog == "split_switch_btf" and prog not in progs and "iw_switch_btf" in progs:
-                # the split's handler run by the I/O-wait layer's program (split_cfg.switch_in_iw)
-                shown = "iw_switch_btf"
-            if shown not in progs or progs[shown][2] <= 0:
+            if prog not in progs:
+                # iolayer runs the split's sched_switch handler in the I/O-wait layer's
+                # program (split_cfg.switch_in_iw): the split's own, in fsslower --split
+                progs, who = sw.get((s, r, ph), {}), "fsslower --split"
+            if prog not in progs or progs[prog][2] <= 0:
                 continue
-            v = progs[shown][1] / progs[shown][2]
+            v = progs[prog][1] / progs[prog][2]
             fr = fw.get((s, r, ph), {}).get(raw)
             if fr and fr[2] > 0 and fr[1] > 0:
                 xs.append(v / (fr[1] / fr[2]))
@@ -659,12 +661,23 @@ def targets_25(recs, a, c, e):
             if fl and fl[1]:
                 xb.append(v / (fl[0] / fl[1]))
         x, b = med(xs), med(xb)
-        what = (f"`{prog}`" if shown == prog else
-                "`iw_switch_btf` (the I/O-wait layer's handler and the split's in one program)")
+        what = f"`{prog}`" + ("" if who == "iolayer" else f" ({who}: in iolayer the I/O-wait "
+                                                           "layer's program runs it)")
         rows.append([f"time split, {what} ns per run with no call in flight / an empty raw "
                      "tracepoint program on its hook", "<= 1.3x",
                      f"{fmt_x(x)} (/ the empty bpftrace program on sched_switch: {fmt_x(b)})",
                      ok(x, 1.3)])
+    xs = []  # all of iolayer's work at a switch (the I/O-wait layer's and the split's)
+    for (s, r, ph), progs in pw.items():
+        if (s, ph) != ("sched", "pingpong") or "iw_switch_btf" not in progs:
+            continue
+        ns = sum(v[1] for v in progs.values() if v[0] == "sched_switch")
+        cnt = progs["iw_switch_btf"][2]
+        fr = fw.get((s, r, ph), {}).get("floor_switch")
+        if cnt > 0 and fr and fr[2] > 0 and fr[1] > 0:
+            xs.append((ns / cnt) / (fr[1] / fr[2]))
+    rows.append(["iolayer, all its programs on sched_switch, ns per switch with no call in flight "
+                 "/ an empty raw tracepoint program on it", "-", fmt_x(med(xs)), "-"])
     ready, rss = c.get("iolayer", (None, None))
     rows.append(["iolayer start-up", "<= 50 ms", "-" if ready is None else f"{ready:.0f} ms", ok(ready, 50)])
     rows.append(["iolayer RSS at rest", "<= 10 MB", "-" if rss is None else f"{rss:.1f} MB", ok(rss, 10)])

@@ -332,6 +332,21 @@ void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu
 	memset(out, 0, agg_maps[m].vsz);
 	for (int c = 0; c < ncpu; c++)
 		agg_maps[m].merge(out, (const char *)cpus + c * stride);
+	if (m == IL_BLK_MAP_DISKS) {
+		/* the I2D and D2C phases are the queue and device totals, not added twice in the
+		 * kernel (blk_phases_add()) */
+		struct blk_disk_stats *d = out;
+		struct blk_phase_stat *i2d = &d->phases.ph[BLK_PH_I2D], *d2c = &d->phases.ph[BLK_PH_D2C];
+
+		i2d->count = d->queued;
+		i2d->ns = d->queue_ns;
+		i2d->max_ns = d->queue_max_ns;
+		memcpy(i2d->slots, d->queue_slots, sizeof(i2d->slots));
+		d2c->count = d->count;
+		d2c->ns = d->device_ns;
+		d2c->max_ns = d->device_max_ns;
+		memcpy(d2c->slots, d->device_slots, sizeof(d2c->slots));
+	}
 }
 
 /* A buffer for one value of map m on every possible CPU (*ncpu of them), or NULL. */

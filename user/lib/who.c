@@ -127,6 +127,28 @@ static int read_map(struct bpf_object *obj, const char *name, size_t ksz, size_t
 	return n;
 }
 
+static int cmp_proc_tgid(const void *a, const void *b)
+{
+	__u32 x = ((const struct il_who_proc_row *)a)->tgid, y = ((const struct il_who_proc_row *)b)->tgid;
+
+	return x < y ? -1 : x > y;
+}
+
+void il_who_procs_bios(struct il_who *w)
+{
+	qsort(w->procs, w->nprocs, sizeof(*w->procs), cmp_proc_tgid);
+	for (int i = 0; i < w->npd; i++) {
+		struct il_who_proc_row key = { .tgid = w->pd[i].k.tgid }, *p;
+
+		p = bsearch(&key, w->procs, w->nprocs, sizeof(*w->procs), cmp_proc_tgid);
+		if (!p)
+			continue;
+		p->v.bios += w->pd[i].v.bios;
+		p->v.bio_bytes += w->pd[i].v.bytes;
+		p->v.bio_write_bytes += w->pd[i].v.write_bytes;
+	}
+}
+
 int il_who_read(struct bpf_object *obj, struct il_who *w)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, "who_inserts");
@@ -148,6 +170,7 @@ int il_who_read(struct bpf_object *obj, struct il_who *w)
 		il_who_free(w);
 		return err;
 	}
+	il_who_procs_bios(w);
 	if (ncpu > 0 && fd >= 0 && (v = calloc(ncpu, sizeof(*v)))) {
 		int present[WHO_MAP__MAX] = { w->nprocs, w->nfiles, w->npd };
 

@@ -83,7 +83,9 @@ enum il_blk_map { IL_BLK_MAP_DISKS, IL_BLK_MAP_PROCS, IL_BLK_MAP_CGROUPS, IL_BLK
 /* Fold ncpu copies of one value of map m (struct blk_disk_stats, blk_proc or blk_cg), each
  * rounded up to 8 bytes as a lookup of a per-CPU map gives them, into *out: counts and sums
  * added, maxima the largest, the "last seen" fields (blk_proc's cgroup and comm, blk_cg's
- * tgid) those of the copy that saw them latest (blk_proc.last_ns, blk_cg.tgid_ns). */
+ * tgid) those of the copy that saw them latest (blk_proc.last_ns, blk_cg.tgid_ns). A disk's
+ * I2D and D2C phases are then its queue and device totals (blk_phases_add() leaves them to
+ * these in the kernel). */
 void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu);
 
 /* One (disk, cgroup) of the aggregate map blk_cgroups. */

@@ -54,6 +54,11 @@ struct il_who {
 
 /* 0, or -errno. */
 int il_who_read(struct bpf_object *obj, struct il_who *w);
+
+/* Each process's bio totals (who_proc.bios, bio_bytes, bio_write_bytes) added from its
+ * (process, disk) rows in w->pd, where the kernel counts them alone (il_who_read() does
+ * this). w->procs ends sorted by tgid. */
+void il_who_procs_bios(struct il_who *w);
 void il_who_free(struct il_who *w);
 
 /* The path of a file entry into buf: mount point of its filesystem + names from the root
