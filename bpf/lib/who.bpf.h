@@ -566,13 +566,14 @@ static __always_inline struct inode *who_bio_inode(struct bio *bio)
 /* who_bio_inode() where btf (a tp_btf program's bio): the bio's vector and its first page
  * with plain loads. The page's compound_head and mapping are numbers with flag bits, which
  * the verifier types as pointers (list_head, address_space) and allows no bit test on: probe
- * reads, as in who_bio_inode(). Before them, the page's flags word (page.flags, its first;
- * memdesc_flags_t holding it since 6.18, a plain load either way): a swap-backed page
- * (PG_swapbacked: anonymous memory or shmem, the user buffer of a direct I/O from fio, a
- * database's buffer pool) is in no disk file's page cache, so its mapping is not read: two
- * probe reads fewer a bio, about 120 ns of block_bio_queue's 580 (4 KiB O_DIRECT writes to
- * a raw loop device). A shmem page's inode, which they used to name, was never the file the
- * bio writes. A tail page's flag is its head's (PF_NO_TAIL): such a page is read as before. */
+ * reads, as in who_bio_inode(). Before them, the page's flags word (page.flags, its first
+ * field; a memdesc_flags_t holding it in newer kernels, 6.18 here: a plain load either way):
+ * a swap-backed page (PG_swapbacked: anonymous memory or shmem, the user buffer of a direct
+ * I/O from fio, a database's buffer pool) is in no disk file's page cache, so its mapping is
+ * not read: two probe reads fewer a bio, about 120 ns of block_bio_queue's 580 (4 KiB
+ * O_DIRECT writes to a raw loop device). A shmem page's inode, which they used to name, was
+ * never the file the bio writes. A tail page's flag is its head's (PF_NO_TAIL): such a page
+ * is read as before. */
 static __always_inline struct inode *who_bio_inode_btf(struct bio *bio, bool btf)
 {
 	struct page *page;
