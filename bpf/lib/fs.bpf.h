@@ -168,6 +168,16 @@ static __always_inline struct file *fs_file_btf(struct file *file, bool cast)
 	return cast ? bpf_rdonly_cast(file, fs_cfg.file_btf_id) : file;
 }
 
+/* fs_sys_file_wanted(); cast: its filesystem read through fs_file_btf(), with plain loads
+ * (the raw_syscalls _cast programs, io_uring's tp_btf completion). */
+static __always_inline bool fs_sys_file_wanted_of(struct file *file, bool cast)
+{
+	if (!cast)
+		return fs_sys_file_wanted(file);
+	return file && fs_sys_magic(fs_file_btf(file, true)->f_inode->i_sb->s_magic) &&
+	       fs_file_wanted(file);
+}
+
 /* struct file of descriptor fd of task, current->files->fdt->fd[fd]
  * (include/linux/fdtable.h), NULL when out of range or closed. task: the current task's BTF
  * pointer (bpf_get_current_task_btf(), 5.11+), whose fields are read with plain loads (cast:
@@ -1061,9 +1071,7 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 	default:
 		return 0;
 	}
-	if (cast ? !file || !fs_sys_magic(fs_file_btf(file, true)->f_inode->i_sb->s_magic) ||
-		   !fs_file_wanted(file) :
-		   !fs_sys_file_wanted(file))
+	if (!fs_sys_file_wanted_of(file, cast))
 		return 0;
 	s.file = (__u64)file;
 	now = bpf_ktime_get_ns();
@@ -1285,11 +1293,7 @@ static __always_inline struct file *fs_sys_fd_file(struct task_struct *task, lon
 {
 	struct file *file = fs_fd_file_of(task, fd, cast);
 
-	if (!cast)
-		return fs_sys_file_wanted(file) ? file : NULL;
-	if (!file || !fs_sys_magic(fs_file_btf(file, true)->f_inode->i_sb->s_magic))
-		return NULL;
-	return fs_file_wanted(file) ? file : NULL;
+	return fs_sys_file_wanted_of(file, cast) ? file : NULL;
 }
 
 /* A 32-bit call whose number is a traced call's in the 32-bit table (kind32): not measured

@@ -454,8 +454,9 @@ static __always_inline void who_fs_of(__u64 pid_tgid, enum fs_op op, struct file
 	who_fs_add(pid_tgid, op, file, delta, ret, false, 0, NULL, btf);
 }
 
-/* Per CPU: the process whose entry and identity who_submitter() last made sure of, and when
- * (its task's mm then, as who_identity_fresh() compares). */
+/* Per CPU: the process whose entry and identity who_sure_of() last made sure of (for an
+ * io_uring submission or a bio), and when (its task's mm then, as who_identity_fresh()
+ * compares). */
 struct who_sub_last {
 	__u64 ns;
 	__u64 mm;
