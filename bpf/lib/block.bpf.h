@@ -289,9 +289,8 @@ static __always_inline void blk_rq_forget_all(__u64 key)
 	il_rq_times_free(key, s, t);
 }
 
-/* A direct I/O in progress (iomap:iomap_dio_rw_begin .. iomap_dio_complete), by its
- * struct kiocb *: when it began, and who began it. */
-struct il_dio_info {
+/* Who began an operation (a direct I/O, a writeback), and when (bpf_ktime_get_ns()). */
+struct il_sub_who {
 	__u64 ns;
 	__u32 tgid, pid;
 	char comm[IL_TASK_COMM_LEN];
@@ -301,8 +300,24 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
-	__type(value, struct il_dio_info);
-} blk_dio_start SEC(".maps");
+	__type(value, struct il_sub_who);
+} blk_dio_start SEC(".maps"); /* a direct I/O in progress (iomap:iomap_dio_rw_begin ..
+			       * iomap_dio_complete), by its struct kiocb * */
+
+/* The last writeback of an inode a task began (writeback_single_inode_start,
+ * ext4_writepages), by struct inode *: who began it and when (ns). With tracepoints only, a
+ * bio of that inode that a kernel worker queues later for a cgroup other than the root
+ * (blk-throttle dispatching a bio it held: the bio keeps its submitter's cgroup) is that
+ * task's, from then: held before Q (il_bio_who()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct il_sub_who);
+} blk_wb_sub SEC(".maps");
+
+/* How long after its writeback began a bio a worker queues is still taken as held from it. */
+#define BLK_WB_HELD_NS (30ULL * 1000000000)
 
 /* A submission in progress in a task, with tracepoints only: a writeback of an inode
  * (writeback_single_inode_start or ext4_writepages .. writeback_single_inode or
@@ -344,24 +359,15 @@ static __always_inline struct il_sub_op *il_sub_slot(__u32 pid)
 	return bpf_map_lookup_elem(&blk_sub_task, &i);
 }
 
-/* Per (disk, cgroup) totals of the aggregate mode (struct blk_cg), per CPU as blk_disks. */
+/* Per (disk, submitting process, cgroup) totals of the aggregate mode (struct blk_proc), per
+ * CPU as blk_disks; user space sums them by (disk, process) and by (disk, cgroup). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct blk_cg_key);
-	__type(value, struct blk_cg);
-} blk_cgroups SEC(".maps");
-
-/* Per (disk, submitting process) totals of the aggregate mode (struct blk_proc), per CPU as
- * blk_disks. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 4096);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct blk_proc_key);
+	__type(key, struct blk_proc_cg_key);
 	__type(value, struct blk_proc);
-} blk_procs SEC(".maps");
+} blk_proc_cg SEC(".maps");
 
 static const struct il_bio_info il_zero_bio;
 
@@ -431,17 +437,19 @@ static __always_inline __u64 il_sub_start(const struct il_sub_op *op, __u64 key)
  * task queues during its own direct I/O or writeback of the bio's inode starts where
  * il_sub_start() says; a bio a worker queues for a direct I/O starts with that direct I/O; any
  * other has no start (before Q not measured: jbd2's journal writes, a sync's block device
- * writes, writeback bios a worker queues). s: the bio as read (il_bio_seen_read()); op:
- * il_sub_current(), looked up once by the caller. */
+ * writes, writeback bios a worker queues), unless a kernel worker queues a bio of a
+ * non-root cgroup (cg_level > 0: struct cgroup.level of the bio's cgroup) for an inode whose
+ * writeback another task began (blk_wb_sub): that task's, held since. s: the bio as read
+ * (il_bio_seen_read()); op: il_sub_current(), looked up once by the caller. */
 static __always_inline void il_bio_who(struct il_bio_seen *s, struct il_bio_info *b,
-				       struct il_sub_op *op)
+				       struct il_sub_op *op, int cg_level)
 {
 	struct iomap_dio *dio = s->dio;
 	__u64 id = s->pid_tgid, key;
 
 	if (dio && bpf_core_type_exists(struct iomap_dio)) {
 		struct kiocb *iocb = BPF_CORE_READ(dio, iocb);
-		struct il_dio_info *d;
+		struct il_sub_who *d;
 		struct task_struct *w;
 
 		key = (__u64)iocb;
@@ -464,8 +472,25 @@ static __always_inline void il_bio_who(struct il_bio_seen *s, struct il_bio_info
 		}
 	}
 	/* the page cache's inode (a direct I/O's bio here has no record: its pages' own) */
-	if (!b->submit_ns && op && il_opf_op(b->opf) == IL_OP_WRITE)
-		b->submit_ns = il_sub_start(op, (__u64)(dio ? who_bio_inode(s->bio) : il_bio_seen_file(s)));
+	key = il_opf_op(b->opf) == IL_OP_WRITE && ((!b->submit_ns && op) || cg_level > 0) ?
+		      (__u64)(dio ? who_bio_inode(s->bio) : il_bio_seen_file(s)) : 0;
+	if (!b->submit_ns && op && key)
+		b->submit_ns = il_sub_start(op, key);
+	/* a kernel worker queues a write of an inode whose writeback it did not begin, for a
+	 * cgroup other than the root (jbd2 and the flushers queue their own, or the root's):
+	 * blk-throttle lets a bio go that it held since that writeback began */
+	if (key && cg_level > 0 && (!op || op->key != key) && il_current_kthread()) {
+		struct il_sub_who *w = bpf_map_lookup_elem(&blk_wb_sub, &key);
+
+		if (w && w->pid != (__u32)id && s->now - w->ns < BLK_WB_HELD_NS) {
+			if (!b->submit_ns)
+				b->submit_ns = w->ns;
+			b->tgid = w->tgid;
+			b->pid = w->pid;
+			__builtin_memcpy(b->comm, w->comm, sizeof(b->comm));
+			return;
+		}
+	}
 	b->tgid = id >> 32;
 	b->pid = (__u32)id;
 	bpf_get_current_comm(b->comm, sizeof(b->comm));
@@ -517,7 +542,7 @@ static __always_inline void blk_submit(struct bio *bio)
 static __always_inline void blk_dio_begin(struct kiocb *iocb)
 {
 	__u64 key = (__u64)iocb, id = bpf_get_current_pid_tgid();
-	struct il_dio_info d = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
+	struct il_sub_who d = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
 
 	if (!blk_cfg.bios)
 		return;
@@ -540,8 +565,15 @@ static __always_inline void blk_dio_end(struct kiocb *iocb)
  * inode's pages (ext4_writepages, nested in the former, restarts it later). */
 static __always_inline void blk_wb_start(struct inode *inode)
 {
-	if (blk_cfg.bios)
-		il_sub_begin((__u64)inode, bpf_ktime_get_ns());
+	__u64 key = (__u64)inode, id = bpf_get_current_pid_tgid();
+	struct il_sub_who w = { .tgid = id >> 32, .pid = (__u32)id };
+
+	if (!blk_cfg.bios)
+		return;
+	w.ns = bpf_ktime_get_ns();
+	il_sub_begin(key, w.ns);
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	bpf_map_update_elem(&blk_wb_sub, &key, &w, BPF_ANY);
 }
 
 /* writeback_single_inode / ext4_writepages_result: that writeback ends. */
@@ -648,7 +680,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	b->in_cg = il_cg_cfg.id && il_cg_under(cg);
 	op = il_sub_of((__u32)s->pid_tgid); /* one lookup for il_bio_who() and the touch below */
 	if (!b->tgid)
-		il_bio_who(s, b, op);
+		il_bio_who(s, b, op, cg ? (s->btf ? cg->level : BPF_CORE_READ(cg, level)) : 0);
 	/* queued by another task than its submitter: held and let go by a worker */
 	b->held = b->pid && b->pid != (__u32)s->pid_tgid;
 	if (op) /* il_sub_touch() */
@@ -1228,11 +1260,12 @@ static __always_inline void blk_times(const struct blk_io *io, struct blk_times 
 	t->device = blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns) ? ns : 0;
 }
 
-/* Count a finished I/O into its submitter's totals on its disk (blk_procs, per CPU). */
+/* Count a finished I/O into its submitter's and cgroup's totals on its disk (blk_proc_cg, per
+ * CPU). */
 static __always_inline void blk_proc_account(const struct blk_io *io, const struct blk_times *t)
 {
-	struct blk_proc_key pk = { .dev = io->dev, .tgid = io->tgid };
-	struct blk_proc *p = il_lookup_or_init(&blk_procs, &pk, &(struct blk_proc){});
+	struct blk_proc_cg_key pk = { .dev = io->dev, .tgid = io->tgid, .cgroup = io->cgroup };
+	struct blk_proc *p = il_lookup_or_init(&blk_proc_cg, &pk, &(struct blk_proc){});
 
 	if (!p)
 		return;
@@ -1257,9 +1290,7 @@ static __always_inline void blk_proc_account(const struct blk_io *io, const stru
  * request), NULL to look it up here. */
 static __always_inline void blk_account(const struct blk_io *io, struct blk_disk_stats *d)
 {
-	struct blk_cg_key ck = { .dev = io->dev, .cgroup = io->cgroup };
 	struct blk_times t;
-	struct blk_cg *c;
 
 	if (!d)
 		d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
@@ -1269,21 +1300,6 @@ static __always_inline void blk_account(const struct blk_io *io, struct blk_disk
 		return;
 	blk_times(io, &t);
 	blk_proc_account(io, &t);
-	c = il_lookup_or_init(&blk_cgroups, &ck, &(struct blk_cg){});
-	if (!c)
-		return;
-	c->ios += 1;
-	if (io->op == IL_OP_READ || io->op == IL_OP_WRITE) /* data moved, as blk_proc_account() */
-		c->bytes += io->bytes;
-	c->before_q_ns += t.before_q;
-	c->queue_ns += t.queue;
-	c->device_ns += t.device;
-	if (io->held)
-		c->held += 1;
-	if (io->tgid) {
-		c->tgid = io->tgid;
-		c->tgid_ns = io->ts[BLK_MK_C];
-	}
 }
 
 /* Aggregate-mode completion handler: count the request into its disk's totals in blk_disks.

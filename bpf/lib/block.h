@@ -171,7 +171,8 @@ struct blk_disk_stats {
 	struct blk_phases phases; /* every I/O finished on the disk, by phase */
 };
 
-/* Per (disk, cgroup) totals of the aggregate mode (map `blk_cgroups`). */
+/* Per (disk, cgroup) totals of the aggregate mode: made in user space from blk_proc_cg's
+ * entries of the disk and cgroup (il_blk_cgroups_read()), not a map of their own. */
 struct blk_cg_key {
 	__u32 dev;
 	__u32 pad;
@@ -186,17 +187,26 @@ struct blk_cg {
 	__u32 tgid;          /* the last submitter seen (for its /proc/PID/cgroup) */
 	__u32 held;          /* I/Os whose first bio a worker queued for its submitter (held
 			      * before Q, as blk-throttle does: struct blk_io.held) */
-	__u64 tgid_ns;       /* when tgid was seen (its I/O's completion, bpf_ktime_get_ns()):
-			      * the map is per CPU, the readers take the latest CPU's tgid */
+	__u64 tgid_ns;       /* when tgid was seen (its I/O's completion, bpf_ktime_get_ns()) */
 };
 
-/* Per (disk, submitting process) totals of the aggregate mode (map `blk_procs`): who holds the
- * disk. The submitter is the task that submitted the I/O's first bio (struct blk_io.tgid,
- * taken at submission or Q, never at completion): a flusher or the journal thread for
- * writeback, the process itself for direct I/O and reads. */
+/* Per (disk, submitting process) totals of the aggregate mode: who holds the disk. The
+ * submitter is the task that submitted the I/O's first bio (struct blk_io.tgid, taken at
+ * submission or Q, never at completion): a flusher or the journal thread for writeback, the
+ * process itself for direct I/O and reads. Made in user space from blk_proc_cg's entries of
+ * the disk and process (il_blk_procs_read()). */
 struct blk_proc_key {
 	__u32 dev;           /* the disk, major << 20 | minor */
 	__u32 tgid;          /* the submitter's process, 0 unknown */
+};
+
+/* Per (disk, submitting process, cgroup) totals of the aggregate mode (map `blk_proc_cg`,
+ * value struct blk_proc): one map a completion adds to where a (disk, process) map and a
+ * (disk, cgroup) map took a hash lookup each (issue 25); user space sums it both ways. */
+struct blk_proc_cg_key {
+	__u32 dev;           /* the disk, major << 20 | minor */
+	__u32 tgid;          /* the submitter's process, 0 unknown */
+	__u64 cgroup;        /* as struct blk_io.cgroup */
 };
 
 struct blk_proc {
@@ -204,7 +214,8 @@ struct blk_proc {
 	__u64 before_q_ns;   /* sum of BEFORE_Q */
 	__u64 queue_ns;      /* Q2G + G2I + I2D */
 	__u64 device_ns;     /* D2C (Q2C for bio-based devices): its time on the device */
-	__u64 cgroup;        /* as struct blk_io.cgroup, the last seen */
+	__u64 cgroup;        /* as struct blk_io.cgroup (in blk_proc_cg: its key's); of a
+			      * (disk, process), the last seen */
 	__u32 held;          /* I/Os held before Q (struct blk_io.held) */
 	__u32 pad;
 	__u64 last_ns;       /* when cgroup and comm were seen (the I/O's completion,

@@ -357,4 +357,16 @@ static __always_inline void il_slot_release(__u64 *owner, __u32 *claims)
 		return r_;                                                                      \
 	}
 
+/* task_struct.flags bit of a kernel thread (include/linux/sched.h, since 2.6.27). */
+#define IL_PF_KTHREAD 0x00200000
+
+/* Is the current task a kernel thread (a worker, a flusher, jbd2)? task_struct.flags with a
+ * probe read (callers use it off their hot paths). */
+static __always_inline bool il_current_kthread(void)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+
+	return BPF_CORE_READ(t, flags) & IL_PF_KTHREAD;
+}
+
 #endif /* IOLAYER_COMMON_BPF_H */

@@ -157,8 +157,6 @@ struct {
 
 static const struct split_task split_zero_task;
 
-#define SPLIT_PF_KTHREAD 0x00200000 /* task_struct.flags (include/linux/sched.h, since 2.6.27) */
-
 /* The split state of task (a BTF pointer; NULL: the current task) of thread tid, made when
  * create and missing. btf: task may go to bpf_task_storage_get (a raw_tp's task may not). */
 static __always_inline struct split_task *split_get(struct task_struct *task, __u32 tid,
@@ -443,7 +441,7 @@ __noinline int split_rq_add(__u32 tgid, __u32 ops, __u64 h, __u64 ns)
 	if (task)
 		key.wk_tgid = BPF_CORE_READ(task, tgid);
 	if (key.wk_tgid) { /* else the idle task, or not known: no holder */
-		init.kthread = !!(BPF_CORE_READ(task, flags) & SPLIT_PF_KTHREAD);
+		init.kthread = !!(BPF_CORE_READ(task, flags) & IL_PF_KTHREAD);
 		BPF_CORE_READ_INTO(&init.comm, task, comm);
 	}
 	for (__u32 op = 0; op < FS_OP__MAX; op++) {
@@ -752,7 +750,7 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 		w.kind = SPLIT_WK_TASK;
 		w.tgid = cur >> 32;
 		w.tid = (__u32)cur;
-		w.kthread = !!(IL_BTF_READ(split_cur_btf(btf), split_current(btf), flags) & SPLIT_PF_KTHREAD);
+		w.kthread = !!(IL_BTF_READ(split_cur_btf(btf), split_current(btf), flags) & IL_PF_KTHREAD);
 		bpf_get_current_comm(w.comm, sizeof(w.comm));
 		io_ns = split_waker_io(w.tid, start, now, &io_disk);
 	}

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Unit tests: the block layer's per-CPU aggregate maps (blk_disks, blk_procs, blk_cgroups) are
- * read as one value per possible CPU; il_blk_percpu_fold() must give what one shared value
- * updated by every CPU gave: counts and sums added, maxima the largest, the last-seen fields
- * of the latest CPU. Attribution's per-CPU (process, disk) totals (who_pd) are a process's
+ * Unit tests: the block layer's per-CPU aggregate maps (blk_disks, blk_proc_cg) are read as
+ * one value per possible CPU; il_blk_percpu_fold() must give what one shared value updated by
+ * every CPU gave: counts and sums added, maxima the largest, the last-seen fields of the latest
+ * CPU. blk_proc_cg's (disk, process, cgroup) rows are then summed by (disk, process) and by
+ * (disk, cgroup), as two maps of their own counted them. Attribution's per-CPU (process, disk) totals (who_pd) are a process's
  * bio totals too: il_who_procs_bios().
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "libiolayer.h"
@@ -71,7 +73,7 @@ static void test_disk(void **state)
 	assert_int_equal(out.bytes, 0);
 }
 
-/* A (disk, process) on three CPUs: sums added; its cgroup and comm those of the copy with
+/* A (disk, process, cgroup) on three CPUs: sums added; its cgroup and comm those of the copy with
  * the latest I/O, which is not the last CPU; a CPU that never saw it adds nothing. */
 static void test_proc(void **state)
 {
@@ -85,7 +87,7 @@ static void test_proc(void **state)
 				     .before_q_ns = 7, .queue_ns = 3, .cgroup = 22, .last_ns = 900 };
 	strcpy(cpus[1].comm, "latest");
 	memset(&out, 0xff, sizeof(out));
-	il_blk_percpu_fold(IL_BLK_MAP_PROCS, &out, cpus, 3);
+	il_blk_percpu_fold(IL_BLK_MAP_PROC_CG, &out, cpus, 3);
 	assert_int_equal(out.ios, 3);
 	assert_int_equal(out.bytes, 12288);
 	assert_int_equal(out.write_bytes, 8192);
@@ -98,21 +100,73 @@ static void test_proc(void **state)
 	assert_int_equal(out.last_ns, 900);
 }
 
-/* A (disk, cgroup) on two CPUs: sums added, its tgid the one seen latest. */
-static void test_cgroup(void **state)
-{
-	struct blk_cg cpus[2] = {
-		{ .ios = 5, .bytes = 100, .queue_ns = 1, .tgid = 42, .tgid_ns = 30, .held = 2 },
-		{ .ios = 1, .bytes = 1, .device_ns = 9, .tgid = 7, .tgid_ns = 10 },
-	}, out;
+/* blk_proc_cg's rows, in no order: process 42 in cgroups 11 and 22 on disk 1 (moved), process
+ * 7 in cgroup 11 on disk 1 and on disk 2, the unknown submitter (tgid 0) in cgroup 11 on
+ * disk 1. */
+static const struct il_blk_pcg_row pcg[] = {
+	{ { .dev = 1, .tgid = 42, .cgroup = 22 },
+	  { .ios = 1, .bytes = 1, .device_ns = 9, .cgroup = 22, .last_ns = 40, .comm = "new" } },
+	{ { .dev = 2, .tgid = 7, .cgroup = 11 }, { .ios = 3, .bytes = 30, .cgroup = 11, .last_ns = 5 } },
+	{ { .dev = 1, .tgid = 0, .cgroup = 11 }, { .ios = 4, .held = 4, .cgroup = 11, .last_ns = 90 } },
+	{ { .dev = 1, .tgid = 42, .cgroup = 11 },
+	  { .ios = 5, .bytes = 100, .write_bytes = 100, .queue_ns = 1, .held = 2, .cgroup = 11,
+	    .last_ns = 30, .comm = "old" } },
+	{ { .dev = 1, .tgid = 7, .cgroup = 11 }, { .ios = 2, .bytes = 8, .cgroup = 11, .last_ns = 20 } },
+};
 
-	il_blk_percpu_fold(IL_BLK_MAP_CGROUPS, &out, cpus, 2);
-	assert_int_equal(out.ios, 6);
-	assert_int_equal(out.bytes, 101);
-	assert_int_equal(out.queue_ns, 1);
-	assert_int_equal(out.device_ns, 9);
-	assert_int_equal(out.held, 2);
-	assert_int_equal(out.tgid, 42);
+/* By (disk, cgroup): sums added; its tgid the known submitter seen latest (not the unknown
+ * one, later still); a process in two cgroups counted in each for its own I/Os. */
+static void test_cgroups_of(void **state)
+{
+	struct il_blk_cg_row *r;
+	int n = il_blk_cgroups_of(pcg, 5, &r);
+
+	assert_int_equal(n, 3);
+	assert_int_equal(r[0].k.dev, 1);
+	assert_int_equal(r[0].k.cgroup, 11);
+	assert_int_equal(r[0].v.ios, 11);
+	assert_int_equal(r[0].v.bytes, 108);
+	assert_int_equal(r[0].v.queue_ns, 1);
+	assert_int_equal(r[0].v.held, 6);
+	assert_int_equal(r[0].v.tgid, 42);
+	assert_int_equal(r[0].v.tgid_ns, 30);
+	assert_int_equal(r[1].k.dev, 1);
+	assert_int_equal(r[1].k.cgroup, 22);
+	assert_int_equal(r[1].v.ios, 1);
+	assert_int_equal(r[1].v.device_ns, 9);
+	assert_int_equal(r[1].v.tgid, 42);
+	assert_int_equal(r[2].k.dev, 2);
+	assert_int_equal(r[2].v.ios, 3);
+	assert_int_equal(r[2].v.tgid, 7);
+	free(r);
+	assert_int_equal(il_blk_cgroups_of(pcg, 0, &r), 0);
+	assert_null(r);
+}
+
+/* By (disk, process): sums added across its cgroups; its cgroup and comm the latest. */
+static void test_procs_of(void **state)
+{
+	struct il_blk_proc_row *r;
+	int n = il_blk_procs_of(pcg, 5, &r);
+
+	assert_int_equal(n, 4);
+	assert_int_equal(r[0].k.dev, 1);
+	assert_int_equal(r[0].k.tgid, 0);
+	assert_int_equal(r[0].v.ios, 4);
+	assert_int_equal(r[1].k.tgid, 7);
+	assert_int_equal(r[1].v.ios, 2);
+	assert_int_equal(r[2].k.tgid, 42);
+	assert_int_equal(r[2].v.ios, 6);
+	assert_int_equal(r[2].v.bytes, 101);
+	assert_int_equal(r[2].v.write_bytes, 100);
+	assert_int_equal(r[2].v.held, 2);
+	assert_int_equal(r[2].v.cgroup, 22);
+	assert_string_equal(r[2].v.comm, "new");
+	assert_int_equal(r[2].v.last_ns, 40);
+	assert_int_equal(r[3].k.dev, 2);
+	assert_int_equal(r[3].k.tgid, 7);
+	assert_int_equal(r[3].v.bytes, 30);
+	free(r);
 }
 
 /* A process's bios are the sum of its (process, disk) rows, whatever the order of the rows;
@@ -148,7 +202,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk),
 		cmocka_unit_test(test_proc),
-		cmocka_unit_test(test_cgroup),
+		cmocka_unit_test(test_cgroups_of),
+		cmocka_unit_test(test_procs_of),
 		cmocka_unit_test(test_who_proc_bios),
 	};
 

@@ -18,7 +18,7 @@
 
 static struct il_split_op_row ops[8];
 static struct il_split_wk_row wks[8];
-static struct il_snap_bp bps[8];
+static struct il_snap_bp bps[64];
 static struct il_proc_cpu cpus[80];
 static struct il_who_sum procs[8];
 
@@ -775,6 +775,23 @@ static void test_line(void **state)
 	assert_non_null(strstr(line, "for loop3 itself, not behind others' requests"));
 	/* cut, the path starts at a slash: every name left whole (it read "...nt/redis/...") */
 	assert_true(!strstr(line, " on ...") || strstr(line, " on ...")[7] == '/');
+
+	/* a hostile name and file beside a group of 55 dd's (a trial's: the line was cut at
+	 * "behind dd..." with room left): the culprit keeps its count and its disk */
+	window(&w);
+	calls(&w, 10, "ev\x1b[31mil\n\"x,\xff", FS_OP_FSYNC, 10, 0, 800, 0, 0);
+	snprintf(procs[0].top_file, sizeof(procs[0].top_file), "%s",
+		 "/tmp/trial/mnt/bad\nname\x1b[2J\"q\",\xff\xfe.log");
+	procs[0].used_disk = DISK;
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 800, 700);
+	sent(&w, 5, "jbd2/loop3-8", 1 << 20, 10, 0);
+	for (int i = 0; i < 55; i++)
+		sent(&w, 20 + i, "dd", 10 << 20, 100, 0);
+	il_cause(&w, &c);
+	il_cause_line(&c, line, 200 - strlen("verdict:  -- device") + 1);
+	assert_true(strlen(line) <= 200 - strlen("verdict:  -- device"));
+	assert_non_null(strstr(line, "behind dd (55 pids"));
+	assert_non_null(strstr(line, " on loop3"));
 
 	/* one name too long for the line, of 2-byte UTF-8 characters: cut before a character */
 	window(&w);

@@ -22,6 +22,7 @@
 static const struct { const char *name; __u32 size; } bio_maps[] = {
 	{ "blk_bio_start", 4096 }, { "blk_rq_bio", 16384 }, { "blk_dio_start", 4096 },
 	{ "blk_sub_task", 4096 }, { "blk_rq_slot_bio", 16384 }, { "blk_bio_slots", 8192 },
+	{ "blk_wb_sub", 4096 },
 };
 
 /* The tracepoints that lost their leading request_queue in 5.11, and how many arguments the
@@ -247,7 +248,7 @@ void il_blk_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 	}
 }
 
-/* blk_disks, blk_procs and blk_cgroups are per-CPU maps (block.bpf.h): a lookup gives one
+/* blk_disks and blk_proc_cg are per-CPU maps (block.bpf.h): a lookup gives one
  * copy of the value per possible CPU, each rounded up to 8 bytes, which these fold into one. */
 
 /* Add CPU copy c of a disk's totals into t: every field is a __u64 count or sum (block.h),
@@ -284,8 +285,8 @@ static void disk_merge(void *t, const void *c)
 		(a)->held += (b)->held;                                                        \
 	} while (0)
 
-/* Add CPU copy c of a (disk, process)'s totals into t; its cgroup and comm are the latest
- * CPU's (last_ns). */
+/* Add c, a CPU's copy of a (disk, process, cgroup)'s totals or another row of the same
+ * (disk, process), into t; its cgroup and comm are the latest one's (last_ns). */
 static void proc_merge(void *t, const void *c)
 {
 	struct blk_proc *a = t;
@@ -300,19 +301,6 @@ static void proc_merge(void *t, const void *c)
 	}
 }
 
-/* Add CPU copy c of a (disk, cgroup)'s totals into t; its tgid is the latest CPU's. */
-static void cg_merge(void *t, const void *c)
-{
-	struct blk_cg *a = t;
-	const struct blk_cg *b = c;
-
-	BLK_SUMS_ADD(a, b);
-	if (b->tgid_ns > a->tgid_ns) {
-		a->tgid_ns = b->tgid_ns;
-		a->tgid = b->tgid;
-	}
-}
-
 /* The per-CPU aggregate maps (enum il_blk_map): name, key and value sizes, how a CPU's copy
  * is added. */
 static const struct {
@@ -321,8 +309,8 @@ static const struct {
 	void (*merge)(void *, const void *);
 } agg_maps[IL_BLK_MAP__MAX] = {
 	[IL_BLK_MAP_DISKS] = { "blk_disks", sizeof(__u32), sizeof(struct blk_disk_stats), disk_merge },
-	[IL_BLK_MAP_PROCS] = { "blk_procs", sizeof(struct blk_proc_key), sizeof(struct blk_proc), proc_merge },
-	[IL_BLK_MAP_CGROUPS] = { "blk_cgroups", sizeof(struct blk_cg_key), sizeof(struct blk_cg), cg_merge },
+	[IL_BLK_MAP_PROC_CG] = { "blk_proc_cg", sizeof(struct blk_proc_cg_key), sizeof(struct blk_proc),
+				 proc_merge },
 };
 
 void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu)
@@ -415,16 +403,137 @@ int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows)
 			 (void **)rows);
 }
 
+/* A grouping of blk_proc_cg's rows: by their disk and by part(), each group summed into one
+ * out row of osz bytes by add() (first: the group's first row, which sets its key). */
+struct pcg_group {
+	__u64 (*part)(const struct il_blk_pcg_row *r);
+	size_t osz;
+	void (*add)(void *out, const struct il_blk_pcg_row *r, bool first);
+};
+
+static __u64 pcg_cgroup(const struct il_blk_pcg_row *r) { return r->k.cgroup; }
+static __u64 pcg_tgid(const struct il_blk_pcg_row *r) { return r->k.tgid; }
+
+/* (disk, part) order, then the rest of the key: each group's rows in one order. */
+static int pcg_cmp(const void *x, const void *y, void *arg)
+{
+	const struct il_blk_pcg_row *a = x, *b = y;
+	const struct pcg_group *g = arg;
+
+	if (a->k.dev != b->k.dev)
+		return a->k.dev < b->k.dev ? -1 : 1;
+	if (g->part(a) != g->part(b))
+		return g->part(a) < g->part(b) ? -1 : 1;
+	if (a->k.tgid != b->k.tgid)
+		return a->k.tgid < b->k.tgid ? -1 : 1;
+	return a->k.cgroup < b->k.cgroup ? -1 : a->k.cgroup > b->k.cgroup;
+}
+
+/* in's n rows grouped as g says into a malloc'ed array (*out; NULL when n is 0), in group
+ * order. Returns the number of groups, or -ENOMEM. */
+static int pcg_sum(const struct il_blk_pcg_row *in, int n, const struct pcg_group *g, void **out)
+{
+	struct il_blk_pcg_row *s;
+	char *r;
+	int m = 0;
+
+	*out = NULL;
+	if (n <= 0)
+		return 0;
+	s = malloc((size_t)n * sizeof(*s));
+	r = calloc(n, g->osz);
+	if (!s || !r) {
+		free(s);
+		free(r);
+		return -ENOMEM;
+	}
+	memcpy(s, in, (size_t)n * sizeof(*s));
+	qsort_r(s, n, sizeof(*s), pcg_cmp, (void *)g);
+	for (int i = 0; i < n; i++) {
+		bool first = !i || s[i].k.dev != s[i - 1].k.dev || g->part(&s[i]) != g->part(&s[i - 1]);
+
+		m += first;
+		g->add(r + (m - 1) * g->osz, &s[i], first);
+	}
+	free(s);
+	*out = r;
+	return m;
+}
+
+/* A (disk, cgroup): sums added; tgid the known submitter seen latest. */
+static void cg_add(void *out, const struct il_blk_pcg_row *r, bool first)
+{
+	struct il_blk_cg_row *c = out;
+
+	if (first) {
+		c->k.dev = r->k.dev;
+		c->k.cgroup = r->k.cgroup;
+	}
+	BLK_SUMS_ADD(&c->v, &r->v);
+	if (r->k.tgid && r->v.last_ns >= c->v.tgid_ns) {
+		c->v.tgid = r->k.tgid;
+		c->v.tgid_ns = r->v.last_ns;
+	}
+}
+
+/* A (disk, process): as CPU copies are folded (proc_merge()). */
+static void proc_add(void *out, const struct il_blk_pcg_row *r, bool first)
+{
+	struct il_blk_proc_row *p = out;
+
+	if (first) {
+		p->k.dev = r->k.dev;
+		p->k.tgid = r->k.tgid;
+	}
+	proc_merge(&p->v, &r->v);
+}
+
+int il_blk_cgroups_of(const struct il_blk_pcg_row *in, int n, struct il_blk_cg_row **out)
+{
+	static const struct pcg_group g = { pcg_cgroup, sizeof(**out), cg_add };
+
+	return pcg_sum(in, n, &g, (void **)out);
+}
+
+int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_row **out)
+{
+	static const struct pcg_group g = { pcg_tgid, sizeof(**out), proc_add };
+
+	return pcg_sum(in, n, &g, (void **)out);
+}
+
+/* blk_proc_cg of obj, its rows with the CPUs folded (*raw, malloc'ed). Returns their count,
+ * or -errno. */
+static int read_pcg(struct bpf_object *obj, struct il_blk_pcg_row **raw)
+{
+	return read_rows(obj, IL_BLK_MAP_PROC_CG, offsetof(struct il_blk_pcg_row, v), sizeof(**raw),
+			 (void **)raw);
+}
+
 int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
 {
-	return read_rows(obj, IL_BLK_MAP_CGROUPS, offsetof(struct il_blk_cg_row, v), sizeof(**rows),
-			 (void **)rows);
+	struct il_blk_pcg_row *raw;
+	int n = read_pcg(obj, &raw);
+
+	*rows = NULL;
+	if (n < 0)
+		return n;
+	n = il_blk_cgroups_of(raw, n, rows);
+	free(raw);
+	return n;
 }
 
 int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows)
 {
-	return read_rows(obj, IL_BLK_MAP_PROCS, offsetof(struct il_blk_proc_row, v), sizeof(**rows),
-			 (void **)rows);
+	struct il_blk_pcg_row *raw;
+	int n = read_pcg(obj, &raw);
+
+	*rows = NULL;
+	if (n < 0)
+		return n;
+	n = il_blk_procs_of(raw, n, rows);
+	free(raw);
+	return n;
 }
 
 const char *const il_blk_phase_names[BLK_PH__MAX] = {

@@ -183,7 +183,9 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 		s[i].pids[0] = pid;
 	}
 	s[i].load += load;
-	if (load > s[i].top) {
+	/* its pid: the member with the most load; of equals (short-lived dd's, 4 MiB each) the
+	 * latest started, likelier alive and in the tables than the first */
+	if (load > s[i].top || (load == s[i].top && !self && pid > s[i].pid)) {
 		s[i].top = load;
 		s[i].pid = pid;
 	}
@@ -1179,11 +1181,14 @@ static const char *short_path(const char *p, size_t max, char *buf, size_t len)
 /* The victim's file keeps at least this many bytes of its end in the line. */
 #define FILE_MIN 40
 
-/* s cut to at most max bytes, "..." put where it was cut: before the last " (" that fits
- * (what is in parentheses goes whole), else at the last ", ", else at the last blank. */
+/* s cut to at most max bytes, "..." put where it was cut: at the last clause boundary that
+ * fits outside parentheses (what is in them goes whole): before a ", " or a blank, so that
+ * "behind dd (55 pids: 1, 2, ...) on loop0, 100% of the disk's bytes" keeps its name, its
+ * count and its disk before the share; else at max. */
 static void cut_phrase(char *s, size_t max)
 {
-	size_t n = strlen(s), paren = 0, comma = 0, blank = 0, at;
+	size_t n = strlen(s), at = 0;
+	int depth = 0;
 
 	if (n <= max)
 		return;
@@ -1192,15 +1197,14 @@ static void cut_phrase(char *s, size_t max)
 		return;
 	}
 	for (size_t i = 0; i < max - 3 && s[i]; i++) {
-		if (s[i] == ' ' && s[i + 1] == '(')
-			paren = i;
-		if (s[i] == ',' && s[i + 1] == ' ')
-			comma = i;
-		if (s[i] == ' ')
-			blank = i;
+		if (s[i] == '(')
+			depth++;
+		else if (s[i] == ')' && depth > 0)
+			depth--;
+		else if (!depth && i > 0 && (s[i] == ' ' || (s[i] == ',' && s[i + 1] == ' ')))
+			at = s[i] == ' ' && s[i - 1] == ',' ? i - 1 : i;
 	}
-	at = paren ? paren : comma ? comma : blank ? blank : max - 3;
-	memcpy(s + at, "...", 4);
+	memcpy(s + (at ? at : max - 3), "...", 4);
 }
 
 const char *il_cause_line(const struct il_cause *c, char *buf, size_t len)

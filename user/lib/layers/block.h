@@ -78,35 +78,50 @@ const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);
 
 /* The aggregate maps, per CPU (bpf/lib/block.bpf.h): the readers below fold each entry's
  * copies into one. */
-enum il_blk_map { IL_BLK_MAP_DISKS, IL_BLK_MAP_PROCS, IL_BLK_MAP_CGROUPS, IL_BLK_MAP__MAX };
+enum il_blk_map { IL_BLK_MAP_DISKS, IL_BLK_MAP_PROC_CG, IL_BLK_MAP__MAX };
 
-/* Fold ncpu copies of one value of map m (struct blk_disk_stats, blk_proc or blk_cg), each
- * rounded up to 8 bytes as a lookup of a per-CPU map gives them, into *out: counts and sums
- * added, maxima the largest, the "last seen" fields (blk_proc's cgroup and comm, blk_cg's
- * tgid) those of the copy that saw them latest (blk_proc.last_ns, blk_cg.tgid_ns). A disk's
- * I2D and D2C phases are then its queue and device totals (blk_phases_add() leaves them to
- * these in the kernel). */
+/* Fold ncpu copies of one value of map m (struct blk_disk_stats or blk_proc), each rounded up
+ * to 8 bytes as a lookup of a per-CPU map gives them, into *out: counts and sums added, maxima
+ * the largest, the "last seen" fields (blk_proc's cgroup and comm) those of the copy that saw
+ * them latest (blk_proc.last_ns). A disk's I2D and D2C phases are then its queue and device
+ * totals (blk_phases_add() leaves them to these in the kernel). */
 void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu);
 
-/* One (disk, cgroup) of the aggregate map blk_cgroups. */
+/* One (disk, submitting process, cgroup) of the aggregate map blk_proc_cg. */
+struct il_blk_pcg_row {
+	struct blk_proc_cg_key k;
+	struct blk_proc v;
+};
+
+/* One (disk, cgroup): blk_proc_cg's entries of that disk and cgroup summed. */
 struct il_blk_cg_row {
 	struct blk_cg_key k;
 	struct blk_cg v;
 };
 
-/* Read blk_cgroups of a loaded obj into a malloc'ed array (*rows, freed by the caller), each
- * row's per-CPU copies summed (tgid: the latest CPU's). Returns the number of rows, or -errno. */
-int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
-
-/* One (disk, submitting process) of the aggregate map blk_procs. */
+/* One (disk, submitting process): blk_proc_cg's entries of that disk and process summed. */
 struct il_blk_proc_row {
 	struct blk_proc_key k;
 	struct blk_proc v;
 };
 
-/* Read blk_procs of a loaded obj into a malloc'ed array (*rows, freed by the caller), each
- * row's per-CPU copies summed (cgroup and comm: the latest CPU's). Returns the number of rows,
- * or -errno. */
+/* Sum n rows of blk_proc_cg by (disk, cgroup) into a malloc'ed array (*out, freed by the
+ * caller; NULL when n is 0), in (disk, cgroup) order: counts, bytes and times added; tgid and
+ * tgid_ns those of the latest completion (last_ns) among the rows with a known submitter.
+ * Returns the number of rows, or -ENOMEM. */
+int il_blk_cgroups_of(const struct il_blk_pcg_row *in, int n, struct il_blk_cg_row **out);
+
+/* Sum n rows of blk_proc_cg by (disk, process) into a malloc'ed array (*out, freed by the
+ * caller; NULL when n is 0), in (disk, tgid) order: counts, bytes and times added; cgroup,
+ * comm and last_ns those of the latest completion. Returns the number of rows, or -ENOMEM. */
+int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_row **out);
+
+/* Read blk_proc_cg of a loaded obj summed by (disk, cgroup) (il_blk_cgroups_of()) into a
+ * malloc'ed array (*rows, freed by the caller). Returns the number of rows, or -errno. */
+int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
+
+/* Read blk_proc_cg of a loaded obj summed by (disk, process) (il_blk_procs_of()) into a
+ * malloc'ed array (*rows, freed by the caller). Returns the number of rows, or -errno. */
 int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows);
 
 /* One disk's totals from the aggregate map blk_disks. */
