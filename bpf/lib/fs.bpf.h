@@ -283,7 +283,7 @@ static __always_inline int fs_begin_of(struct task_struct *task, __u64 pid_tgid,
 	 * out of instances (kernels without CONFIG_PREEMPTION keep one per CPU, and more
 	 * threads than that may sleep in fsync at once). User space adds the starts left
 	 * behind in fs_inflight by threads that have exited (task storage goes with them). */
-	split_begin((__u32)pid_tgid, op, s.ts, fs_cfg.nested_apart && (flags & FS_EV_NESTED));
+	split_begin(task, (__u32)pid_tgid, op, s.ts, fs_cfg.nested_apart && (flags & FS_EV_NESTED));
 	if (fs_cfg.task_storage) {
 		t = fs_task_slots(task, true);
 		if (!t) {
@@ -487,7 +487,7 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 	if (!sp)
 		return false;
 	*s = *sp;
-	*now = split_take((__u32)pid_tgid, op);
+	*now = split_take(task, (__u32)pid_tgid, op);
 	if (fs_cfg.task_storage)
 		sp->ts = 0;
 	else

@@ -206,15 +206,17 @@ static __always_inline struct split_slot *split_slot_of(struct split_task *t, __
 
 /* The current thread tid began operation op at ts (the fs layer's start timestamp); apart:
  * a nested sync that the fs layer keeps out of its totals (fs_cfg.nested_apart), kept out of
- * split_ops and split_wakers too. */
-static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apart)
+ * split_ops and split_wakers too. task: the current task's BTF pointer when the caller has it
+ * (one helper call fewer), else NULL. */
+static __always_inline void split_begin(struct task_struct *task, __u32 tid, __u32 op, __u64 ts,
+					bool apart)
 {
 	struct split_task *t;
 	struct split_slot *sl;
 
 	if (!split_cfg.on || op >= FS_OP__MAX)
 		return;
-	t = split_get(NULL, tid, true, true);
+	t = split_get(task, tid, true, true);
 	if (!t) {
 		il_drop(IL_DROP_MAP_FULL);
 		return;
@@ -242,8 +244,9 @@ static __always_inline void split_begin(__u32 tid, __u32 op, __u64 ts, bool apar
 
 /* The current thread tid's op returns: its parts into this CPU's split_out, closed at the
  * time returned (bpf_ktime_get_ns(), for the caller's accounting: one clock read a call's
- * return); 0 when nothing was taken (split off, no call of op in flight). */
-static __always_inline __u64 split_take(__u32 tid, __u32 op)
+ * return); 0 when nothing was taken (split off, no call of op in flight). task: as for
+ * split_begin(). */
+static __always_inline __u64 split_take(struct task_struct *task, __u32 tid, __u32 op)
 {
 	__u32 zero = 0, best = 0;
 	struct split_out *out;
@@ -259,7 +262,7 @@ static __always_inline __u64 split_take(__u32 tid, __u32 op)
 	out->valid = 0;
 	if (op >= FS_OP__MAX)
 		return 0;
-	t = split_get(NULL, tid, false, true);
+	t = split_get(task, tid, false, true);
 	if (!t || !(t->active & (1 << op)))
 		return 0;
 	sl = split_slot_of(t, op);
