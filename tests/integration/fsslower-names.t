@@ -74,8 +74,8 @@ is "$WL_RC $rcs" "0 0 0 0 0 0 " "workload and the five tracers exit 0"
 
 # JSON: per op, the exact bytes of each row's file, in base64.
 json_files() { jq -r --arg op "$2" 'select(.op == $op or .func == $op) | (.file_b64 // (.file | @base64))' "$1"; }
-# CSV (RFC 4180, a field may hold newlines): "OP<TAB>DELETED<TAB>base64 of the file", one line
-# per row.
+# CSV (RFC 4180, names escaped as in text: \xhh, \n, \t, \r, \\): "OP<TAB>DELETED<TAB>base64
+# of the file, unescaped", one line per row.
 csv_files() {
 	perl -MMIME::Base64 -0777 -ne '
 		my (@rec, @f);
@@ -88,7 +88,11 @@ csv_files() {
 			last if $sep eq "";
 		}
 		shift @rec;
-		print "$_->[4]\t$_->[-2]\t", encode_base64($_->[-1], ""), "\n" for @rec;' "$1"
+		my %e = (n => "\n", t => "\t", r => "\r", "\\" => "\\");
+		for (@rec) {
+			(my $f = $_->[-1]) =~ s/\\(x([0-9a-f]{2})|[ntr\\])/defined $2 ? chr(hex $2) : $e{$1}/ge;
+			print "$_->[4]\t$_->[-2]\t", encode_base64($f, ""), "\n";
+		}' "$1"
 }
 # count FILE-OF-B64-LINES PATH: how many lines are PATH's bytes
 count() { grep -cxF -- "$(b64 "$2")" "$1"; }

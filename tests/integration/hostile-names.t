@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Names of any bytes (ESC and OSC sequences, \n, \r, \t, comma, double quote, backslash, the
 # bytes 0xff 0xfe), in file names and in the comm of the process writing them: fsslower's and
-# writeback-ret's text holds no raw control byte, one row per event; --csv reads back with
-# Python's csv module as one record per event; every --json line is strict UTF-8 and JSON, and
+# writeback-ret's text holds no raw control byte, one row per event; --csv is strict UTF-8
+# with no control byte and reads back with Python's csv module as one record per event, its
+# names unescaped to their bytes; every --json line is strict UTF-8 and JSON, and
 # each name decodes back to its original bytes (KEY_b64 when present, else KEY).
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd python3 python3
-plan 35
+plan 36
 
 loop_ext4_setup
 D=$MNT/h
@@ -102,7 +103,27 @@ elif kind == "iol-json":
     answer("comm_b64", sum(1 for k, v in got if k == "comm_b64" and v == comm))
     answer("names_b64", len(set(v for k, v in got if v in paths)))
 elif kind == "fs-csv":
-    recs = list(csv.reader(io.StringIO(raw.decode("latin-1"), newline="")))
+    # strict UTF-8, no control byte but the records' newlines: names escaped as on a
+    # terminal, which reverses (unesc) to their bytes
+    answer("csv_utf8", "ok" if not any(c < 0x20 and c != 0x0a for c in raw) else "control bytes")
+    text = raw.decode("utf-8", "strict")
+
+    def unesc(f):
+        out, i, b = bytearray(), 0, f.encode()
+        while i < len(b):
+            if b[i:i + 1] == b"\\":
+                c = b[i + 1:i + 2]
+                if c == b"x":
+                    out.append(int(b[i + 2:i + 4], 16))
+                    i += 4
+                    continue
+                out += {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"\\": b"\\"}[c]
+                i += 2
+                continue
+            out.append(b[i])
+            i += 1
+        return bytes(out)
+    recs = list(csv.reader(io.StringIO(text, newline="")))
     head = recs[0]
     answer("header", "ok" if head[:3] == ["time", "comm", "pid"] and head[-1] == "file" else head)
     ev = recs[1:]
@@ -110,8 +131,8 @@ elif kind == "fs-csv":
     answer("fields", "ok" if ev and all(len(r) == len(head) for r in ev) else
            ",".join(sorted(set(str(len(r)) for r in ev))))
     ev = [r for r in ev if len(r) == len(head)]
-    answer("comm", "ok" if ev and all(r[1].encode("latin-1") == comm for r in ev) else "got %r" % ev[:1])
-    answer("names", names_ok([r[-1].encode("latin-1") for r in ev], paths, 3))
+    answer("comm", "ok" if ev and all(unesc(r[1]) == comm for r in ev) else "got %r" % ev[:1])
+    answer("names", names_ok([unesc(r[-1]) for r in ev], paths, 3))
 elif kind in ("fs-json", "wb-json"):
     bad, objs = 0, []
     for line in raw.split(b"\n")[:-1]:
@@ -171,8 +192,9 @@ answers fs-csv "$TMPD/c.out"
 is "$A_header" ok "--csv: a header record (time,comm,pid,...,file)"
 is "$A_records" 30 "--csv: Python's csv reads 30 records, one per event"
 is "$A_fields" ok "--csv: every record has as many fields as the header"
-is "$A_comm" ok "--csv: comm reads back as the original bytes"
-is "$A_names" ok "--csv: each file name reads back as its original bytes, 3 times"
+is "$A_csv_utf8" ok "--csv: strict UTF-8, no control byte (names escaped as on a terminal)"
+is "$A_comm" ok "--csv: comm reads back, unescaped, as the original bytes"
+is "$A_names" ok "--csv: each file name reads back, unescaped, as its original bytes, 3 times"
 
 # 3. fsslower --json
 run_tool "$TMPD/j.out" $FS -m 0 --json

@@ -250,15 +250,19 @@ static void test_csv(void **state)
 	assert_string_equal(csv("a,b"), "\"a,b\"");
 	assert_string_equal(csv("say \"hi\""), "\"say \"\"hi\"\"\"");
 	assert_string_equal(csv("\""), "\"\"\"\"");
-	assert_string_equal(csv("a\nb"), "\"a\nb\"");
-	assert_string_equal(csv("a\r\nb"), "\"a\r\nb\"");
-	assert_string_equal(csv("a\tb"), "\"a\tb\"");
+	/* names escaped as on a terminal (reversibly: a backslash doubled), then quoted as
+	 * needed: no control byte, valid UTF-8 */
+	assert_string_equal(csv("a\nb"), "a\\nb");
+	assert_string_equal(csv("a\r\nb"), "a\\r\\nb");
+	assert_string_equal(csv("a\tb"), "a\\tb");
 	assert_string_equal(csv(" lead"), "\" lead\"");
 	assert_string_equal(csv("trail "), "\"trail \"");
-	assert_string_equal(csv("\x1b[31mred"), "\"\x1b[31mred\"");
-	assert_string_equal(csv("a\\b"), "a\\b");
-	/* bytes are raw: UTF-8 or not */
-	assert_string_equal(csv("\xe6\x97\xa5\xff\xfe"), "\xe6\x97\xa5\xff\xfe");
+	assert_string_equal(csv("\ttab"), "\\ttab");
+	assert_string_equal(csv("\x1b[31mred"), "\\x1b[31mred");
+	assert_string_equal(csv("a\\b"), "a\\\\b");
+	assert_string_equal(csv("ev\x1b,\"x\""), "\"ev\\x1b,\"\"x\"\"\"");
+	/* UTF-8 kept, invalid bytes escaped */
+	assert_string_equal(csv("\xe6\x97\xa5\xff\xfe"), "\xe6\x97\xa5\\xff\\xfe");
 }
 
 /* The printed form of obj, as the tools print JSON (il_json_print), checked valid UTF-8. */

@@ -163,25 +163,28 @@ const char *il_text_path(const char *s, size_t n, bool deleted, char *buf, size_
 
 void il_csv_field(FILE *f, const char *s)
 {
-	size_t n = strlen(s);
-	bool quote = n && (s[0] == ' ' || s[0] == '\t' || s[n - 1] == ' ' || s[n - 1] == '\t');
+	size_t n = strlen(s), len = 4 * n + 1;
+	char *e = malloc(len);
+	bool quote;
 
-	for (size_t i = 0; i < n && !quote; i++) {
-		unsigned char c = s[i];
-
-		quote = c == ',' || c == '"' || c < 0x20 || c == 0x7f;
-	}
+	if (!e)
+		return;
+	il_text_escape(s, n, e, len);
+	n = strlen(e);
+	quote = n && (e[0] == ' ' || e[n - 1] == ' ' || strpbrk(e, ",\""));
 	if (!quote) {
-		fwrite(s, 1, n, f);
+		fwrite(e, 1, n, f);
+		free(e);
 		return;
 	}
 	fputc('"', f);
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '"')
+		if (e[i] == '"')
 			fputc('"', f);
-		fputc(s[i], f);
+		fputc(e[i], f);
 	}
 	fputc('"', f);
+	free(e);
 }
 
 /* Whether s[0..n) is all valid UTF-8. */

@@ -40,13 +40,12 @@ const char *il_text_path(const char *s, size_t n, bool deleted, char *buf, size_
  * one. Into buf of len bytes (4 * width + 1 always suffice), NUL-terminated. Returns buf. */
 const char *il_text_column(const char *s, size_t n, size_t width, char *buf, size_t len);
 
-/* Write NUL-terminated s to f as one CSV field (RFC 4180), without separator or newline.
- * Quoted ("a,b" -> "\"a,b\"", embedded quotes doubled) when s holds a comma, a double quote,
- * CR, LF or any other byte below 0x20 or 0x7f, or begins or ends with a space or tab;
- * written as is otherwise ("" gives an empty field). Every byte, control bytes and invalid
- * UTF-8 included, is written raw (inside quotes when it is a control byte), so a CSV reader
- * gives back the exact name: CSV output is for programs, not for a terminal. Errors are
- * those of f (ferror). */
+/* Write NUL-terminated s to f as one CSV field (RFC 4180), without separator or newline:
+ * il_text_escape() of s (no control byte, valid UTF-8: safe on a terminal and in any UTF-8
+ * reader, and reversible, a backslash being "\\"), then quoted ("a,b" -> "\"a,b\"",
+ * embedded quotes doubled) when it holds a comma or a double quote, or begins or ends with a
+ * blank; written as is otherwise ("" gives an empty field). Errors are those of f (ferror);
+ * out of memory, the field is empty. */
 void il_csv_field(FILE *f, const char *s);
 
 /* A json-c string of name s (n bytes at most) that is always valid UTF-8: each invalid byte
