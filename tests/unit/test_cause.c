@@ -835,6 +835,27 @@ static void test_group_members(void **state)
 	line_has(&w, " behind dd (2 pids) on ");
 }
 
+/* A submitter with the victim's name: its pid in the evidence, not a second bare
+ * "fsyncer" beside the victim's (a trial's "python3 (the victim) 24%, python3 2%"). */
+static void test_same_name_submitter(void **state)
+{
+	struct il_window w;
+	char lines[5][200];
+	int n;
+
+	(void)state;
+	fsyncer(&w);
+	sent(&w, 10, "fsyncer", 10 << 20, 100, 0);
+	sent(&w, 30, "fsyncer", 1 << 20, 100, 0);
+	sent(&w, 20, "dd", 40 << 20, 300, 0);
+	il_cause(&w, &c);
+	n = il_cause_evidence(&c, lines);
+	assert_true(n >= 2);
+	assert_non_null(strstr(lines[1], "fsyncer (the victim) "));
+	assert_non_null(strstr(lines[1], "fsyncer (pid 30) "));
+	assert_null(strstr(lines[1], "dd (pid"));
+}
+
 /* The title a process set itself: its role after "COMM: ", a cluster's name skipped, two
  * words at most, none from a client address or status on. */
 static void test_title_parse(void **state)
@@ -920,6 +941,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),
+		cmocka_unit_test(test_same_name_submitter),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");
 

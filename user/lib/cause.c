@@ -359,6 +359,7 @@ static void disk_evidence(const struct il_window *w, struct il_cause *c, __u32 d
 		if (s[i].load < total / 200) /* under 0.5 %: not worth a name */
 			break;
 		snprintf(d->top[d->n].comm, sizeof(d->top[0].comm), "%s", s[i].comm);
+		d->top[d->n].pid = s[i].pid;
 		d->top[d->n].kthread = s[i].kthread;
 		d->top[d->n].self = s[i].self;
 		d->top[d->n].npids = s[i].npids;
@@ -1286,7 +1287,12 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 			struct il_blame g = { .npids = d->top[k].npids, .kthread = d->top[k].kthread };
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
-			/* a group or a name (escaped), not a pid; the victim's own marked */
+			/* a group or a name (escaped), its pid only where another entry has that
+			 * name ("python3 (the victim) 24%, python3 (pid 812) 2%"); the victim's own
+			 * marked */
+			for (int j = 0; j < d->n && !g.kthread && g.npids <= 1 && !d->top[k].self; j++)
+				if (j != k && !strcmp(d->top[j].comm, d->top[k].comm))
+					g.pid = d->top[k].pid;
 			char f[4 * IL_CAUSE_NAME + 16];
 
 			for_str(d->top[k].for_comm, NULL, f, sizeof(f));

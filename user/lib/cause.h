@@ -112,6 +112,7 @@ struct il_cause_disk {
 	int n;
 	struct {
 		char comm[IL_CAUSE_NAME];
+		__u32 pid;              /* one process's (of a group: its largest) */
 		int npids;
 		bool kthread, self;     /* self: the victim (or the thread its wait went through) */
 		double share;

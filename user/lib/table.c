@@ -82,9 +82,12 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 
 			il_text_escape(c->disks[d].top[k].comm, sizeof(c->disks[d].top[k].comm), comm,
 				       sizeof(comm));
+			char pids[24] = ""; /* a group as the verdict names it: "dd (73 pids)" */
+
+			if (c->disks[d].top[k].npids > 1)
+				snprintf(pids, sizeof(pids), " (%d pids)", c->disks[d].top[k].npids);
 			n += snprintf(extra + n, sizeof(extra) - n, "%s %s%s %.0f%%", k ? "," : "; by",
-				      comm, c->disks[d].top[k].npids > 1 ? " (group)" : "",
-				      c->disks[d].top[k].share * 100);
+				      comm, pids, c->disks[d].top[k].share * 100);
 		}
 	}
 	print_row(f, "device", what, &l, false, extra);
