@@ -804,12 +804,15 @@ static __always_inline int split_on_rq_done(__u64 *ctx, bool btf, __u32 disk, __
 	struct request *rq = (void *)ctx[0];
 	__u32 zero = 0;
 	struct split_mark *m = bpf_map_lookup_elem(&split_blk_mark, &zero);
+	struct task_struct *cur;
 
 	if (!m)
 		return 0;
+	cur = split_current(btf);
 	m->disk = now ? disk : il_disk_dev(il_rq_disk(rq));
-	m->tid = (__u32)bpf_get_current_pid_tgid();
-	m->sw = split_switches(split_current(btf), split_cur_btf(btf));
+	/* the task's pid read through the pointer the switch count needs: one helper call */
+	m->tid = split_cur_btf(btf) ? cur->pid : (__u32)bpf_get_current_pid_tgid();
+	m->sw = split_switches(cur, split_cur_btf(btf));
 	m->ts = now ? now : bpf_ktime_get_ns();
 	return 0;
 }
@@ -832,6 +835,35 @@ int split_wakeup_btf(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], true);
 SEC("raw_tp/sched_wakeup")
 int split_wakeup_raw(__u64 *ctx) { return split_on_wakeup((void *)ctx[0], false); }
 
+/* Exited threads' CPU time by process (struct split_exited). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64); /* tgid */
+	__type(value, struct split_exited);
+} split_exited SEC(".maps");
+
+/* Thread p exits (sched_process_exit, p the current task): its CPU time into its process's
+ * entry of split_exited. Reads task_struct.tgid, se.sum_exec_runtime, flags, comm and
+ * cpus_ptr->bits[0] (cpus_ptr since 5.3, commit 3bd3706251ee) with probe reads: an exit is
+ * rare beside the hot paths. */
+static __always_inline void split_exit_cpu(struct task_struct *p)
+{
+	__u64 tgid = BPF_CORE_READ(p, tgid);
+	struct split_exited *e;
+
+	if (!split_cfg.on || !tgid)
+		return;
+	e = il_lookup_or_init(&split_exited, &tgid, &(struct split_exited){});
+	if (!e)
+		return;
+	__sync_fetch_and_add(&e->ns, BPF_CORE_READ(p, se.sum_exec_runtime));
+	e->cpus = BPF_CORE_READ(p, cpus_ptr, bits[0]);
+	e->kthread = !!(BPF_CORE_READ(p, flags) & IL_PF_KTHREAD);
+	e->last_ns = bpf_ktime_get_ns();
+	BPF_CORE_READ_STR_INTO(&e->comm, p, comm);
+}
+
 /* sched_process_exit(p[, group_dead]), in the exiting thread: a thread still counted in
  * split_busy (a call's return was missed: the fs layer could not record its start, or the
  * kernel skipped the exit event; or its last call returned with no switch since) stops
@@ -841,6 +873,7 @@ static __always_inline int split_on_exit(struct task_struct *p, bool btf)
 	__u32 tid = IL_BTF_READ(btf, p, pid);
 	struct split_task *t;
 
+	split_exit_cpu(p);
 	if (!split_busy)
 		return 0;
 	t = split_get(p, tid, false, btf);

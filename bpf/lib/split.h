@@ -151,6 +151,19 @@ struct split_op_val {
 	__u64 datasync;  /* of calls, fdatasync's (FS_EV_DATASYNC: data only) */
 };
 
+/* The CPU time of a process's threads that exited while tracing (map split_exited, by tgid:
+ * sched_process_exit, in the exiting thread): what names a CPU hog that came and went
+ * between two readings of /proc (a compile's cc1, a cron job), whose /proc entry is gone by
+ * a window's end. */
+struct split_exited {
+	__u64 ns;        /* the exited threads' task_struct.se.sum_exec_runtime, summed, ns */
+	__u64 cpus;      /* the last one's CPU affinity (task_struct.cpus_ptr, CPUs 0-63) */
+	__u64 last_ns;   /* when the last one exited (bpf_ktime_get_ns()) */
+	__u32 kthread;   /* PF_KTHREAD */
+	__u32 pad;
+	char comm[16];   /* the last one's */
+};
+
 /* Aggregate per (victim process, operation, waker): map split_wakers (LRU). The waker is
  * (kind, tgid, tid) for a task, (kind, disk) for a block completion. */
 struct split_wk_key {

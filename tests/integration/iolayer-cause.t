@@ -12,7 +12,8 @@
 #     fio; dd's disk bytes its own, not the workers' that queue its held bios;
 #  4. CPU starvation: an fsync loop pinned to one CPU with four busy loops there (in a cgroup
 #     of their own): the run-queue part dominates and the verdict names the busy loops (CPU),
-#     their pids and cgroup, not a disk;
+#     their pids and cgroup, not a disk; 4c: busy processes of 30 ms each, one after another
+#     on every CPU: they are the culprit (their CPU time from their exits), not the victim;
 #  6. a buffered ETL writer beside the fsync loop, -p the loop: the writer, known as the
 #     dirtier of the pages the flusher writes back, is the culprit (not the flusher);
 #  7. four processes appending to one file and syncing it, -p one: its share of the disk's
@@ -36,7 +37,7 @@ require_cmd fio fio
 require_cmd python3 python3
 require_cmd xfsprogs mkfs.xfs
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 48
+plan 50
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -252,6 +253,30 @@ wait "$OWN"
 is "$(v own layer)/$(v own culprit.kind)" CPU/self "own threads: the CPU, and the process itself"
 check "own threads: the line says so ($(v own summary | sed 's/.*: //'))" \
 	grep -q "waits for a CPU behind its own threads" <<<"$(v own summary)"
+
+# ---- 4c. CPU hogs that come and go ------------------------------------------------------------
+# a loop of 30 ms CPU burners on each CPU (each a new sh, gone before the window ends: /proc
+# never holds their time; split_exited does) beside a write+fdatasync loop: the burners are
+# the culprit, not the victim's own threads (it has one)
+BURN=
+for c in $(seq 0 $(($(nproc) - 1))); do
+	taskset -c "$c" sh -c 'while :; do timeout 0.03 sh -c "while :; do :; done"; done' &
+	BURN="$BURN $!"
+done
+at_exit "kill $BURN; pkill -f 'while :; do :; done'"
+python3 -c "
+import os
+fd = os.open('$MNT/burnt', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+while True:
+    os.write(fd, b'x' * 100); os.fdatasync(fd)" &
+BURNT=$!
+at_exit "kill $BURNT"
+sleep 1
+trace burn -p "$BURNT" -d 3
+kill $BURN "$BURNT"; pkill -f 'while :; do :; done'; wait $BURN "$BURNT" 2>/dev/null
+is "$(v burn layer)/$(v burn culprit.kind)/$(v burn culprit.comm)" "CPU/cpu/sh" \
+	"short-lived CPU hogs: the CPU, and the burners (sh) the culprit"
+check "short-lived CPU hogs: a group of many of them ($(v burn culprit.npids))" test "$(v burn culprit.npids)" -ge 10
 
 # ---- 5. lock wait ----------------------------------------------------------------------------
 G=$MNT/shared

@@ -108,6 +108,54 @@ static void test_window(void **state)
 	il_snap_free(&now);
 }
 
+/* CPU time over the window: the live processes' from /proc; a process gone by the end by its
+ * threads' CPU time at their exits (split_exited): born in the window (all of it), alive at
+ * its start (past what /proc said then), or whose threads had exited before (past that);
+ * one alive at the end whose thread exited counts once, by /proc. */
+static void test_cpu_exited(void **state)
+{
+	struct il_snap base, now;
+	struct il_window w;
+	const struct il_proc_cpu *c;
+
+	(void)state;
+	snap(&base, 5 * S, 100, 1500000, 100 * MS, 5000 * MS);
+	snap(&now, 65 * S, 160, 1500000, 180 * MS, 8000 * MS);
+	base.ncpu = 3;
+	base.cpu = calloc(3, sizeof(*base.cpu));
+	base.cpu[0] = (struct il_proc_cpu){ .pid = 10, .cpu_ns = 1 * S };
+	base.cpu[1] = (struct il_proc_cpu){ .pid = 30, .cpu_ns = 2 * S }; /* dies in the window */
+	base.cpu[2] = (struct il_proc_cpu){ .pid = 50, .cpu_ns = 1 * S }; /* lives on */
+	base.split.nexited = 1;
+	base.split.exited = calloc(1, sizeof(*base.split.exited));
+	base.split.exited[0] = (struct il_split_exit_row){ 40, { .ns = 3 * S } }; /* a thread gone */
+	now.ncpu = 2;
+	now.cpu = calloc(2, sizeof(*now.cpu));
+	now.cpu[0] = (struct il_proc_cpu){ .pid = 10, .cpu_ns = 4 * S };
+	now.cpu[1] = (struct il_proc_cpu){ .pid = 50, .cpu_ns = 6 * S };
+	now.split.nexited = 4;
+	now.split.exited = calloc(4, sizeof(*now.split.exited));
+	now.split.exited[0] = (struct il_split_exit_row){ 30, { .ns = 5 * S, .comm = "cron" } };
+	now.split.exited[1] = (struct il_split_exit_row){ 40, { .ns = 7 * S, .comm = "make" } };
+	now.split.exited[2] = (struct il_split_exit_row){ 50, { .ns = 1 * S, .comm = "worker" } };
+	now.split.exited[3] = (struct il_split_exit_row){ 60, { .ns = 2 * S, .comm = "cc1", .cpus = 2 } };
+	assert_int_equal(il_measure_window(&all, &now, &base, &w), 0);
+	assert_int_equal(w.ncpu, 5);
+	assert_int_equal(il_proc_cpu_find(w.cpu, w.ncpu, 10)->cpu_ns, 3 * S);
+	assert_int_equal(il_proc_cpu_find(w.cpu, w.ncpu, 30)->cpu_ns, 3 * S);
+	assert_string_equal(il_proc_cpu_find(w.cpu, w.ncpu, 30)->comm, "cron");
+	assert_int_equal(il_proc_cpu_find(w.cpu, w.ncpu, 40)->cpu_ns, 4 * S);
+	assert_int_equal(il_proc_cpu_find(w.cpu, w.ncpu, 50)->cpu_ns, 5 * S);
+	c = il_proc_cpu_find(w.cpu, w.ncpu, 60);
+	assert_non_null(c);
+	assert_int_equal(c->cpu_ns, 2 * S);
+	assert_int_equal(c->cpus, 2);
+	assert_string_equal(c->comm, "cc1");
+	il_window_free(&w);
+	il_snap_free(&base);
+	il_snap_free(&now);
+}
+
 /* -p: the disk of that process (sdb for 20), and only it among the processes. */
 static void test_pid(void **state)
 {
@@ -186,7 +234,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_from_zero), cmocka_unit_test(test_window),
 		cmocka_unit_test(test_pid), cmocka_unit_test(test_busiest_in_window),
-		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json), cmocka_unit_test(test_cpu_exited),
 	};
 	return cmocka_run_group_tests_name("measure", tests, NULL, NULL);
 }

@@ -525,12 +525,23 @@ static int window_procs(struct il_window *w, const struct il_snap *now, const st
 	return 0;
 }
 
-/* CPU time over the window, when both ends read it. */
+static int cpu_by_pid(const void *a, const void *b)
+{
+	__u32 x = ((const struct il_proc_cpu *)a)->pid, y = ((const struct il_proc_cpu *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* CPU time over the window, when both ends read it, sorted by pid: /proc's for the processes
+ * alive at its end, and for those gone by then the CPU time their threads had when they
+ * exited (split_exited) past what /proc or the exits gave at its start (a process that began
+ * before tracing and ended in the window: its threads that ended before tracing are in
+ * neither, so it may be counted short, never long). */
 static int window_cpu(struct il_window *w, const struct il_snap *now, const struct il_snap *base)
 {
 	if (!base || !base->ncpu || !now->ncpu)
 		return 0;
-	w->cpu = malloc(now->ncpu * sizeof(*w->cpu));
+	w->cpu = malloc((now->ncpu + now->split.nexited) * sizeof(*w->cpu));
 	if (!w->cpu)
 		return -ENOMEM;
 	for (int i = 0; i < now->ncpu; i++) {
@@ -544,6 +555,26 @@ static int window_cpu(struct il_window *w, const struct il_snap *now, const stru
 		if (r.cpu_ns || r.runq_ns)
 			w->cpu[w->ncpu++] = r;
 	}
+	for (int i = 0, j = 0; i < now->split.nexited; i++) {
+		const struct il_split_exit_row *e = &now->split.exited[i];
+		const struct il_proc_cpu *b = il_proc_cpu_find(base->cpu, base->ncpu, e->tgid);
+		__u64 before = b ? b->cpu_ns : 0;
+		struct il_proc_cpu r = { .pid = e->tgid, .kthread = e->v.kthread, .cpus = e->v.cpus };
+
+		if (il_proc_cpu_find(now->cpu, now->ncpu, e->tgid))
+			continue; /* alive at the end: /proc counts its exited threads */
+		while (j < base->split.nexited && base->split.exited[j].tgid < e->tgid)
+			j++;
+		if (j < base->split.nexited && base->split.exited[j].tgid == e->tgid &&
+		    base->split.exited[j].v.ns > before)
+			before = base->split.exited[j].v.ns;
+		if (e->v.ns <= before)
+			continue;
+		r.cpu_ns = e->v.ns - before;
+		memcpy(r.comm, e->v.comm, sizeof(r.comm));
+		w->cpu[w->ncpu++] = r;
+	}
+	qsort(w->cpu, w->ncpu, sizeof(*w->cpu), cpu_by_pid);
 	return 0;
 }
 

@@ -2,8 +2,8 @@
 /*
  * Every process's CPU time and CPU affinity, from /proc: what the verdict needs to name the
  * CPU hogs behind a traced call's run-queue time. Sampled at the ends of a window; a process
- * that lived and died between two samples is not seen (said where it matters). Any thread
- * may call it (no state).
+ * that died before its end is not here: the time split's split_exited gives its threads' CPU
+ * time at their exits (il_window's cpu holds both). Any thread may call it (no state).
  */
 #ifndef IOLAYER_PROCSTAT_H
 #define IOLAYER_PROCSTAT_H

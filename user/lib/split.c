@@ -397,6 +397,13 @@ static int wk_cmp(const void *a, const void *b)
 	return x->v.ns == y->v.ns ? 0 : x->v.ns > y->v.ns ? -1 : 1;
 }
 
+static int exit_cmp(const void *a, const void *b)
+{
+	__u64 x = ((const struct il_split_exit_row *)a)->tgid, y = ((const struct il_split_exit_row *)b)->tgid;
+
+	return x < y ? -1 : x > y;
+}
+
 int il_split_read(struct bpf_object *obj, struct il_split *s)
 {
 	int n;
@@ -418,8 +425,17 @@ int il_split_read(struct bpf_object *obj, struct il_split *s)
 		return n;
 	}
 	s->nwakers = n;
+	/* (a map older objects lack: none then) */
+	n = il_obj_map_fd(obj, "split_exited") < 0 ? 0 :
+	    map_rows(obj, "split_exited", sizeof(__u64), sizeof(struct split_exited), (void **)&s->exited);
+	if (n < 0) {
+		il_split_free(s);
+		return n;
+	}
+	s->nexited = n;
 	qsort(s->ops, s->nops, sizeof(*s->ops), op_cmp);
 	qsort(s->wakers, s->nwakers, sizeof(*s->wakers), wk_cmp);
+	qsort(s->exited, s->nexited, sizeof(*s->exited), exit_cmp);
 	return 0;
 }
 
@@ -452,5 +468,6 @@ void il_split_free(struct il_split *s)
 {
 	free(s->ops);
 	free(s->wakers);
+	free(s->exited);
 	memset(s, 0, sizeof(*s));
 }

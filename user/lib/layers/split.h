@@ -93,11 +93,19 @@ struct il_split_wk_row {
 	struct split_wk_val v;
 };
 
+/* Per process: split_exited, its threads that exited while tracing. */
+struct il_split_exit_row {
+	__u64 tgid; /* the map's key */
+	struct split_exited v;
+};
+
 struct il_split {
 	struct il_split_op_row *ops;   /* sorted by tgid, then op */
 	int nops;
 	struct il_split_wk_row *wakers; /* sorted by v.ns, largest first */
 	int nwakers;
+	struct il_split_exit_row *exited; /* sorted by tgid */
+	int nexited;
 };
 
 /* Read the aggregates of a loaded obj (cumulative since load) into malloc'ed arrays in *s
