@@ -359,12 +359,17 @@ static __always_inline struct il_sub_op *il_sub_slot(__u32 pid)
 	return bpf_map_lookup_elem(&blk_sub_task, &i);
 }
 
-/* Per (disk, submitting process, cgroup) totals of the aggregate mode (struct blk_proc), per
- * CPU as blk_disks; user space sums them by (disk, process) and by (disk, cgroup). */
+/* Per (disk, submitting process, cgroup) totals of the aggregate mode (struct blk_proc); user
+ * space sums them by (disk, process) and by (disk, cgroup). An LRU hash shared by the CPUs
+ * (atomic adds): a host that runs many short-lived processes (a dd loop, cron, builds) makes
+ * an entry for each, and a hash that never forgets one filled in 8,192 processes (then every
+ * completion of a new one was lost, IL_DROP_MAP_FULL); the LRU forgets the longest unused,
+ * and a per-CPU LRU would preallocate its entries on every possible CPU. */
+#define BLK_PROC_CG_MAX 8192
+
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 8192);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, BLK_PROC_CG_MAX);
 	__type(key, struct blk_proc_cg_key);
 	__type(value, struct blk_proc);
 } blk_proc_cg SEC(".maps");
@@ -1265,8 +1270,7 @@ static __always_inline void blk_times(const struct blk_io *io, struct blk_times 
 	t->device = blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns) ? ns : 0;
 }
 
-/* Count a finished I/O into its submitter's and cgroup's totals on its disk (blk_proc_cg, per
- * CPU). */
+/* Count a finished I/O into its submitter's and cgroup's totals on its disk (blk_proc_cg). */
 static __always_inline void blk_proc_account(const struct blk_io *io, const struct blk_times *t)
 {
 	struct blk_proc_cg_key pk = { .dev = io->dev, .tgid = io->tgid, .cgroup = io->cgroup };
@@ -1274,18 +1278,19 @@ static __always_inline void blk_proc_account(const struct blk_io *io, const stru
 
 	if (!p)
 		return;
-	p->ios += 1;
+	__sync_fetch_and_add(&p->ios, 1);
 	/* data moved only: a discard's (or write-zeroes') size is a range, not bytes (blkdiscard
 	 * of 1 GiB, or ext4's discards when rm frees a file, read as a neighbour's gigabyte) */
 	if (io->op == IL_OP_READ || io->op == IL_OP_WRITE)
-		p->bytes += io->bytes;
+		__sync_fetch_and_add(&p->bytes, io->bytes);
 	if (io->op == IL_OP_WRITE)
-		p->write_bytes += io->bytes;
-	p->before_q_ns += t->before_q;
-	p->queue_ns += t->queue;
-	p->device_ns += t->device;
+		__sync_fetch_and_add(&p->write_bytes, io->bytes);
+	__sync_fetch_and_add(&p->before_q_ns, t->before_q);
+	__sync_fetch_and_add(&p->queue_ns, t->queue);
+	__sync_fetch_and_add(&p->device_ns, t->device);
 	if (io->held)
-		p->held += 1;
+		__sync_fetch_and_add(&p->held, 1);
+	/* last seen (racy between CPUs: at worst another recent completion's) */
 	p->cgroup = io->cgroup;
 	p->last_ns = io->ts[BLK_MK_C];
 	__builtin_memcpy(p->comm, io->comm, sizeof(p->comm));

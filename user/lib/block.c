@@ -248,7 +248,7 @@ void il_blk_plan(struct bpf_object *obj, bool with_insert, struct il_plan *p)
 	}
 }
 
-/* blk_disks and blk_proc_cg are per-CPU maps (block.bpf.h): a lookup gives one
+/* blk_disks is a per-CPU map (block.bpf.h): a lookup gives one
  * copy of the value per possible CPU, each rounded up to 8 bytes, which these fold into one. */
 
 /* Add CPU copy c of a disk's totals into t: every field is a __u64 count or sum (block.h),
@@ -337,10 +337,11 @@ void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu
 	}
 }
 
-/* A buffer for one value of map m on every possible CPU (*ncpu of them), or NULL. */
+/* A buffer for one value of map m on every possible CPU (*ncpu of them; 1 for blk_proc_cg,
+ * which the CPUs share), or NULL. */
 static char *percpu_buf(enum il_blk_map m, int *ncpu)
 {
-	*ncpu = libbpf_num_possible_cpus();
+	*ncpu = m == IL_BLK_MAP_PROC_CG ? 1 : libbpf_num_possible_cpus();
 	return *ncpu < 0 ? NULL : malloc((size_t)*ncpu * ((agg_maps[m].vsz + 7) & ~(size_t)7));
 }
 

@@ -404,8 +404,10 @@ static void window_bios(struct il_measure *m, const struct il_snap *now, const s
 
 		if (c->row.k.dev != dev)
 			continue;
+		/* (a sum that went down lost a process's entry to blk_proc_cg's LRU: from zero) */
 		for (int j = 0; base && j < base->ncg; j++)
-			if (!memcmp(&base->cg[j].row.k, &c->row.k, sizeof(c->row.k))) {
+			if (!memcmp(&base->cg[j].row.k, &c->row.k, sizeof(c->row.k)) &&
+			    base->cg[j].row.v.held <= held && base->cg[j].row.v.before_q_ns <= ns) {
 				held -= base->cg[j].row.v.held;
 				ns -= base->cg[j].row.v.before_q_ns;
 			}

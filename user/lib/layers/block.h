@@ -76,12 +76,12 @@ extern const char *const il_blk_op_names[IL_OP__MAX];
  * il_rq_flag): "W", "WS", "FWFS", "RA", ... into buf (>= 8 bytes); returns buf. */
 const char *il_blk_rwbs(__u32 op, __u32 flags, char *buf, size_t len);
 
-/* The aggregate maps, per CPU (bpf/lib/block.bpf.h): the readers below fold each entry's
- * copies into one. */
+/* The aggregate maps (bpf/lib/block.bpf.h): blk_disks per CPU, whose entries the readers
+ * below fold into one; blk_proc_cg shared (an LRU hash: one copy). */
 enum il_blk_map { IL_BLK_MAP_DISKS, IL_BLK_MAP_PROC_CG, IL_BLK_MAP__MAX };
 
 /* Fold ncpu copies of one value of map m (struct blk_disk_stats or blk_proc), each rounded up
- * to 8 bytes as a lookup of a per-CPU map gives them, into *out: counts and sums added, maxima
+ * to 8 bytes as a lookup of a per-CPU map gives them (blk_proc_cg: one), into *out: counts and sums added, maxima
  * the largest, the "last seen" fields (blk_proc's cgroup and comm) those of the copy that saw
  * them latest (blk_proc.last_ns). A disk's I2D and D2C phases are then its queue and device
  * totals (blk_phases_add() leaves them to these in the kernel). */

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# iolayer --serve on a host of short-lived processes: 9,000 processes, one after another, each
+# one 4 KiB O_DIRECT write to a raw loop device and gone. Each is a new submitter; a map that
+# keeps an entry per submitter and never forgets one filled at 8,192 of them, after which every
+# completion of a new process was lost (map_full). Every request stays counted (the kernel's
+# own count, /proc/diskstats), and nothing is lost.
+source "$(dirname "$0")/lib.sh"
+require_root
+require_cmd curl curl
+require_cmd python3 python3
+plan 4
+
+N=9000
+IL=$(tool iolayer)
+make_loop churn 64M
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT
+
+writes() { awk -v d="$LOOPNAME" '$3 == d {print $8}' /proc/diskstats; }
+metric() { curl -sf "$URL/metrics" | awk -v k="$1" 'index($0, k " ") == 1 {print $2}'; }
+
+check "iolayer --serve starts" tool_start "$TMPD/il.out" "$TMPD/il.err" $IL --serve "127.0.0.1:$PORT"
+w0=$(writes)
+python3 - "$LOOPDEV" "$N" <<'EOF'
+import mmap, os, sys
+dev, n = sys.argv[1], int(sys.argv[2])
+buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+for i in range(n):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)
+        os.pwritev(fd, [buf], (i % 4096) * 4096)
+        os._exit(0)
+    os.waitpid(pid, 0)
+EOF
+w1=$(writes)
+sleep 1
+got=$(metric "iolayer_block_requests_total{disk=\"$LOOPNAME\"}")
+lost=$(metric 'iolayer_lost_events_total{kind="map_full"}')
+is "$((w1 - w0))" "$N" "the workload: $N writes, one a process (/proc/diskstats)"
+is "${got:-none}" "$N" "every request counted ($N processes, each a new submitter)"
+is "${lost:-none}" 0 "no event lost to a full map"
+tool_stop
+done_testing
