@@ -356,17 +356,17 @@ static void print_clauses(const char *why, enum clauses how)
 /* The report: text or JSON to stdout, with --html also the page. 0, or -1 when the page
  * could not be written. */
 static int report(const struct il_measure_src *src, struct il_window *w, const struct il_snap *snap,
-		   const struct il_heat *heat, const struct il_fs_aio_row *aio, int naio)
+		   const struct il_judgement *jp, const struct il_heat *heat,
+		   const struct il_fs_aio_row *aio, int naio)
 {
 	const struct il_measure *m = &w->m;
 	char why2[512], names[1024] = "";
-	static struct il_judgement j;
+	const struct il_judgement *j = jp;
 	const char *but, *sep;
 	struct il_verdict v;
 	int shown, err = 0;
 
-	il_window_judge(w, &j);
-	v = j.v;
+	v = j->v;
 	nstuck = il_fs_stuck(il_opts.pid, stuck, STUCK_MAX);
 	il_fs_stuck_since(stuck, nstuck, stuck0, nstuck0);
 	if (src->fs) /* up to the window's end, not to now: the maps are read after it */
@@ -377,19 +377,19 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
 	shown = show_pid(&w->view, v.c.found ? v.c.pid : 0, top_n);
-	if (j.cause.found && j.cause.nblames && j.cause.blames[0].kind != IL_CK_SELF)
-		shown = show_pid(&w->view, j.cause.blames[0].pid, shown);
+	if (j->cause.found && j->cause.nblames && j->cause.blames[0].kind != IL_CK_SELF)
+		shown = show_pid(&w->view, j->cause.blames[0].pid, shown);
 
 	if (html_path) {
-		struct json_object *o = report_json(w, &j, shown, aio, naio);
+		struct json_object *o = report_json(w, j, shown, aio, naio);
 
 		if (il_opts.format == IL_FMT_JSON)
 			json_object_get(o);
-		err = write_html(src, w, snap, heat, &j, o) ? -1 : 0;
+		err = write_html(src, w, snap, heat, j, o) ? -1 : 0;
 		if (il_opts.format == IL_FMT_JSON)
 			il_json_print(stdout, o);
 	} else if (il_opts.format == IL_FMT_JSON) {
-		il_json_print(stdout, report_json(w, &j, shown, aio, naio));
+		il_json_print(stdout, report_json(w, j, shown, aio, naio));
 	}
 	if (il_opts.format == IL_FMT_JSON)
 		return err;
@@ -410,7 +410,7 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 		       sep, m->elapsed_s, cg);
 	} else
 		printf("%s%.1f s traced: all processes\n\n", sep, m->elapsed_s);
-	il_window_table(stdout, w, &j.cause);
+	il_window_table(stdout, w, &j->cause);
 	if (w->nframes) {
 		if (m->iowait.total_ns)
 			printf("\ntop I/O-wait stack (about %.0f%% of the I/O wait; the stacks are sampled):\n",
@@ -440,9 +440,9 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 	/* nothing stood out among the calls that returned, but one blocked long has not */
 	but = v.d.where == IL_WHERE_NONE && stuck_long(m->elapsed_s) ?
 	      "; but a call is still in flight, blocked for most of the window (below)" : "";
-	if (j.cause.found && j.cause.nblames && j.layers.why != IL_WHY_WB_ERRORS) {
+	if (j->cause.found && j->cause.nblames && j->layers.why != IL_WHY_WB_ERRORS) {
 		char lines[5][200];
-		int n = evidence(&j, lines);
+		int n = evidence(j, lines);
 
 		printf("\nverdict: %s -- %s%s\n", il_where_name(v.d.where), v.why, but);
 		for (int i = 0; i < n; i++)
@@ -499,6 +499,7 @@ int main(int argc, char **argv)
 	struct il_measure_src src = { .stacks_fd = -1 };
 	struct il_snap snap = { 0 }, base = { 0 };
 	struct il_window win = { 0 };
+	static struct il_judgement judged; /* large: not on the stack */
 	struct il_fs_aio_row *aio = NULL;
 	struct il_layerset *ls = NULL;
 	struct il_heat *heat = NULL;
@@ -638,14 +639,14 @@ int main(int argc, char **argv)
 	 * the start to now. */
 	il_who_note_procs(skel->obj);
 	if ((err = il_snap_read(&src, t1 - t0, IL_SNAP_VERDICT, &snap)) ||
-	    (err = il_measure_window(&src, &snap, &base, &win))) {
+	    (err = il_measure_judge(&src, &snap, &base, &win, &judged))) {
 		il_err("cannot measure: %s", il_errno_name(err));
 		goto out;
 	}
 	naio = src.fs ? il_fs_aio_read(skel->obj, &aio) : 0;
 	if (heat && il_heat_add(heat, &snap, (t1 - t0) / 1e9))
 		il_warn("out of memory for the heat maps");
-	err = report(&src, &win, &snap, heat, aio, naio > 0 ? naio : 0);
+	err = report(&src, &win, &snap, &judged, heat, aio, naio > 0 ? naio : 0);
 	if (naio > 0)
 		free(aio);
 	rc = err ? IL_EXIT_ERR : il_tool_output_status();

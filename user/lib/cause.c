@@ -1486,6 +1486,28 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	snprintf(j->v.why, sizeof(j->v.why), "%s", line);
 }
 
+int il_measure_judge(const struct il_measure_src *src, const struct il_snap *now,
+		     const struct il_snap *base, struct il_window *w, struct il_judgement *j)
+{
+	struct il_measure_src again = *src;
+	__u32 pref[4], victim;
+	int err = il_measure_window(src, now, base, w);
+
+	if (err)
+		return err;
+	il_window_judge(w, j);
+	victim = j->cause.found ? j->cause.victim.pid : 0;
+	if (src->pid || src->prefer || !victim || victim == il_who_view_top_pid(&w->view) ||
+	    il_who_view_disks(&w->view, victim, pref, IL_ARRAY_SIZE(pref)) <= 0 || pref[0] == w->dev)
+		return 0;
+	again.prefer = victim;
+	il_window_free(w);
+	if ((err = il_measure_window(&again, now, base, w)))
+		return err;
+	il_window_judge(w, j);
+	return 0;
+}
+
 struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j)
 {
 	struct json_object *o = il_window_json(w, &j->v), *v = NULL;

@@ -42,6 +42,8 @@
 #include "verdict.h"
 
 struct il_window;
+struct il_snap;
+struct il_measure_src;
 
 /* What a cause is (il_blame.kind). */
 enum il_ck {
@@ -185,6 +187,14 @@ struct il_judgement {
 /* Judge window w: il_judge() on its layers, then il_cause(); a found cause decides where the
  * time goes (failing writeback still comes first) and names its victim as the process. */
 void il_window_judge(const struct il_window *w, struct il_judgement *j);
+
+/* The window from base to now (il_measure_window()) into *w, judged into *j
+ * (il_window_judge()). Every process's window takes its block rows from the top process's
+ * disk; where the verdict is about another process, of another disk, the window is measured
+ * again on that one's disk (src->prefer) and judged again, so that the rows and the verdict
+ * speak of one disk. 0, or -errno (*w empty then). */
+int il_measure_judge(const struct il_measure_src *src, const struct il_snap *now,
+		     const struct il_snap *base, struct il_window *w, struct il_judgement *j);
 
 /* The window's JSON (il_window_json()) with the cause's fields in its verdict. */
 struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j);

@@ -642,7 +642,7 @@ int il_measure_window(const struct il_measure_src *src, const struct il_snap *no
 		return -ENOMEM;
 	if (base)
 		il_who_view_sub(&w->view, &base->view);
-	npref = il_who_view_disks(&w->view, src->pid ? src->pid : il_who_view_top_pid(&w->view),
+	npref = il_who_view_disks(&w->view, src->pid ?: src->prefer ?: il_who_view_top_pid(&w->view),
 				  pref, IL_ARRAY_SIZE(pref));
 	/* -p of a process that used no disk: no disk is its, and other processes' are not */
 	if (src->blk && (npref || !src->pid))

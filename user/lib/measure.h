@@ -40,6 +40,9 @@ struct il_measure_src {
 	int stacks_fd;                      /* the I/O-wait layer's stack map, -1: none */
 	struct il_stacknames *names;        /* made on first use from stacks_fd; il_measure_src_free() */
 	__u32 pid;                          /* -p, 0: every process */
+	__u32 prefer;                       /* every process, the block layer's rows those of
+					     * this one's disk (0: the top process's; see
+					     * il_measure_judge()) */
 	const char *cgroup;                 /* -C's cgroup (il_cgfilter.path), NULL: none */
 	bool fs, wb, iw, blk;               /* the layers attached */
 	bool split;                         /* the calls' time split (user/lib/layers/split.h) */

@@ -191,11 +191,10 @@ static void verdict_step(struct server *sv, const struct il_snap *s)
 	struct il_judgement *j = malloc(sizeof(*j));
 	struct il_window w;
 
-	if (!j || !sv->n || il_measure_window(sv->src->m, s, &sv->ring[sv->head], &w)) {
+	if (!j || !sv->n || il_measure_judge(sv->src->m, s, &sv->ring[sv->head], &w, j)) {
 		free(j);
 		return;
 	}
-	il_window_judge(&w, j);
 	memset(&sv->verdict, 0, sizeof(sv->verdict));
 	sv->verdict.set = true;
 	snprintf(sv->verdict.layer, sizeof(sv->verdict.layer), "%s", il_where_name(j->v.d.where));
@@ -423,14 +422,13 @@ static char *verdict(struct server *sv, size_t *len)
 		return NULL;
 	}
 	pthread_mutex_lock(&sv->lock);
-	err = il_measure_window(sv->src->m, &now, &sv->ring[sv->head], &w);
+	err = il_measure_judge(sv->src->m, &now, &sv->ring[sv->head], &w, j);
 	pthread_mutex_unlock(&sv->lock);
 	il_snap_free(&now);
 	if (err) {
 		free(j);
 		return NULL;
 	}
-	il_window_judge(&w, j);
 	o = il_judgement_json(&w, j);
 	free(j);
 	il_window_free(&w);
