@@ -1456,9 +1456,13 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	 * layers' own decision, as when no call was split (fio through io_uring beside a dd
 	 * that wrote now and then was "none -- no layer stands out: dd's write calls took
 	 * 0.2%" with its disk 87% busy). The victim's own load stays "none" (a write blocked
-	 * all the window, its few returned calls the layers' only numbers). */
+	 * all the window, its few returned calls the layers' only numbers), and so does -p's:
+	 * the verdict is about that process, never a kernel thread that wrote to its disk (a
+	 * trial's -p of PostgreSQL's walwriter, one fsync in 5 s, read "device -- kworker/u8:0
+	 * (pid 8491) sends 22.1 MB/s on loop2"). */
 	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
-	    j->layers.where != IL_WHERE_NONE && j->v.c.found && j->v.c.pid != j->cause.victim.pid) {
+	    j->layers.where != IL_WHERE_NONE && j->v.c.found && j->v.c.pid != j->cause.victim.pid &&
+	    !w->m.pid) {
 		j->cause.found = false;
 		return;
 	}
