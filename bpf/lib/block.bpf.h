@@ -498,7 +498,10 @@ static __always_inline void il_bio_who(struct il_bio_seen *s, struct il_bio_info
 	}
 	b->tgid = id >> 32;
 	b->pid = (__u32)id;
-	bpf_get_current_comm(b->comm, sizeof(b->comm));
+	if (s->task) /* plain loads through the pointer attribution took */
+		__builtin_memcpy(b->comm, s->task->comm, sizeof(b->comm));
+	else
+		bpf_get_current_comm(b->comm, sizeof(b->comm));
 }
 
 /* The file of bio s into b (ino_dev, ino_gen, ino), its names into who_files: a direct I/O's

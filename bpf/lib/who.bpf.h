@@ -633,7 +633,8 @@ static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __
  * entry in who_files looked up on first use (il_bio_seen_entry()). */
 struct il_bio_seen {
 	struct bio *bio;
-	__u64 pid_tgid;            /* bpf_get_current_pid_tgid(): the task that queues the bio */
+	struct task_struct *task;  /* the current task's BTF pointer (who_task_btf()), or NULL */
+	__u64 pid_tgid;            /* the task that queues the bio: tgid << 32 | pid */
 	__u64 now;                 /* bpf_ktime_get_ns() at Q */
 	struct block_device *bdev; /* bio.bi_bdev (5.12 and later), else NULL */
 	struct iomap_dio *dio;     /* il_bio_iomap_dio() */
@@ -665,7 +666,10 @@ static __always_inline void il_bio_seen_read(struct il_bio_seen *s, struct bio *
 	/* (BPF_CORE_READ() and IL_BTF_READ() take locals: s's own fields would be relocated) */
 	s->bio = bio;
 	s->btf = btf;
-	s->pid_tgid = bpf_get_current_pid_tgid();
+	/* the task's ids, name and mm through one helper call where it has a BTF pointer */
+	s->task = who_task_btf(btf);
+	s->pid_tgid = s->task ? (__u64)s->task->tgid << 32 | (__u32)s->task->pid :
+				bpf_get_current_pid_tgid();
 	s->now = bpf_ktime_get_ns();
 	s->bytes = IL_BTF_READ(btf, bio, bi_iter.bi_size);
 	s->opf = IL_BTF_READ(btf, bio, bi_opf);
@@ -742,7 +746,7 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	} else {
 		/* its entry and identity (its bios are counted in who_pd, which user space sums
 		 * per process): no lookup while this CPU's bios are one process's */
-		struct task_struct *task = who_task_btf(s->btf);
+		struct task_struct *task = s->task;
 
 		mm = task ? (__u64)task->mm :
 			    (__u64)BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm);
