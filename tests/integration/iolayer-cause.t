@@ -252,7 +252,7 @@ trace own -p "$OWN" -d 3
 wait "$OWN"
 is "$(v own layer)/$(v own culprit.kind)" CPU/self "own threads: the CPU, and the process itself"
 check "own threads: the line says so ($(v own summary | sed 's/.*: //'))" \
-	grep -q "waits for a CPU behind its own threads" <<<"$(v own summary)"
+	grep -qE "waits for a CPU(, [0-9]+%)? behind its own threads" <<<"$(v own summary)"
 
 # ---- 4c. CPU hogs that come and go ------------------------------------------------------------
 # a loop of 30 ms CPU burners on each CPU (each a new sh, gone before the window ends: /proc
