@@ -302,6 +302,16 @@ static void test_cpu_many(void **state)
 	/* and the lock wait, summed after the 70, is still there: the largest other cause */
 	assert_int_equal(c.blames[1].kind, IL_CK_LOCK);
 	assert_true(c.blames[1].ns == 420 * MS);
+	/* the evidence says why cmd0's 12% beat the lock's 43%: the CPU's 52% as a kind */
+	{
+		char lines[5][200];
+		int n = il_cause_evidence(&c, lines), k = 0;
+
+		while (k < n && strncmp(lines[k], "causes", 6))
+			k++;
+		assert_true(k < n);
+		assert_non_null(strstr(lines[k], "causes (cpu 52%, lock 43%): cpu cmd0 (pid 100) 12%, lock big (pid 50) 43%"));
+	}
 }
 
 /* The run queue's time goes to the tasks that held the CPU as the waits ended, not to the

@@ -855,6 +855,11 @@ static void analyse(const struct il_window *w, struct il_cause *c, const struct 
 enum cause_group { CG_ONCPU, CG_CPU, CG_DISK, CG_THROTTLE, CG_FS, CG_LOCK, CG_DIRTY, CG_OTHER,
 		   CG__MAX };
 
+static const char *const cause_group_names[CG__MAX] = {
+	[CG_ONCPU] = "on-cpu", [CG_CPU] = "cpu", [CG_DISK] = "disk", [CG_THROTTLE] = "throttle",
+	[CG_FS] = "filesystem", [CG_LOCK] = "lock", [CG_DIRTY] = "dirty", [CG_OTHER] = "other",
+};
+
 /* Of blame b, the time in group g. */
 static __u64 group_ns(const struct il_blame *b, enum cause_group g)
 {
@@ -888,12 +893,13 @@ static __u64 group_ns(const struct il_blame *b, enum cause_group g)
  * less than all of them). The others stay largest first. *part: the part of the victim's
  * time the culprit's came from the most; *cpu: the culprit is a CPU wait. Returns the
  * group's time. */
-static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu)
+static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu, __u64 g[CG__MAX])
 {
-	__u64 g[CG__MAX] = { 0 }, most = 0;
+	__u64 most = 0;
 	enum cause_group best_g = CG_ONCPU;
 	int best = -1;
 
+	memset(g, 0, CG__MAX * sizeof(*g));
 	for (int i = 0; i < a->n; i++)
 		for (int k = 0; k < CG__MAX; k++)
 			g[k] += group_ns(&a->b[i], k);
@@ -933,7 +939,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 {
 	const struct il_split_op_row *best = NULL;
 	struct acc *a = calloc(1, sizeof(*a));
-	__u64 best_ext = 0, best_call = 0, part_ns;
+	__u64 best_ext = 0, best_call = 0, part_ns, g[CG__MAX];
 	bool by_ext = false, cpu_wait = false;
 
 	memset(c, 0, sizeof(*c));
@@ -967,7 +973,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		return;
 	}
 	analyse(w, c, best, a);
-	part_ns = pick_culprit(a, &c->part, &cpu_wait);
+	part_ns = pick_culprit(a, &c->part, &cpu_wait, g);
 	c->found = true;
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
@@ -977,6 +983,18 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		c->victim.call_ns += best->v.part_ns[p];
 	c->part_share = c->victim.call_ns ? (double)part_ns / c->victim.call_ns : 0;
+	for (int r = 0; r < 2 && c->victim.call_ns; r++) { /* the two largest kinds */
+		int top = -1;
+
+		for (int k = 0; k < CG__MAX; k++)
+			if (g[k] && (top < 0 || g[k] > g[top]) &&
+			    (r == 0 || strcmp(cause_group_names[k], c->kinds[0].name)))
+				top = k;
+		if (top < 0)
+			break;
+		c->kinds[c->nkinds].name = cause_group_names[top];
+		c->kinds[c->nkinds++].share = (double)g[top] / c->victim.call_ns;
+	}
 	for (int i = 0; i < w->view.nprocs; i++)
 		if (w->view.procs[i].pid == c->victim.pid) {
 			group_key(w->view.procs[i].comm, w->view.procs[i].kthread, c->victim.pid, c->victim.comm);
@@ -1313,7 +1331,13 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		n++;
 	}
 	if (c->nblames > 1) {
-		int o = snprintf(lines[n], 200, "causes:");
+		/* the kinds first when two weigh in: why the culprit's kind won, where a cause of
+		 * another kind is larger than the culprit ("causes (cpu 49%, disk 36%): cpu
+		 * iolayer (4 pids) 12%, neighbour fio (pid 3115) 36%, ...") */
+		int o = c->nkinds > 1 && c->kinds[1].share >= 0.05 ?
+				snprintf(lines[n], 200, "causes (%s %.0f%%, %s %.0f%%):", c->kinds[0].name,
+					 c->kinds[0].share * 100, c->kinds[1].name, c->kinds[1].share * 100) :
+				snprintf(lines[n], 200, "causes:");
 
 		for (int i = 0; i < c->nblames && i < 4 && o < 200; i++) {
 			const struct il_blame *b = &c->blames[i];
@@ -1376,6 +1400,18 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 		json_object_object_add(vi, "fdatasync_calls", json_object_new_uint64(c->victim.datasync));
 	json_object_object_add(vi, "time_ns", json_object_new_uint64(c->victim.call_ns));
 	json_object_object_add(v, "victim", vi);
+	if (c->nkinds) { /* the kinds the culprit was chosen by, the largest first */
+		struct json_object *ks = json_object_new_array();
+
+		for (int i = 0; i < c->nkinds; i++) {
+			struct json_object *k = json_object_new_object();
+
+			json_object_object_add(k, "kind", json_object_new_string(c->kinds[i].name));
+			json_object_object_add(k, "share", json_object_new_double(c->kinds[i].share));
+			json_object_array_add(ks, k);
+		}
+		json_object_object_add(v, "kinds", ks);
+	}
 	json_object_object_add(v, "part", json_object_new_string(
 		(const char *[]){ "on_cpu", "runq", "own_io", "waits" }[c->part]));
 	for (int i = 0; i < c->nblames; i++) {

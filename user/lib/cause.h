@@ -145,6 +145,14 @@ struct il_cause {
 	struct il_cause_disk disks[IL_CAUSE_DISKS];
 	int ndisks;
 	bool no_cpu;                        /* run-queue time, but no CPU times to name hogs */
+	struct {                            /* the kinds of wait the culprit was chosen by (the
+					     * kind with the most of the victim's time wins, then
+					     * its largest cause), the two largest */
+		const char *name;           /* "cpu", "disk", "throttle", "filesystem", "lock",
+					     * "dirty", "on-cpu", "other" */
+		double share;               /* of the victim's time in its calls */
+	} kinds[2];
+	int nkinds;
 	bool quiet;                         /* every p99 of the window under 1 ms (il_decision's
 					     * quiet, set by il_window_judge()): said in the
 					     * evidence, as the cause is relative */
