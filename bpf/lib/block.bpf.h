@@ -687,7 +687,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 	b->cgroup = il_cgroup_kn_id(cg, s->btf);
 	b->in_cg = il_cg_cfg.id && il_cg_under(cg);
 	op = il_sub_of((__u32)s->pid_tgid); /* one lookup for il_bio_who() and the touch below */
-	if (!b->tgid)
+	if (!b->tgid) /* struct cgroup.level: 0 for a hierarchy's root (in every supported kernel) */
 		il_bio_who(s, b, op, cg ? (s->btf ? cg->level : BPF_CORE_READ(cg, level)) : 0);
 	/* queued by another task than its submitter: held and let go by a worker */
 	b->held = b->pid && b->pid != (__u32)s->pid_tgid;
