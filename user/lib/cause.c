@@ -253,13 +253,17 @@ static const char *seen_cgroup(const struct il_window *w, __u32 pid)
 static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 self2,
 		     struct sub *s, double *total)
 {
+	double *left = calloc(w->ndirtiers + 1, sizeof(*left));
 	__u64 wb = 0;
 	int n = 0;
 
 	*total = 0;
 	for (int i = 0; i < w->ndirtiers; i++)
-		if (w->dirtiers[i].dev == dev)
+		if (w->dirtiers[i].dev == dev) {
 			wb += w->dirtiers[i].wb_bytes;
+			if (left)
+				left[i] = w->dirtiers[i].wb_bytes;
+		}
 	for (int i = 0; i < w->nbp; i++) {
 		const struct il_blk_proc_row *r = &w->bp[i].row;
 		double foreign = 0, mapped = 0;
@@ -277,12 +281,20 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 				foreign = w->dirtiers[j].foreign_bytes;
 		if (foreign > r->v.bytes)
 			foreign = r->v.bytes;
+		/* a dirtier is given at most its pages' bytes that others wrote, whichever kernel
+		 * threads wrote them: the rest of a kernel thread's writes are its own (jbd2's
+		 * journal, ext4lazyinit's zeroing; a trial's throttled fdatasync loop read
+		 * "python3 (the victim) 100%" of a disk its journal wrote three quarters of) */
 		for (int j = 0; foreign > 0 && wb && j < w->ndirtiers; j++) {
 			const struct il_win_dirtier *d = &w->dirtiers[j];
 			double part = foreign * d->wb_bytes / wb;
 
 			if (d->dev != dev || !d->wb_bytes)
 				continue;
+			if (left) {
+				part = part < left[j] ? part : left[j];
+				left[j] -= part;
+			}
 			mapped += part;
 			n = sub_add(s, n, d->pid, d->comm, false, d->pid == victim, part,
 				    seen_cgroup(w, d->pid));
@@ -291,6 +303,7 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 			    r->k.tgid == victim || (self2 && r->k.tgid == self2),
 			    (double)r->v.bytes - mapped, w->bp[i].cgroup);
 	}
+	free(left);
 	return merge_cgroups(s, n);
 }
 
