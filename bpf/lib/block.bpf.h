@@ -547,16 +547,22 @@ static __always_inline void blk_submit(struct bio *bio)
  * record (blk_sub_task) times the bios the task queues itself. An asynchronous direct I/O
  * completes elsewhere: its task's record stays until the task's next operation replaces it,
  * and is taken only by bios of the same kiocb. */
+/* The current task begins operation key (a struct kiocb * or struct inode *) now: who and
+ * when into map (blk_dio_start, blk_wb_sub), and its submission in progress (il_sub_begin()). */
+static __always_inline void blk_sub_began(void *map, __u64 key)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct il_sub_who w = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
+
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	bpf_map_update_elem(map, &key, &w, BPF_ANY);
+	il_sub_begin(key, w.ns);
+}
+
 static __always_inline void blk_dio_begin(struct kiocb *iocb)
 {
-	__u64 key = (__u64)iocb, id = bpf_get_current_pid_tgid();
-	struct il_sub_who d = { .ns = bpf_ktime_get_ns(), .tgid = id >> 32, .pid = (__u32)id };
-
-	if (!blk_cfg.bios)
-		return;
-	bpf_get_current_comm(d.comm, sizeof(d.comm));
-	bpf_map_update_elem(&blk_dio_start, &key, &d, BPF_ANY);
-	il_sub_begin(key, d.ns);
+	if (blk_cfg.bios)
+		blk_sub_began(&blk_dio_start, (__u64)iocb);
 }
 
 static __always_inline void blk_dio_end(struct kiocb *iocb)
@@ -573,15 +579,8 @@ static __always_inline void blk_dio_end(struct kiocb *iocb)
  * inode's pages (ext4_writepages, nested in the former, restarts it later). */
 static __always_inline void blk_wb_start(struct inode *inode)
 {
-	__u64 key = (__u64)inode, id = bpf_get_current_pid_tgid();
-	struct il_sub_who w = { .tgid = id >> 32, .pid = (__u32)id };
-
-	if (!blk_cfg.bios)
-		return;
-	w.ns = bpf_ktime_get_ns();
-	il_sub_begin(key, w.ns);
-	bpf_get_current_comm(w.comm, sizeof(w.comm));
-	bpf_map_update_elem(&blk_wb_sub, &key, &w, BPF_ANY);
+	if (blk_cfg.bios)
+		blk_sub_began(&blk_wb_sub, (__u64)inode);
 }
 
 /* writeback_single_inode / ext4_writepages_result: that writeback ends. */

@@ -307,10 +307,12 @@ static const struct {
 	const char *name;
 	size_t ksz, vsz;
 	void (*merge)(void *, const void *);
+	bool percpu; /* else one value the CPUs share */
 } agg_maps[IL_BLK_MAP__MAX] = {
-	[IL_BLK_MAP_DISKS] = { "blk_disks", sizeof(__u32), sizeof(struct blk_disk_stats), disk_merge },
+	[IL_BLK_MAP_DISKS] = { "blk_disks", sizeof(__u32), sizeof(struct blk_disk_stats), disk_merge,
+			       true },
 	[IL_BLK_MAP_PROC_CG] = { "blk_proc_cg", sizeof(struct blk_proc_cg_key), sizeof(struct blk_proc),
-				 proc_merge },
+				 proc_merge, false },
 };
 
 void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu)
@@ -337,11 +339,11 @@ void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu
 	}
 }
 
-/* A buffer for one value of map m on every possible CPU (*ncpu of them; 1 for blk_proc_cg,
- * which the CPUs share), or NULL. */
+/* A buffer for one value of map m on every possible CPU (*ncpu of them; 1 for a map the CPUs
+ * share), or NULL. */
 static char *percpu_buf(enum il_blk_map m, int *ncpu)
 {
-	*ncpu = m == IL_BLK_MAP_PROC_CG ? 1 : libbpf_num_possible_cpus();
+	*ncpu = agg_maps[m].percpu ? libbpf_num_possible_cpus() : 1;
 	return *ncpu < 0 ? NULL : malloc((size_t)*ncpu * ((agg_maps[m].vsz + 7) & ~(size_t)7));
 }
 
@@ -503,38 +505,10 @@ int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_r
 	return pcg_sum(in, n, &g, (void **)out);
 }
 
-/* blk_proc_cg of obj, its rows with the CPUs folded (*raw, malloc'ed). Returns their count,
- * or -errno. */
-static int read_pcg(struct bpf_object *obj, struct il_blk_pcg_row **raw)
+int il_blk_pcg_read(struct bpf_object *obj, struct il_blk_pcg_row **rows)
 {
-	return read_rows(obj, IL_BLK_MAP_PROC_CG, offsetof(struct il_blk_pcg_row, v), sizeof(**raw),
-			 (void **)raw);
-}
-
-int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows)
-{
-	struct il_blk_pcg_row *raw;
-	int n = read_pcg(obj, &raw);
-
-	*rows = NULL;
-	if (n < 0)
-		return n;
-	n = il_blk_cgroups_of(raw, n, rows);
-	free(raw);
-	return n;
-}
-
-int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows)
-{
-	struct il_blk_pcg_row *raw;
-	int n = read_pcg(obj, &raw);
-
-	*rows = NULL;
-	if (n < 0)
-		return n;
-	n = il_blk_procs_of(raw, n, rows);
-	free(raw);
-	return n;
+	return read_rows(obj, IL_BLK_MAP_PROC_CG, offsetof(struct il_blk_pcg_row, v), sizeof(**rows),
+			 (void **)rows);
 }
 
 const char *const il_blk_phase_names[BLK_PH__MAX] = {

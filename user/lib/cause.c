@@ -1305,6 +1305,14 @@ static const char *for_str(const char *for_comm, const char *said, char *buf, si
 	return buf;
 }
 
+bool il_cause_disk_twin(const struct il_cause_disk *d, int k)
+{
+	for (int j = 0; j < d->n; j++)
+		if (j != k && !strcmp(d->top[j].comm, d->top[k].comm))
+			return true;
+	return false;
+}
+
 int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 {
 	const __u64 *p = c->victim.part_ns;
@@ -1331,9 +1339,8 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 			/* a group or a name (escaped), its pid only where another entry has that
 			 * name ("python3 (the victim) 24%, python3 (pid 812) 2%"); the victim's own
 			 * marked */
-			for (int j = 0; j < d->n && !g.kthread && g.npids <= 1 && !d->top[k].self; j++)
-				if (j != k && !strcmp(d->top[j].comm, d->top[k].comm))
-					g.pid = d->top[k].pid;
+			if (!g.kthread && g.npids <= 1 && !d->top[k].self && il_cause_disk_twin(d, k))
+				g.pid = d->top[k].pid;
 			char f[4 * IL_CAUSE_NAME + 16];
 
 			for_str(d->top[k].for_comm, NULL, f, sizeof(f));

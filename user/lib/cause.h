@@ -122,6 +122,10 @@ struct il_cause_disk {
 	} top[4];
 };
 
+/* Whether entry k of disk d shares its name with another of d's entries (then named with its
+ * pid where it is one process: "python3 (pid 812)"). */
+bool il_cause_disk_twin(const struct il_cause_disk *d, int k);
+
 struct il_cause {
 	bool found;                         /* a victim with split calls */
 	struct {

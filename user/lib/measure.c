@@ -118,11 +118,13 @@ static void cg_names(__u64 id, __u32 tgid, __u32 dev, char cgroup[128], char *ru
 		il_cgroup_throttle_rule(cgroup, dev, rule, 192);
 }
 
-/* blk_cgroups into s, with the cgroup and throttle rules of the rows a verdict may name. */
-static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
+/* blk_proc_cg's n rows pcg summed by (disk, cgroup) into s, with the cgroup and throttle rules
+ * of the rows a verdict may name. */
+static int snap_cgroups(const struct il_blk_pcg_row *pcg, int n, struct il_snap *s)
 {
 	struct il_blk_cg_row *rows;
-	int n = il_blk_cgroups_read(src->obj, &rows);
+
+	n = il_blk_cgroups_of(pcg, n, &rows);
 
 	if (n <= 0)
 		return 0;
@@ -142,12 +144,13 @@ static int snap_cgroups(struct il_measure_src *src, struct il_snap *s)
 	return 0;
 }
 
-/* blk_procs into s, with each submitter's cgroup, and the throttle rules of those held
- * before Q. */
-static int snap_procs(struct il_measure_src *src, struct il_snap *s)
+/* blk_proc_cg's n rows pcg summed by (disk, process) into s, with each submitter's cgroup,
+ * and the throttle rules of those held before Q. */
+static int snap_procs(const struct il_blk_pcg_row *pcg, int n, struct il_snap *s)
 {
 	struct il_blk_proc_row *rows;
-	int n = il_blk_procs_read(src->obj, &rows);
+
+	n = il_blk_procs_of(pcg, n, &rows);
 
 	if (n <= 0)
 		return 0;
@@ -191,10 +194,13 @@ static int snap_maps(struct il_measure_src *src, unsigned flags, struct il_snap 
 	err = src->iw ? snap_iowait(src, flags & IL_SNAP_STACKS, s) : 0;
 	if (!err && src->blk && (s->ndisk = il_blk_disks_read(src->obj, &s->disk)) < 0)
 		s->ndisk = 0;
-	if (!err && src->blk && (flags & IL_SNAP_JUDGE))
-		err = snap_cgroups(src, s);
-	if (!err && src->blk && (flags & IL_SNAP_JUDGE))
-		err = snap_procs(src, s);
+	if (!err && src->blk && (flags & IL_SNAP_JUDGE)) { /* the map read once for both sums */
+		struct il_blk_pcg_row *pcg;
+		int n = il_blk_pcg_read(src->obj, &pcg);
+
+		err = n > 0 ? snap_cgroups(pcg, n, s) ?: snap_procs(pcg, n, s) : 0;
+		free(pcg);
+	}
 	if (!err && (flags & IL_SNAP_WHO)) {
 		struct il_who w;
 		int e = il_who_read(src->obj, &w);

@@ -79,10 +79,6 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 			continue;
 		for (int k = 0; k < c->disks[d].n && n < (int)sizeof(extra); k++) {
 			char comm[48]; /* any byte, escaped; cut between escapes */
-			bool twin = false; /* another entry of the same name: its pid too */
-
-			for (int j = 0; j < c->disks[d].n; j++)
-				twin |= j != k && !strcmp(c->disks[d].top[j].comm, c->disks[d].top[k].comm);
 
 			il_text_escape(c->disks[d].top[k].comm, sizeof(c->disks[d].top[k].comm), comm,
 				       sizeof(comm));
@@ -90,7 +86,7 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 
 			if (c->disks[d].top[k].npids > 1)
 				snprintf(pids, sizeof(pids), " (%d pids)", c->disks[d].top[k].npids);
-			else if (twin && c->disks[d].top[k].pid)
+			else if (c->disks[d].top[k].pid && il_cause_disk_twin(&c->disks[d], k))
 				snprintf(pids, sizeof(pids), " (pid %u)", c->disks[d].top[k].pid);
 			n += snprintf(extra + n, sizeof(extra) - n, "%s %s%s %.0f%%",
 				      k ? "," : "; the disk's bytes by", comm, pids,

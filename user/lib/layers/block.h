@@ -116,13 +116,10 @@ int il_blk_cgroups_of(const struct il_blk_pcg_row *in, int n, struct il_blk_cg_r
  * comm and last_ns those of the latest completion. Returns the number of rows, or -ENOMEM. */
 int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_row **out);
 
-/* Read blk_proc_cg of a loaded obj summed by (disk, cgroup) (il_blk_cgroups_of()) into a
- * malloc'ed array (*rows, freed by the caller). Returns the number of rows, or -errno. */
-int il_blk_cgroups_read(struct bpf_object *obj, struct il_blk_cg_row **rows);
-
-/* Read blk_proc_cg of a loaded obj summed by (disk, process) (il_blk_procs_of()) into a
- * malloc'ed array (*rows, freed by the caller). Returns the number of rows, or -errno. */
-int il_blk_procs_read(struct bpf_object *obj, struct il_blk_proc_row **rows);
+/* Read blk_proc_cg of a loaded obj into a malloc'ed array (*rows, freed by the caller; NULL
+ * when empty or on error), once for both sums (il_blk_cgroups_of(), il_blk_procs_of()).
+ * Returns the number of rows, or -errno. */
+int il_blk_pcg_read(struct bpf_object *obj, struct il_blk_pcg_row **rows);
 
 /* One disk's totals from the aggregate map blk_disks. */
 struct il_blk_disk_row {
