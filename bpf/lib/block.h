@@ -172,7 +172,7 @@ struct blk_disk_stats {
 };
 
 /* Per (disk, cgroup) totals of the aggregate mode: made in user space from blk_proc_cg's
- * entries of the disk and cgroup (il_blk_cgroups_read()), not a map of their own. */
+ * entries of the disk and cgroup (il_blk_cgroups_of()), not a map of their own. */
 struct blk_cg_key {
 	__u32 dev;
 	__u32 pad;
@@ -194,7 +194,7 @@ struct blk_cg {
  * submitter is the task that submitted the I/O's first bio (struct blk_io.tgid, taken at
  * submission or Q, never at completion): a flusher or the journal thread for writeback, the
  * process itself for direct I/O and reads. Made in user space from blk_proc_cg's entries of
- * the disk and process (il_blk_procs_read()). */
+ * the disk and process (il_blk_procs_of()). */
 struct blk_proc_key {
 	__u32 dev;           /* the disk, major << 20 | minor */
 	__u32 tgid;          /* the submitter's process, 0 unknown */
