@@ -1059,15 +1059,15 @@ static __always_inline void blk_phases_add(struct blk_phases *p, const struct bl
 	IL_ADD(percpu, &p->bytes, io->bytes);
 	if (io->error)
 		IL_ADD(percpu, &p->errors, 1);
-	if (blk_phase_ns(io, BLK_PH_BEFORE_Q, &t))
-		life += t;
+	blk_phase_ns(io, BLK_PH_BEFORE_Q, &t);
+	life += t;
 	if (blk_phase_ns(io, BLK_PH_Q2C, &t)) {
 		life += t;
 	} else {
-		if (blk_phase_ns(io, BLK_PH_I2D, &t))
-			life += t;
-		if (blk_phase_ns(io, BLK_PH_D2C, &t))
-			life += t;
+		blk_phase_ns(io, BLK_PH_I2D, &t);
+		life += t;
+		blk_phase_ns(io, BLK_PH_D2C, &t);
+		life += t;
 	}
 	IL_ADD(percpu, &p->life_ns, life);
 	for (int i = 0; i < BLK_PH__MAX; i++) {
@@ -1265,11 +1265,16 @@ static __always_inline void blk_times(const struct blk_io *io, struct blk_times 
 {
 	__u64 ns;
 
-	t->before_q = blk_phase_ns(io, BLK_PH_BEFORE_Q, &ns) ? ns : 0;
-	t->queue = blk_phase_ns(io, BLK_PH_Q2G, &ns) ? ns : 0;
-	t->queue += blk_phase_ns(io, BLK_PH_G2I, &ns) ? ns : 0;
-	t->queue += blk_phase_ns(io, BLK_PH_I2D, &ns) ? ns : 0;
-	t->device = blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns) ? ns : 0;
+	blk_phase_ns(io, BLK_PH_BEFORE_Q, &ns); /* ns: 0 where there is no such phase */
+	t->before_q = ns;
+	blk_phase_ns(io, BLK_PH_Q2G, &ns);
+	t->queue = ns;
+	blk_phase_ns(io, BLK_PH_G2I, &ns);
+	t->queue += ns;
+	blk_phase_ns(io, BLK_PH_I2D, &ns);
+	t->queue += ns;
+	blk_phase_ns(io, io->bio_based ? BLK_PH_Q2C : BLK_PH_D2C, &ns);
+	t->device = ns;
 }
 
 /* Count a finished I/O into its submitter's and cgroup's totals on its disk (blk_proc_cg). */
