@@ -456,6 +456,10 @@ static __always_inline void who_fs_add(__u64 pid_tgid, enum fs_op op, struct fil
 		who_proc_file_add(p, &k, delta);
 	f = who_file_get_by(&k, file);
 	if (f) {
+		/* o again, bounded anew: 6.1's verifier loses its bound across the global
+		 * who_file_fill() call above (a spill it does not link to the checked value) */
+		asm volatile("" : "+r"(o));
+		o = o < FS_OP__MAX ? o : 0;
 		__sync_fetch_and_add(&f->op_count[o], 1);
 		__sync_fetch_and_add(&f->op_ns[o], delta);
 		if (ret > 0 && op == FS_OP_READ)
