@@ -228,4 +228,26 @@ struct blk_proc {
 	char comm[IL_TASK_COMM_LEN]; /* the submitting thread's, the last seen */
 };
 
+/* A (disk, process, cgroup) entry in map `blk_pcg_slots`, an array of BLK_PCG_SLOTS: its key
+ * picks its slot (blk_pcg_slot_idx()), which the first key to come takes for good; a key whose
+ * slot another holds goes to blk_proc_cg. An array's lookup is inlined where the LRU hash's
+ * hashed the key and took its lock (about 80 ns of block_rq_complete's time a request here).
+ * A slot's key is written without an atomic compare (none on 5.10): two CPUs taking one slot
+ * at once may leave it a key neither has, with nothing counted (ios 0), which the readers
+ * skip; each of them then counts into blk_proc_cg. The same shape as user space's rows. */
+struct blk_pcg_slot {
+	struct blk_proc_cg_key k;
+	struct blk_proc v;
+};
+
+#define BLK_PCG_SLOTS 4096 /* a power of two */
+
+/* The slot of key (dev, tgid, cgroup): a multiplicative hash of its two words. */
+static inline __u32 blk_pcg_slot_idx(__u32 dev, __u32 tgid, __u64 cgroup)
+{
+	__u64 w = ((__u64)tgid << 32 | dev) ^ (cgroup * 0x9E3779B97F4A7C15ULL);
+
+	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (BLK_PCG_SLOTS - 1);
+}
+
 #endif

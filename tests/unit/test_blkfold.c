@@ -169,6 +169,52 @@ static void test_procs_of(void **state)
 	free(r);
 }
 
+/* A key in its slot of blk_pcg_slots and in blk_proc_cg (it came while two CPUs took its
+ * slot, or its slot was another's until that key's process went): one row each way, the two
+ * added, comm and cgroup the latest. */
+static void test_slot_and_hash(void **state)
+{
+	const struct il_blk_pcg_row twice[] = {
+		{ { .dev = 1, .tgid = 42, .cgroup = 11 },
+		  { .ios = 5, .bytes = 50, .device_ns = 7, .cgroup = 11, .last_ns = 30, .comm = "slot" } },
+		{ { .dev = 1, .tgid = 42, .cgroup = 11 },
+		  { .ios = 2, .bytes = 20, .device_ns = 3, .cgroup = 11, .last_ns = 60, .comm = "hash" } },
+	};
+	struct il_blk_proc_row *p;
+	struct il_blk_cg_row *c;
+
+	assert_int_equal(il_blk_procs_of(twice, 2, &p), 1);
+	assert_int_equal(p[0].v.ios, 7);
+	assert_int_equal(p[0].v.bytes, 70);
+	assert_int_equal(p[0].v.device_ns, 10);
+	assert_string_equal(p[0].v.comm, "hash");
+	free(p);
+	assert_int_equal(il_blk_cgroups_of(twice, 2, &c), 1);
+	assert_int_equal(c[0].v.ios, 7);
+	assert_int_equal(c[0].v.tgid, 42);
+	free(c);
+}
+
+/* The slot of a key is in the array, and the keys of a host's processes spread: 2,000
+ * processes on one disk in one cgroup, then one process in 2,000 cgroups, each set in at
+ * least 1,500 of the 4,096 slots (a uniform hash: about 1,640). */
+static void test_slot_idx(void **state)
+{
+	static unsigned char seen[2][BLK_PCG_SLOTS];
+	int used[2] = { 0, 0 };
+
+	for (__u32 i = 0; i < 2000; i++) {
+		__u32 a = blk_pcg_slot_idx(8 << 20 | 16, 1000 + i, 4242),
+		      b = blk_pcg_slot_idx(259 << 20, 77, 0x100000000ULL + i);
+
+		assert_true(a < BLK_PCG_SLOTS && b < BLK_PCG_SLOTS);
+		used[0] += !seen[0][a]++;
+		used[1] += !seen[1][b]++;
+	}
+	assert_true(used[0] >= 1500);
+	assert_true(used[1] >= 1500);
+}
+
 /* A process's bios are the sum of its (process, disk) rows, whatever the order of the rows;
  * a row of a process with no entry adds to no one. */
 static void test_who_proc_bios(void **state)
@@ -205,6 +251,8 @@ int main(void)
 		cmocka_unit_test(test_cgroups_of),
 		cmocka_unit_test(test_procs_of),
 		cmocka_unit_test(test_who_proc_bios),
+		cmocka_unit_test(test_slot_and_hash),
+		cmocka_unit_test(test_slot_idx),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

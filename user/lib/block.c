@@ -22,7 +22,7 @@
 static const struct { const char *name; __u32 size; } bio_maps[] = {
 	{ "blk_bio_start", 4096 }, { "blk_rq_bio", 16384 }, { "blk_dio_start", 4096 },
 	{ "blk_sub_task", 4096 }, { "blk_rq_slot_bio", 16384 }, { "blk_bio_slots", 8192 },
-	{ "blk_wb_sub", 4096 },
+	{ "blk_wb_sub", 4096 }, { "blk_pcg_slots", BLK_PCG_SLOTS },
 };
 
 /* The tracepoints that lost their leading request_queue in 5.11, and how many arguments the
@@ -505,10 +505,45 @@ int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_r
 	return pcg_sum(in, n, &g, (void **)out);
 }
 
+/* The taken slots of blk_pcg_slots (struct blk_pcg_slot: a row's shape) after the n rows of
+ * *rows (grown). One batch lookup, else one lookup a slot (a kernel without batches for
+ * arrays). Returns the new count; n when the map is not there or cannot be read. */
+static int pcg_slots_read(struct bpf_object *obj, struct il_blk_pcg_row **rows, int n)
+{
+	int fd = il_obj_map_fd(obj, "blk_pcg_slots"), m = 0;
+	__u32 cnt = BLK_PCG_SLOTS, out_batch, *keys = malloc(BLK_PCG_SLOTS * sizeof(*keys));
+	struct blk_pcg_slot *sl = malloc(BLK_PCG_SLOTS * sizeof(*sl));
+	struct il_blk_pcg_row *grown;
+
+	_Static_assert(sizeof(struct blk_pcg_slot) == sizeof(struct il_blk_pcg_row),
+		       "a slot is a row");
+	if (fd < 0 || !keys || !sl)
+		goto out;
+	if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT) {
+		for (cnt = 0; cnt < BLK_PCG_SLOTS; cnt++)
+			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
+				break;
+	}
+	for (__u32 i = 0; i < cnt; i++)
+		if (*(const __u64 *)&sl[i].k && sl[i].v.ios) /* taken, and not a key no one has */
+			sl[m++] = sl[i];
+	if (!m || !(grown = realloc(*rows, (size_t)(n + m) * sizeof(**rows))))
+		goto out;
+	memcpy(grown + n, sl, (size_t)m * sizeof(*sl));
+	*rows = grown;
+	n += m;
+out:
+	free(keys);
+	free(sl);
+	return n;
+}
+
 int il_blk_pcg_read(struct bpf_object *obj, struct il_blk_pcg_row **rows)
 {
-	return read_rows(obj, IL_BLK_MAP_PROC_CG, offsetof(struct il_blk_pcg_row, v), sizeof(**rows),
-			 (void **)rows);
+	int n = read_rows(obj, IL_BLK_MAP_PROC_CG, offsetof(struct il_blk_pcg_row, v), sizeof(**rows),
+			  (void **)rows);
+
+	return n < 0 ? n : pcg_slots_read(obj, rows, n);
 }
 
 const char *const il_blk_phase_names[BLK_PH__MAX] = {

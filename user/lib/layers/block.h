@@ -116,8 +116,9 @@ int il_blk_cgroups_of(const struct il_blk_pcg_row *in, int n, struct il_blk_cg_r
  * comm and last_ns those of the latest completion. Returns the number of rows, or -ENOMEM. */
 int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_row **out);
 
-/* Read blk_proc_cg of a loaded obj into a malloc'ed array (*rows, freed by the caller; NULL
- * when empty or on error), once for both sums (il_blk_cgroups_of(), il_blk_procs_of()).
+/* Read blk_proc_cg and the taken slots of blk_pcg_slots of a loaded obj into a malloc'ed
+ * array (*rows, freed by the caller; NULL when empty or on error; a key may be in both: the
+ * sums add them), once for both sums (il_blk_cgroups_of(), il_blk_procs_of()).
  * Returns the number of rows, or -errno. */
 int il_blk_pcg_read(struct bpf_object *obj, struct il_blk_pcg_row **rows);
 
