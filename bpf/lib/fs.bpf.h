@@ -983,10 +983,44 @@ int fs_uring_submit_sqe(struct trace_event_raw_io_uring_submit_sqe___il *ctx)
 			       BPF_CORE_READ(ctx, user_data), BPF_CORE_READ(ctx, opcode), false);
 }
 
-/* io_uring_submit_req(req), 6.1 and later: the record's fields, from the request. */
+/* Is request req (at io_uring_submit_req, in its submitting task) on a file the fs layer does
+ * not report (a raw block device, a socket, tmpfs), so that it need not be followed? Its file
+ * is io_kiocb.file where already set, else, since io_uring assigns it at issue (after this
+ * tracepoint), the descriptor io_kiocb.cqe.fd (the SQE's fd, in io_cqe's union with the
+ * completion's flags) in the task's table: an SQPOLL thread shares its ring owner's. A
+ * request on a registered (fixed) file, REQ_F_FIXED_FILE (bit IOSQE_FIXED_FILE_BIT, 0, of
+ * io_kiocb.flags: its cqe.fd indexes the ring's table), an open, or a kernel without the
+ * task's BTF pointer: not known here (false: followed, and told at completion). */
+static __always_inline bool fs_uring_file_unwanted(struct io_kiocb *req, int op)
+{
+	bool cast = fs_cfg.file_btf_id;
+	struct file *file;
+
+	if (op == FS_OP_OPEN || !fs_cfg.task_storage || !bpf_core_field_exists(req->cqe.fd))
+		return false;
+	file = req->file;
+	if (!file) {
+		/* u32 before 6.10, u64 since: libbpf sizes the load to the kernel's field */
+		if (req->flags & 1)
+			return false;
+		file = fs_fd_file_of(bpf_get_current_task_btf(), req->cqe.fd, cast);
+		if (!file)
+			return false;
+	}
+	return !fs_sys_file_wanted_of(file, cast);
+}
+
+/* io_uring_submit_req(req), 6.1 and later: the record's fields, from the request. A request
+ * on a file not reported is left at once (fs_uring_file_unwanted()), where it took a start, a
+ * slot and the submitter's identity to be dropped at completion (issue 25: fio's direct
+ * writes to a raw block device). */
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(fs_uring_submit_req_btf, struct io_kiocb *req)
 {
+	int op = fs_uring_op(req->opcode);
+
+	if (op < 0 || fs_uring_file_unwanted(req, op))
+		return 0;
 	return fs_uring_submit(req->ctx, req, req->cqe.user_data, req->opcode, true);
 }
 
