@@ -555,6 +555,26 @@ static void test_culprit_file_way(void **state)
 	       "wlog (pid 4052) writes 45.0 KB/s to /mnt/nu/logs/my app log.log on loop0");
 }
 
+/* A process whose one traced file (on loop0) took 8 bytes, and which sent 2 MiB itself to
+ * loop1 (a block device it writes directly): "sends" its bytes on loop1, its file left out.
+ * With 256 KiB on that file (2 MiB is only 8 times it), the file's disk as before. */
+static void test_culprit_direct(void **state)
+{
+	struct il_who_sum p[1] = { who(4100, "fio", "/", "/out/fio.json") };
+
+	p[0].op_ns[FS_OP_WRITE] = 300 * MS;
+	strcpy(p[0].top_file_disk, "loop0");
+	p[0].disk_bytes = 2 * MB;
+	p[0].write_bytes = p[0].top_file_write_bytes = 8;
+	assert_true(il_culprit_direct(&p[0], "loop1"));
+	assert_false(il_culprit_direct(&p[0], "loop0"));
+	assert_false(il_culprit_direct(&p[0], ""));
+	expect(IL_WHERE_SYSCALL, p, 1, "loop1", "fio (pid 4100) sends 204.8 KB/s on loop1");
+	p[0].write_bytes = p[0].top_file_write_bytes = 256 * 1024;
+	assert_false(il_culprit_direct(&p[0], "loop1"));
+	expect(IL_WHERE_SYSCALL, p, 1, "loop1", "fio (pid 4100) writes 25.6 KB/s to /out/fio.json on loop0");
+}
+
 /* fsync p99 < 8.39 ms, the device p99 < 1.05 ms, 4.1 us in the OS queue: 1.05 ms does not
  * account for 8.39 ms, so the filesystem. With the time from Q to getrq (p99 < 4.19 ms, wbt)
  * the block layer's p99s make 5.25 ms: the sentence quotes every one and their sum. */
@@ -688,7 +708,7 @@ int main(void)
 		cmocka_unit_test(test_before_queue), cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_pid_no_io), cmocka_unit_test(test_tmpfs_hint),
 		cmocka_unit_test(test_idle_disk_not_blamed), cmocka_unit_test(test_slow_note_every_p99),
-		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_block_accounts_quoted),
+		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_culprit_direct), cmocka_unit_test(test_block_accounts_quoted),
 		cmocka_unit_test(test_fmt_rate), cmocka_unit_test(test_verdict_json),
 		cmocka_unit_test(test_lat_json), cmocka_unit_test(test_why_clauses),
 	};

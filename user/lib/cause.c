@@ -1497,6 +1497,15 @@ static void victim_culprit(const struct il_window *w, const struct il_cause *c, 
 	if (!p)
 		return;
 	snprintf(k->cgroup, sizeof(k->cgroup), "%s", p->cgroup);
+	if (il_culprit_direct(p, w->m.disk)) { /* "sends N MB/s on DISK", the bytes it submitted */
+		k->direct = true;
+		k->file[0] = 0;
+		snprintf(k->disk, sizeof(k->disk), "%s", w->m.disk);
+		k->moved = p->disk_bytes > 0;
+		if (w->m.elapsed_s > 0)
+			k->bytes_per_s = p->disk_bytes / w->m.elapsed_s;
+		return;
+	}
 	k->file_way = k->file[0] && (p->top_file_read_bytes || p->top_file_write_bytes);
 	k->writes = k->file_way ? p->top_file_write_bytes >= p->top_file_read_bytes
 				: p->write_bytes >= p->read_bytes;

@@ -417,6 +417,12 @@ static __u64 weight(enum il_where l, const struct il_who_sum *p)
 	}
 }
 
+bool il_culprit_direct(const struct il_who_sum *p, const char *disk)
+{
+	return disk && disk[0] && p->top_file_disk[0] && strcmp(p->top_file_disk, disk) &&
+	       p->disk_bytes / 8 > p->top_file_read_bytes + p->top_file_write_bytes;
+}
+
 void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 			double elapsed_s, const char *disk, struct il_culprit *c)
 {
@@ -450,9 +456,12 @@ void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
 	c->block = l == IL_WHERE_QUEUE || l == IL_WHERE_DEVICE || l == IL_WHERE_BLOCK;
 	/* its file on another disk than the verdict's: a block verdict's bytes are not that
-	 * file's (it is left out); any other names the disk the file is on */
+	 * file's (it is left out); nor are those of a process that sends over 8 times its top
+	 * file's bytes to the verdict's disk itself (a block device it writes directly: fio on
+	 * /dev/nvme0n1, a database on a raw partition); any other names the disk the file is on */
 	if (c->file[0] && c->disk[0] && best->top_file_disk[0] && strcmp(best->top_file_disk, c->disk)) {
-		if (c->block)
+		c->direct = !c->block && il_culprit_direct(best, c->disk);
+		if (c->block || c->direct)
 			c->file[0] = 0;
 		else
 			snprintf(c->disk, sizeof(c->disk), "%s", best->top_file_disk);
@@ -462,7 +471,8 @@ void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 	c->file_way = c->file[0] && (best->top_file_read_bytes || best->top_file_write_bytes);
 	c->writes = c->file_way ? best->top_file_write_bytes >= best->top_file_read_bytes
 				: best->write_bytes >= best->read_bytes;
-	__u64 bytes = c->block ? bw : c->writes ? best->write_bytes : best->read_bytes;
+	__u64 bytes = c->block ? bw : c->direct ? best->disk_bytes :
+		      c->writes ? best->write_bytes : best->read_bytes;
 
 	c->moved = bytes > 0;
 	if (elapsed_s > 0)
@@ -484,7 +494,8 @@ const char *il_culprit_sentence(const struct il_culprit *c, char *buf, size_t le
 	if (n < len)
 		n += snprintf(buf + n, len - n, ")");
 	if (n < len && c->moved)
-		n += snprintf(buf + n, len - n, " %s %s", c->block ? "sends" : c->writes ? "writes" : "reads",
+		n += snprintf(buf + n, len - n, " %s %s", c->block || c->direct ? "sends" :
+			      c->writes ? "writes" : "reads",
 			      il_fmt_rate(c->bytes_per_s, rate, sizeof(rate)));
 	if (n < len && c->file[0] && c->moved && (c->block || c->file_way))
 		n += snprintf(buf + n, len - n, " %s %s", c->block ? "for" : c->writes ? "to" : "from",

@@ -182,7 +182,14 @@ struct il_culprit {
 	bool writes;                 /* writes (else reads): the file's way when its bytes are known */
 	bool file_way;               /* the file's own bytes say which way (else only where its time went) */
 	bool block;                  /* the bytes are the ones it submitted to the disk */
+	bool direct;                 /* its bytes go to the disk past its files traced (a block
+	                              * device it writes itself): they are the ones it submitted */
 };
+
+/* Does process p send its bytes to disk (the verdict's) past its files traced: its top
+ * file on another disk, and over 8 times that file's bytes submitted to disk itself (a block
+ * device it writes directly: fio on /dev/nvme0n1, a database on a raw partition)? */
+bool il_culprit_direct(const struct il_who_sum *p, const char *disk);
 
 /* The process behind layer l among procs[n] (by the time it spent in that layer: the
  * syscall ops for syscall/VFS, fsync and sync_file_range for filesystem, fsync + write +

@@ -218,6 +218,23 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 	}
 	if (!top_ns)
 		s->used_disk = 0;
+	/* a process that sends most of its bytes past the filesystems traced (to a block device
+	 * it opened itself: fio on /dev/nvme0n1, a database on a raw partition), its top file's
+	 * disk holding under an eighth of its busiest disk's bytes: no file's disk goes first */
+	if (s->used_disk) {
+		__u64 used = 0, most = 0;
+
+		for (int d = 0; d < s->ndisks; d++) {
+			__u64 b = s->disks[d].bio_bytes + s->disks[d].file_bytes;
+
+			if (s->disks[d].dev == s->used_disk)
+				used = b;
+			if (b > most)
+				most = b;
+		}
+		if (used * 8 < most)
+			s->used_disk = 0;
+	}
 	/* its pages others wrote back: by its files' users, or by who dirtied them, the more */
 	for (int d = 0; d < s->ndisks; d++)
 		if (s->disks[d].dirtied_bytes > s->disks[d].wb_bytes)
