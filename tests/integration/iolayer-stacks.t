@@ -49,17 +49,33 @@ w_us=$(iowait_us "$DD")
 r_us=$(iowait_us "$RDP")
 if [ "$w_us" -ge "$r_us" ]; then top_pid=$DD top_re=sys_write top_us=$w_us
 else top_pid=$RDP top_re=sys_pread64 top_us=$r_us; fi
+most_re=$top_re
 top=$(jq -r '.top_iowait_stack | join(" ")' "$TMPD/iol.json")
+# The estimate is good to a tenth: where the two processes' waits are within a tenth of each
+# other (1,890,629 and 1,939,683 us in one run here), the top stack may be either's, and its
+# estimate is then held to its own process's wait.
+either=
+if [ $((w_us * 10)) -le $((r_us * 11)) ] && [ $((r_us * 10)) -le $((w_us * 11)) ]; then
+	either=" (the two within a tenth: either's)"
+	if grep -q sys_write <<<"$top"; then top_pid=$DD top_re=sys_write top_us=$w_us
+	elif grep -q sys_pread64 <<<"$top"; then top_pid=$RDP top_re=sys_pread64 top_us=$r_us; fi
+fi
 est=$(jq -r '.top_iowait_stack_usecs' "$TMPD/iol.json")
 iws_w=$(iw_sum "$TMPD/iws.json" usecs "$DD" 'sys_write')
 iws_r=$(iw_sum "$TMPD/iws.json" usecs "$RDP" 'sys_pread64')
 diag "iolayer: writer $w_us us, reader $r_us us of I/O wait; top stack $est us (estimate)." \
 	"iowaitstack: writer $iws_w us, reader $iws_r us in $(iw_sum "$TMPD/iws.json" waits "$RDP" 'sys_pread64') sleeps"
 check "both processes slept ($w_us and $r_us us)" test "$w_us" -gt 0 -a "$r_us" -gt 0
-check "iolayer's top I/O-wait stack is $top_re's, the process with the most I/O wait: ${top:0:100}" \
+check "iolayer's top I/O-wait stack is $top_re's, the process with the most I/O wait$either: ${top:0:100}" \
 	grep -q "$top_re" <<<"$top"
-check "iowaitstack's largest of the two is the same" \
-	test "$top_re" = "$( [ "$iws_w" -ge "$iws_r" ] && echo sys_write || echo sys_pread64)"
+# iowaitstack's sums are exact, as iolayer's per process are: the same largest, unless the
+# two are within a few per cent (the sleeps each caught at its start and end)
+if [ $((iws_w * 100)) -le $((iws_r * 103)) ] && [ $((iws_r * 100)) -le $((iws_w * 103)) ]; then
+	check "iowaitstack's largest of the two is the same (within 3 %: either)" test "$iws_w" -gt 0 -a "$iws_r" -gt 0
+else
+	check "iowaitstack's largest of the two is the same" \
+		test "$most_re" = "$( [ "$iws_w" -ge "$iws_r" ] && echo sys_write || echo sys_pread64)"
+fi
 check "its wait, estimated from the sampled stacks ($est us), is within a tenth of the process's ($top_us us)" \
 	test $((est * 10)) -ge $((top_us * 9)) -a $((est * 10)) -le $((top_us * 11))
 done_testing
