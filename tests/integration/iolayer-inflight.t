@@ -29,14 +29,15 @@ unthrottle() {
 	echo "$MM 0" >"$1/blkio.throttle.write_iops_device" 2>/dev/null || echo "$MM wiops=max" >"$1/io.max"
 }
 at_exit "unthrottle $CG1"
-# until it sleeps in the write (a short D state in exec or open comes first on a loaded machine)
+# until it sleeps in the write (a short D state in exec or open comes first on a loaded machine);
+# the state as seen then: a second read may catch it awake between two of its bios ("D running")
+st=
 for ((i = 0; i < 100; i++)); do
-	grep -q '^State:.*D' "/proc/$DD/status" 2>/dev/null &&
-		[ "$(cut -d' ' -f1 "/proc/$DD/syscall" 2>/dev/null)" = 1 ] && break
+	st="$(awk '/^State:/ {print $2}' "/proc/$DD/status" 2>/dev/null) $(cut -d' ' -f1 "/proc/$DD/syscall" 2>/dev/null)"
+	[ "$st" = "D 1" ] && break
 	sleep 0.05
 done
-is "$(awk '/^State:/ {print $2}' "/proc/$DD/status") $(cut -d' ' -f1 "/proc/$DD/syscall")" "D 1" \
-	"the dd is blocked in write(2) (D state, syscall 1)"
+is "$st" "D 1" "the dd is blocked in write(2) (D state, syscall 1)"
 check "iolayer -p DD -d 2 runs" sh -c "$IL -p $DD -d 2 >$TMPD/t.out 2>$TMPD/t.err"
 grep -E '^(verdict|still)' "$TMPD/t.out" | sed 's/^/# /'
 is "$(grep -cE "^still in flight: dd \(pid $DD\) write, blocked \(D state\) all [0-9.]+ s without returning" "$TMPD/t.out")" 1 \
