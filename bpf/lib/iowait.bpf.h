@@ -35,10 +35,12 @@ struct {
 	__uint(value_size, IW_MAX_STACK_DEPTH * sizeof(__u64));
 } iw_stacks SEC(".maps");
 
-/* Made as keys come (a new thread or stack, rarely): not 2 MB zeroed at start-up. */
+/* An LRU: a host of short-lived processes makes a key per thread, and a plain hash filled
+ * after IW_MAX_ENTRIES of them (every later thread's sleeps lost, map_full). The entries it
+ * ages out are mostly of threads long gone, whose sums user space has read; the totals
+ * (iw_hist) count every sleep whatever the LRU keeps. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, IW_MAX_ENTRIES);
 	__type(key, struct iw_key);
 	__type(value, struct iw_val);
@@ -70,8 +72,9 @@ struct {
 	__type(value, struct iw_walk);
 } iw_walks SEC(".maps");
 
-/* Every sleep counted in iw_waits, by length: a log2 histogram of ns (il_hist_slot), one
- * per CPU (user space sums them: il_iw_hist_read()). */
+/* Every sleep iw_waits counts (or would: one the LRU has aged out since stays here), by
+ * length: a log2 histogram of ns (il_hist_slot) with the sum and the longest, one per CPU
+ * (user space sums them: il_iw_hist_read()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -379,6 +382,13 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	} else {
 		BPF_CORE_READ_STR_INTO(&key.comm, next, comm);
 	}
+	h = bpf_map_lookup_elem(&iw_hist, &zero32);
+	if (h) { /* this CPU's: no other writer */
+		h->slots[il_slot_idx(delta)]++;
+		h->total_ns += delta;
+		if (delta > h->max_ns)
+			h->max_ns = delta;
+	}
 	v = il_lookup_or_init(&iw_waits, &key, &zero);
 	if (!v)
 		return;
@@ -388,9 +398,6 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 		__sync_fetch_and_add(&v->weight_ns, weight);
 	if (delta > v->max_ns)
 		v->max_ns = delta; /* one waker per thread at a time: no race on max */
-	h = bpf_map_lookup_elem(&iw_hist, &zero32);
-	if (h)
-		h->slots[il_slot_idx(delta)]++; /* this CPU's: no other writer */
 }
 
 /* sched_switch(bool preempt, prev, next[, unsigned int prev_state since 5.18]): the first

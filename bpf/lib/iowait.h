@@ -104,6 +104,8 @@ struct iw_val {
 /* The sleeps of iw_waits by length (map iw_hist, per CPU): a log2 histogram of ns. */
 struct iw_hist {
 	__u64 slots[IL_HIST_SLOTS];
+	__u64 total_ns;                 /* the sleeps' sum, ns (their count: the slots' sum) */
+	__u64 max_ns;                   /* the longest, ns */
 };
 
 /* With user stacks: sent once per process, at its first I/O-wait sleep, so user space can read

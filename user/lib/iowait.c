@@ -158,6 +158,8 @@ static int fold_in(const struct iw_key *k, const struct iw_val *v, void *ctx)
 
 	if (!e)
 		return -ENOMEM;
+	if (v->count < e->seen.count) /* aged out of the LRU since, and made again */
+		e->seen = (struct iw_val){ 0 };
 	e->iv.count += v->count - e->seen.count;
 	e->iv.total_ns += v->total_ns - e->seen.total_ns;
 	e->iv.weight_ns += v->weight_ns - e->seen.weight_ns;
@@ -645,13 +647,15 @@ struct json_object *il_iw_thread_json(const struct iw_key *k, const struct iw_va
 
 /* ---- the sleeps' lengths ------------------------------------------------------------------ */
 
-int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS])
+int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS], struct iw_val *all)
 {
 	int fd = il_obj_map_fd(obj, "iw_hist"), ncpu = libbpf_num_possible_cpus();
 	struct iw_hist *per;
 	__u32 zero = 0;
 
 	memset(slots, 0, IL_HIST_SLOTS * sizeof(*slots));
+	if (all)
+		memset(all, 0, sizeof(*all));
 	if (fd < 0)
 		return -ENOENT;
 	if (ncpu < 0)
@@ -664,9 +668,19 @@ int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS])
 		free(per);
 		return err;
 	}
-	for (int c = 0; c < ncpu; c++)
+	for (int c = 0; c < ncpu; c++) {
 		for (int i = 0; i < IL_HIST_SLOTS; i++)
 			slots[i] += per[c].slots[i];
+		if (!all)
+			continue;
+		all->total_ns += per[c].total_ns;
+		if (per[c].max_ns > all->max_ns)
+			all->max_ns = per[c].max_ns;
+	}
+	for (int i = 0; all && i < IL_HIST_SLOTS; i++)
+		all->count += slots[i];
+	if (all)
+		all->weight_ns = all->total_ns;
 	free(per);
 	return 0;
 }

@@ -75,9 +75,12 @@ static int snap_iowait(struct il_measure_src *src, bool stacks, struct il_snap *
 	if (err)
 		il_debug("reading the I/O-wait layer: %s", il_errno_name(err));
 	il_iw_report_make(&t, false, &r);
-	s->iw = r.all;
-	if (il_iw_hist_read(src->obj, s->iw_slots))
+	/* the totals from iw_hist, which counts every sleep: the entries' sums lose what their
+	 * LRU ages out */
+	if (il_iw_hist_read(src->obj, s->iw_slots, &s->iw)) {
 		il_debug("reading the I/O-wait lengths: none");
+		s->iw = r.all;
+	}
 	for (size_t i = 0; stacks && i < r.ngroups; i++) {
 		const struct il_frames *f;
 		int k;
@@ -329,8 +332,10 @@ static void window_iowait(struct il_window *w, const struct il_snap *now, const 
 	for (int i = 0; i < now->nstacks; i++) {
 		__u64 t = now->stacks[i].total_ns;
 
+		/* (a stack's sum goes down when the LRU ages out one of its threads' entries:
+		 * what is left is an estimate of the window's) */
 		for (int j = 0; base && j < base->nstacks; j++)
-			if (base->stacks[j].f == now->stacks[i].f)
+			if (base->stacks[j].f == now->stacks[i].f && base->stacks[j].total_ns <= t)
 				t -= base->stacks[j].total_ns;
 		all += t;
 		if (t > best) {

@@ -142,8 +142,9 @@ struct json_object *il_iw_sleeping_json(const struct il_iw_sleeping *sw, int n,
 					struct il_stacknames *names, bool user);
 
 /* The lengths of the sleeps iw_waits counts (map iw_hist, the CPUs summed), cumulative since
- * load, as a log2 histogram of ns into slots. 0, or -errno (-ENOENT: obj has no such map);
- * slots are zero then. */
-int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS]);
+ * load, as a log2 histogram of ns into slots, and when all is not NULL their count, sum and
+ * longest into it (weight_ns: the sum; every sleep, where iw_waits' entries are an LRU's).
+ * 0, or -errno (-ENOENT: obj has no such map); slots and *all are zero then. */
+int il_iw_hist_read(struct bpf_object *obj, __u64 slots[IL_HIST_SLOTS], struct iw_val *all);
 
 #endif
