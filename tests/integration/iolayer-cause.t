@@ -37,7 +37,7 @@ require_cmd fio fio
 require_cmd python3 python3
 require_cmd xfsprogs mkfs.xfs
 slowdisk_available || skip_all "no FUSE (the slow-disk fixture needs it)"
-plan 50
+plan 51
 
 IL=$(tool iolayer)
 HOG=$TMPD/hog
@@ -176,7 +176,10 @@ check "throttle, -p dd: its disk bytes are its own ($ddb; its requests completed
 # the same cgroup, a 100-byte write+fdatasync loop in it beside the direct dd loops (not in
 # it): its pages' bios go to the throttle from its fdatasync's writeback and a kernel worker
 # queues them when the throttle lets them go; with tracepoints only, the worker's bio is the
-# writer's from the writeback it began (blk_wb_sub), held before Q: the throttle, not the disk
+# writer's from the writeback it began (blk_wb_sub), held before Q: the throttle, not the disk.
+# Nothing earlier left dirty for a flusher to write in the window (under load, a kworker's 4 KiB
+# of an earlier section's pages once came in: "none a worker's (4096)")
+sync
 sh -c "echo \$\$ >$CG/cgroup.procs && exec python3 -c \"
 import os
 fd = os.open('$MNT/thr-log', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -199,6 +202,7 @@ kwb=$(jq '[.processes[] | select(.comm | startswith("kworker")) | .disk_bytes] |
 lgb=$(jq "[.processes[] | select(.pid == $LOGGER) | .disk_bytes] | add // 0" "$TMPD/thrwb-p.json")
 check "throttled writeback, -p the writer: its disk bytes its own ($lgb), none a worker's ($kwb)" \
 	test "$kwb" = 0 -a "$lgb" -gt 0
+[ "$kwb" = 0 ] || diag "the workers': $(jq -c '[.processes[] | select(.comm | startswith("kworker"))]' "$TMPD/thrwb-p.json")"
 
 # ---- 4. CPU starvation -------------------------------------------------------------------------
 CPU=$(($(nproc) - 1))
@@ -354,9 +358,10 @@ is "$(v xfs culprit.kind)/$(v xfs culprit.comm)" "neighbour/dd" \
 	"xfs, -p the fsync loop: the buffered writer behind the log's completions is the culprit"
 
 # ---- 9. fio through io_uring beside a process whose few calls are split ------------------------
-# io_uring's requests are not split: the only calls split are the trickle's, a trifle of the
-# window. The layers' own decision stands (it read "none -- no layer stands out: python3's
-# write calls took 0.0%" with the disk busy with fio's requests).
+# io_uring's requests have no thread in them to split: the only calls split are the trickle's,
+# a trifle of the window (it read "none -- no layer stands out: python3's write calls took
+# 0.0%" with the disk busy with fio's requests). fio's requests are its writes, their time
+# in the block layer its I/O wait: fio the victim, on its own disk (the device, or its queue).
 find "$MNT" -maxdepth 1 -type f -delete
 fio --name=ur --ioengine=io_uring --rw=randwrite --bs=4k --direct=1 --iodepth=32 --size=64M \
 	--filename="$MNT/ur" --time_based --runtime=30 >/dev/null 2>&1 &
@@ -374,6 +379,8 @@ trace uring -d 3
 kill "$FIO" "$TRICKLE"; wait "$FIO" "$TRICKLE" 2>/dev/null
 check "io_uring beside a trickle of split calls: the layers' decision, the disk and fio ($(v uring layer), $(v uring process.comm))" \
 	grep -qxE "(device|block queue)/fio" <<<"$(v uring layer)/$(v uring process.comm)"
+check "io_uring: fio's requests are the victim's writes ($(v uring victim.comm) $(v uring victim.op), $(v uring victim.requests) requests of $(v uring victim.calls) calls)" \
+	jq -e '.verdict.victim.comm == "fio" and .verdict.victim.op == "write" and .verdict.victim.requests > 1000 and .verdict.victim.requests == .verdict.victim.calls' "$TMPD/uring.json"
 
 # ---- every run ----------------------------------------------------------------------------------
 for r in slow-p slow-all loop1 thr-p cpu lock; do

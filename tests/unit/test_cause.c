@@ -238,6 +238,51 @@ static void test_device(void **state)
 	assert_int_equal(c.where, IL_WHERE_DEVICE);
 }
 
+/* io_uring requests (fio, iodepth 32): 1,024 writes timed submission to completion in its
+ * file-operation time, 800 ms, beside 100 output writes the split has (5 ms on CPU); its
+ * requests spent 600 ms in the block layer of DISK, where dd sent twice its bytes: the
+ * requests are the victim's writes, 600 ms of them its block I/O (dd 400 ms of it, by its
+ * two thirds of the disk's bytes; the device 200), 200 ms unexplained. */
+static void test_uring(void **state)
+{
+	struct il_window w;
+
+	(void)state;
+	window(&w);
+	calls(&w, 20, "fio", FS_OP_WRITE, 5, 0, 0, 0, 0);
+	procs[0].op_count[FS_OP_WRITE] = 1124;
+	procs[0].op_ns[FS_OP_WRITE] = 805 * MS;
+	sent(&w, 20, "fio", 400 << 20, 600, 0);
+	sent(&w, 30, "dd", 800 << 20, 300, 0);
+	il_cause(&w, &c);
+	assert_true(c.found);
+	assert_int_equal(c.victim.pid, 20);
+	assert_int_equal(c.victim.op, FS_OP_WRITE);
+	assert_int_equal(c.victim.calls, 1124);
+	assert_int_equal(c.victim.requests, 1024);
+	assert_int_equal(c.victim.call_ns, 805 * MS);
+	assert_int_equal(c.victim.part_ns[SPLIT_IOWAIT_BLOCK], 600 * MS);
+	assert_int_equal(c.victim.part_ns[SPLIT_OTHER], 200 * MS);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_int_equal(c.blames[0].pid, 30);
+	assert_true(c.blames[0].ns > 399 * MS && c.blames[0].ns < 401 * MS);
+	for (int i = 0; i < c.nblames; i++)
+		if (c.blames[i].kind == IL_CK_URING)
+			assert_int_equal(c.blames[i].ns, 200 * MS);
+	assert_true(c.nblames >= 3 && (c.blames[1].kind == IL_CK_URING || c.blames[2].kind == IL_CK_URING));
+	/* the same time all in its split calls (syscalls): no requests, nothing added */
+	window(&w);
+	calls(&w, 20, "fio", FS_OP_WRITE, 5, 0, 800, 0, 0);
+	woken(&w, 20, FS_OP_WRITE, SPLIT_WK_BLOCK, 0, NULL, false, 800, 0);
+	procs[0].op_count[FS_OP_WRITE] = 100;
+	procs[0].op_ns[FS_OP_WRITE] = 805 * MS;
+	sent(&w, 20, "fio", 400 << 20, 600, 0);
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.calls, 100);
+	assert_int_equal(c.victim.requests, 0);
+	assert_int_equal(c.victim.call_ns, 805 * MS);
+}
+
 /* Its bios held before Q by its cgroup's throttle: the block layer, the rule. */
 static void test_throttle(void **state)
 {
@@ -941,7 +986,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_neighbour), cmocka_unit_test(test_service),
-		cmocka_unit_test(test_device),
+		cmocka_unit_test(test_device), cmocka_unit_test(test_uring),
 		cmocka_unit_test(test_throttle), cmocka_unit_test(test_cpu),
 		cmocka_unit_test(test_cpu_many), cmocka_unit_test(test_cpu_holders),
 		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),

@@ -22,7 +22,7 @@ static const char *const ck_names[IL_CK__MAX] = {
 	[IL_CK_SELF] = "self", [IL_CK_DEVICE] = "device", [IL_CK_NEIGHBOUR] = "neighbour",
 	[IL_CK_THROTTLE] = "throttle", [IL_CK_JOURNAL] = "journal", [IL_CK_LOCK] = "lock",
 	[IL_CK_KTHREAD] = "kthread", [IL_CK_CPU] = "cpu", [IL_CK_DIRTY] = "dirty",
-	[IL_CK_OTHER] = "other",
+	[IL_CK_OTHER] = "other", [IL_CK_URING] = "io_uring",
 };
 
 const char *il_ck_name(enum il_ck k)
@@ -668,8 +668,192 @@ static bool seen_waker(const struct il_window *w, int i, const struct il_split_w
 	return false;
 }
 
-/* Every part of victim pid's top operation to its causes into a (sorted, largest first). */
-static void follow(struct ctx *x, const struct il_split_op_row *op)
+/* ---- requests no thread waits in ---------------------------------------------------------
+ * A process's io_uring and Linux AIO requests are timed from submission to completion (the
+ * fs layer's who_proc.op_ns has them), but no thread of its waits in them for the split to
+ * follow: they have no split rows. Each (process, operation) whose file-operation time goes
+ * beyond its split rows' (by over ASYNC_SHARE of it) gets the difference in a copy of the
+ * split: as I/O wait on its block I/O as far as the process's time in the block layer
+ * (blk_procs: before Q, queue, device) goes beyond what its split calls waited for their own
+ * block I/O, on each disk by its share of that time (a waker row of kind SPLIT_WK_BLOCK, which
+ * follow() takes to the disk's throttle, neighbours and device as any call's); the rest as a
+ * wait nothing here explains (no waker row: follow() says so). */
+#define ASYNC_SHARE 0.01
+
+static const struct il_split_op_row *split_row(const struct il_split *s, __u32 pid, __u32 op)
+{
+	for (int i = 0; i < s->nops; i++)
+		if (s->ops[i].k.tgid == pid && s->ops[i].k.op == op)
+			return &s->ops[i];
+	return NULL;
+}
+
+static __u64 row_ns(const struct il_split_op_row *r)
+{
+	__u64 t = 0;
+
+	for (int p = 0; r && p < SPLIT_PARTS; p++)
+		t += r->v.part_ns[p];
+	return t;
+}
+
+/* Process p's calls of op that the split has no row of: how many into *n (0: none), their
+ * time returned. */
+static __u64 async_ns(const struct il_window *w, const struct il_who_sum *p, int op, __u64 *n)
+{
+	const struct il_split_op_row *r = split_row(&w->split, p->pid, op);
+	__u64 t = row_ns(r), calls = r ? r->v.calls : 0;
+
+	*n = 0;
+	if (p->kthread || p->untraced || p->op_count[op] <= calls || p->op_ns[op] <= t ||
+	    p->op_ns[op] - t < ASYNC_SHARE * p->op_ns[op])
+		return 0;
+	*n = p->op_count[op] - calls;
+	return p->op_ns[op] - t;
+}
+
+static int op_row_cmp(const void *a, const void *b)
+{
+	const struct il_split_op_row *x = a, *y = b;
+
+	if (x->k.tgid != y->k.tgid)
+		return x->k.tgid < y->k.tgid ? -1 : 1;
+	return x->k.op < y->k.op ? -1 : x->k.op > y->k.op;
+}
+
+static int wk_row_cmp(const void *a, const void *b)
+{
+	const struct il_split_wk_row *x = a, *y = b;
+
+	return x->v.ns == y->v.ns ? 0 : x->v.ns > y->v.ns ? -1 : 1;
+}
+
+/* Process p's requests into s (arrays of room for them: IL_WHO_DISKS waker rows and one op
+ * row per operation). */
+static void async_add(const struct il_window *w, const struct il_who_sum *p, struct il_split *s)
+{
+	__u64 disk_ns[IL_WHO_DISKS] = { 0 }, req_ns[FS_OP__MAX], req_n[FS_OP__MAX], all = 0,
+	      blk = 0, waited = 0;
+	__u32 devs[IL_WHO_DISKS];
+	int nd = 0;
+
+	for (int o = 0; o < FS_OP__MAX; o++)
+		all += req_ns[o] = async_ns(w, p, o, &req_n[o]);
+	if (!all)
+		return;
+	/* its time in the block layer, by disk, less its split calls' own block I/O waits */
+	for (int i = 0; i < w->nbp; i++) {
+		const struct il_blk_proc_row *r = &w->bp[i].row;
+		__u64 t = r->v.before_q_ns + r->v.queue_ns + r->v.device_ns;
+		int d;
+
+		if (r->k.tgid != p->pid || !t)
+			continue;
+		for (d = 0; d < nd && devs[d] != r->k.dev; d++)
+			;
+		if (d == nd) {
+			if (nd == IL_WHO_DISKS)
+				continue;
+			devs[nd++] = r->k.dev;
+		}
+		disk_ns[d] += t;
+		blk += t;
+	}
+	for (int i = 0; i < w->split.nops; i++)
+		if (w->split.ops[i].k.tgid == p->pid)
+			waited += w->split.ops[i].v.part_ns[SPLIT_IOWAIT_BLOCK];
+	blk = blk > waited ? blk - waited : 0;
+	for (int o = 0; o < FS_OP__MAX; o++) {
+		struct il_split_op_row *r = NULL;
+		__u64 io;
+
+		if (!req_ns[o])
+			continue;
+		for (int i = 0; i < s->nops && !r; i++)
+			if (s->ops[i].k.tgid == p->pid && s->ops[i].k.op == (__u32)o)
+				r = &s->ops[i];
+		if (!r) {
+			r = &s->ops[s->nops++];
+			memset(r, 0, sizeof(*r));
+			r->k.tgid = p->pid;
+			r->k.op = o;
+		}
+		io = (__u64)((double)blk * req_ns[o] / all);
+		if (io > req_ns[o])
+			io = req_ns[o];
+		r->v.calls += req_n[o];
+		r->v.part_ns[SPLIT_IOWAIT_BLOCK] += io;
+		r->v.part_ns[SPLIT_OTHER] += req_ns[o] - io;
+		for (int d = 0; d < nd && blk; d++) {
+			struct il_split_wk_row *k = &s->wakers[s->nwakers++];
+
+			memset(k, 0, sizeof(*k));
+			k->k.tgid = p->pid;
+			k->k.op = o;
+			k->k.wk_kind = SPLIT_WK_BLOCK;
+			k->k.wk_disk = devs[d];
+			k->v.ns = (__u64)((double)io * disk_ns[d] / (blk + waited));
+			k->v.count = req_n[o];
+		}
+	}
+}
+
+/* w with the requests of its processes added to its split (see above) into *aug, whose
+ * arrays are malloc'ed (async_free()); w itself when there are none or memory is short. */
+static const struct il_window *async_window(const struct il_window *w, struct il_window **aug)
+{
+	struct il_split s = { 0 };
+	int n = 0;
+
+	*aug = NULL;
+	for (int i = 0; i < w->view.nprocs; i++) {
+		__u64 k;
+
+		for (int o = 0; o < FS_OP__MAX; o++)
+			if (async_ns(w, &w->view.procs[i], o, &k)) {
+				n++;
+				break;
+			}
+	}
+	if (!n || !(*aug = malloc(sizeof(**aug))))
+		return w;
+	s.ops = malloc((w->split.nops + n * FS_OP__MAX) * sizeof(*s.ops));
+	s.wakers = malloc((w->split.nwakers + n * FS_OP__MAX * IL_WHO_DISKS) * sizeof(*s.wakers));
+	if (!s.ops || !s.wakers) {
+		free(s.ops);
+		free(s.wakers);
+		free(*aug);
+		*aug = NULL;
+		return w;
+	}
+	memcpy(s.ops, w->split.ops, w->split.nops * sizeof(*s.ops));
+	memcpy(s.wakers, w->split.wakers, w->split.nwakers * sizeof(*s.wakers));
+	s.nops = w->split.nops;
+	s.nwakers = w->split.nwakers;
+	s.exited = w->split.exited;
+	s.nexited = w->split.nexited;
+	for (int i = 0; i < w->view.nprocs; i++)
+		async_add(w, &w->view.procs[i], &s);
+	qsort(s.ops, s.nops, sizeof(*s.ops), op_row_cmp);
+	qsort(s.wakers, s.nwakers, sizeof(*s.wakers), wk_row_cmp);
+	**aug = *w;
+	(*aug)->split = s;
+	return *aug;
+}
+
+static void async_free(struct il_window *aug)
+{
+	if (!aug)
+		return;
+	free(aug->split.ops);
+	free(aug->split.wakers);
+	free(aug);
+}
+
+/* Every part of victim pid's top operation to its causes into a (sorted, largest first).
+ * uring_ns: of its other waits, its io_uring requests' time outside the block layer
+ * (async_add()), which no waker row ends. */
+static void follow(struct ctx *x, const struct il_split_op_row *op, __u64 uring_ns)
 {
 	const struct il_window *w = x->w;
 	__u32 pid = op->k.tgid;
@@ -737,8 +921,13 @@ static void follow(struct ctx *x, const struct il_split_op_row *op)
 				blame(x->a, IL_CK_OTHER, 0, NULL, false, 0, NULL, ns);
 		}
 	}
-	/* off-CPU time no waker row kept (the map's bound): said as unexplained */
+	/* off-CPU time no waker row kept (the map's bound): said as unexplained, but for the
+	 * io_uring requests' time outside the block layer */
 	x->a->part = IL_CP_WAIT;
+	if (uring_ns > off - woken)
+		uring_ns = off > woken ? off - woken : 0;
+	blame(x->a, IL_CK_URING, pid, NULL, false, 0, NULL, uring_ns);
+	woken += uring_ns;
 	if (off > woken)
 		blame(x->a, dirty ? IL_CK_DIRTY : IL_CK_OTHER, dirty ? pid : 0, NULL, false, 0, NULL,
 		      off - woken);
@@ -847,17 +1036,20 @@ static void cpu_cgroup(struct il_blame *b)
 }
 
 /* Follow candidate op's waits into *a (the cause's disks into c). */
-static void analyse(const struct il_window *w, struct il_cause *c, const struct il_split_op_row *op,
-		    struct acc *a)
+/* orig: the window before async_window() added its requests to w's split. */
+static void analyse(const struct il_window *w, const struct il_window *orig, struct il_cause *c,
+		    const struct il_split_op_row *op, struct acc *a)
 {
 	struct ctx x = { w, c, a, 0 };
+	const struct il_split_op_row *o = split_row(&orig->split, op->k.tgid, op->k.op);
+	__u64 other = o ? o->v.part_ns[SPLIT_OTHER] : 0;
 
 	for (int p = 0; p < SPLIT_PARTS; p++)
 		x.call_ns += op->v.part_ns[p];
 	memset(a, 0, sizeof(*a));
 	c->ndisks = 0;
 	c->no_cpu = false;
-	follow(&x, op);
+	follow(&x, op, op->v.part_ns[SPLIT_OTHER] > other ? op->v.part_ns[SPLIT_OTHER] - other : 0);
 	qsort(a->b, a->n, sizeof(a->b[0]), cmp_blame);
 }
 
@@ -948,16 +1140,19 @@ static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu, __
 	return g[best_g];
 }
 
-void il_cause(const struct il_window *w, struct il_cause *c)
+void il_cause(const struct il_window *orig, struct il_cause *c)
 {
 	const struct il_split_op_row *best = NULL;
 	struct acc *a = calloc(1, sizeof(*a));
 	__u64 best_ext = 0, best_call = 0, part_ns, g[CG__MAX];
 	bool by_ext = false, cpu_wait = false;
+	struct il_window *aug;
+	const struct il_window *w;
 
 	memset(c, 0, sizeof(*c));
 	if (!a)
 		return;
+	w = async_window(orig, &aug);
 	/* the victim: -p's process; else the one that lost the most time to others, when that
 	 * is a real part of its time; else the one with the most time in calls */
 	for (int i = 0; i < w->split.nops; i++) {
@@ -969,7 +1164,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 			continue;
 		for (int p = 0; p < SPLIT_PARTS; p++)
 			call += op->v.part_ns[p];
-		analyse(w, c, op, a);
+		analyse(w, orig, c, op, a);
 		ext = external_ns(a, op->k.tgid);
 		if (ext >= EXTERNAL_SHARE * call && ext >= EXTERNAL_OF_WINDOW * w->m.elapsed_s * 1e9 &&
 		    (!by_ext || ext > best_ext)) {
@@ -982,15 +1177,18 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 		}
 	}
 	if (!best) {
+		async_free(aug);
 		free(a);
 		return;
 	}
-	analyse(w, c, best, a);
+	analyse(w, orig, c, best, a);
 	part_ns = pick_culprit(a, &c->part, &cpu_wait, g);
 	c->found = true;
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
 	c->victim.calls = best->v.calls;
+	c->victim.requests = best->v.calls - (split_row(&orig->split, best->k.tgid, best->k.op) ?
+					      split_row(&orig->split, best->k.tgid, best->k.op)->v.calls : 0);
 	c->victim.datasync = best->v.datasync;
 	memcpy(c->victim.part_ns, best->v.part_ns, sizeof(c->victim.part_ns));
 	for (int p = 0; p < SPLIT_PARTS; p++)
@@ -1028,6 +1226,7 @@ void il_cause(const struct il_window *w, struct il_cause *c)
 			cpu_cgroup(&c->blames[i]);
 	works_for_victim(c);
 	c->where = c->nblames ? where_of(&c->blames[0], a->queue, cpu_wait) : IL_WHERE_NONE;
+	async_free(aug);
 	free(a);
 }
 
@@ -1180,6 +1379,9 @@ static size_t culprit_str(const struct il_cause *c, const struct il_blame *b, ch
 					"threads", own, v);
 		}
 		return snprintf(buf, len, "%d%% of its time runs on CPU in the kernel", pct);
+	case IL_CK_URING:
+		return snprintf(buf, len, "%d%% of its requests' time is in io_uring outside the block "
+				"layer (io-wq, page cache, completions it reaps late)", pct);
 	default:
 		return snprintf(buf, len, "%d%% of its time waits with no task waking it (a timer or "
 				"an interrupt)", pct);
@@ -1317,14 +1519,22 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 {
 	const __u64 *p = c->victim.part_ns;
 	double t = c->victim.call_ns ? c->victim.call_ns / 100.0 : 1;
-	char tot[32], who[256];
+	char tot[32], who[256], req[64] = "";
 	int n = 0;
 
 	if (!c->found)
 		return 0;
-	snprintf(lines[n++], 200, "split: %llu %s calls on all its files, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
+	/* its io_uring requests: no thread in them to split (async_add()) */
+	if (c->victim.requests && c->victim.requests >= c->victim.calls)
+		snprintf(req, sizeof(req), " io_uring requests");
+	else if (c->victim.requests)
+		snprintf(req, sizeof(req), " calls (%llu of them io_uring requests)",
+			 (unsigned long long)c->victim.requests);
+	else
+		snprintf(req, sizeof(req), " calls");
+	snprintf(lines[n++], 200, "split: %llu %s%s on all its files, %s: on CPU %.0f%%, run queue %.0f%%, I/O wait "
 		 "%.0f%% (its block I/O %.0f%%, woken by tasks %.0f%%), other waits %.0f%%",
-		 (unsigned long long)c->victim.calls, op_word(c),
+		 (unsigned long long)c->victim.calls, op_word(c), req,
 		 il_fmt_ns(c->victim.call_ns, tot, sizeof(tot)), p[SPLIT_ONCPU] / t, p[SPLIT_RUNQ] / t,
 		 (p[SPLIT_IOWAIT_BLOCK] + p[SPLIT_IOWAIT_TASK]) / t, p[SPLIT_IOWAIT_BLOCK] / t,
 		 p[SPLIT_IOWAIT_TASK] / t, p[SPLIT_OTHER] / t);
@@ -1362,7 +1572,7 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		for (int i = 0; i < c->nblames && i < 4 && o < 200; i++) {
 			const struct il_blame *b = &c->blames[i];
 
-			const char *name = b->kind == IL_CK_SELF ? "" :
+			const char *name = b->kind == IL_CK_SELF || b->kind == IL_CK_URING ? "" :
 					   b->kind == IL_CK_THROTTLE ? il_text_escape(b->cgroup, strnlen(b->cgroup, 60), who, sizeof(who)) :
 					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
 
@@ -1416,6 +1626,7 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 	json_object_object_add(vi, "op", json_object_new_string(op_words[c->victim.op]));
 	il_json_add_name(vi, "file", c->victim.file, sizeof(c->victim.file));
 	json_object_object_add(vi, "calls", json_object_new_uint64(c->victim.calls));
+	json_object_object_add(vi, "requests", json_object_new_uint64(c->victim.requests));
 	if (c->victim.op == FS_OP_FSYNC)
 		json_object_object_add(vi, "fdatasync_calls", json_object_new_uint64(c->victim.datasync));
 	json_object_object_add(vi, "time_ns", json_object_new_uint64(c->victim.call_ns));

@@ -57,6 +57,9 @@ enum il_ck {
 	IL_CK_CPU,         /* run-queue time: the tasks that held its CPU (comm "": idle) */
 	IL_CK_DIRTY,       /* dirty throttling: writers held in balance_dirty_pages */
 	IL_CK_OTHER,       /* a wait nothing here explains (a timer, an interrupt, unknown) */
+	IL_CK_URING,       /* io_uring requests' time outside the block layer: before their bios
+			    * (an io-wq worker, a page-cache copy) and after (the completion
+			    * posted when the submitter next enters the ring) */
 	IL_CK__MAX
 };
 
@@ -134,6 +137,10 @@ struct il_cause {
 		int op;                     /* enum fs_op */
 		char file[512];             /* its top file, "" none */
 		__u64 calls, call_ns;
+		__u64 requests;     /* of calls, io_uring requests (timed submission to
+				     * completion; no thread in them to split: their time is its
+				     * block I/O as far as its requests' block time goes, else
+				     * "other") */
 		__u64 datasync;     /* of its fsync calls, fdatasync's */
 		__u64 part_ns[SPLIT_PARTS];
 	} victim;

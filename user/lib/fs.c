@@ -485,8 +485,9 @@ const char *il_fs_uring_notice(const __u64 uring[FS_OP__MAX], const __u64 calls[
 		return NULL;
 	if (n < len)
 		snprintf(buf + n, len - n, "; each timed from submission to completion (several in "
-			 "flight at once add up past the window's length); the time split and the "
-			 "verdict's causes follow system calls, not io_uring requests");
+			 "flight at once add up past the window's length); no thread waits in them for "
+			 "the time split to follow: the verdict takes their bios' time in the block "
+			 "layer as their I/O wait, the rest as io_uring's");
 	return buf;
 }
 
