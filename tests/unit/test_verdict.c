@@ -555,22 +555,23 @@ static void test_culprit_file_way(void **state)
 	       "wlog (pid 4052) writes 45.0 KB/s to /mnt/nu/logs/my app log.log on loop0");
 }
 
-/* A process whose one traced file (on loop0) took 8 bytes, and which sent 2 MiB itself to
- * loop1 (a block device it writes directly): "sends" its bytes on loop1, its file left out.
- * With 256 KiB on that file (2 MiB is only 8 times it), the file's disk as before. */
+/* A process whose one traced file is on loop0, and which sent 2 MiB itself to loop1 (a
+ * block device it writes directly: proc_disks() made loop1 its direct_disk): "sends" its
+ * bytes on loop1, its file left out. Without a direct disk, the file's disk as before. */
 static void test_culprit_direct(void **state)
 {
 	struct il_who_sum p[1] = { who(4100, "fio", "/", "/out/fio.json") };
 
 	p[0].op_ns[FS_OP_WRITE] = 300 * MS;
 	strcpy(p[0].top_file_disk, "loop0");
+	strcpy(p[0].direct_disk, "loop1");
 	p[0].disk_bytes = 2 * MB;
-	p[0].write_bytes = p[0].top_file_write_bytes = 8;
+	p[0].write_bytes = p[0].top_file_write_bytes = 256 * 1024;
 	assert_true(il_culprit_direct(&p[0], "loop1"));
 	assert_false(il_culprit_direct(&p[0], "loop0"));
 	assert_false(il_culprit_direct(&p[0], ""));
 	expect(IL_WHERE_SYSCALL, p, 1, "loop1", "fio (pid 4100) sends 204.8 KB/s on loop1");
-	p[0].write_bytes = p[0].top_file_write_bytes = 256 * 1024;
+	p[0].direct_disk[0] = 0;
 	assert_false(il_culprit_direct(&p[0], "loop1"));
 	expect(IL_WHERE_SYSCALL, p, 1, "loop1", "fio (pid 4100) writes 25.6 KB/s to /out/fio.json on loop0");
 }

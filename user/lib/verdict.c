@@ -419,8 +419,7 @@ static __u64 weight(enum il_where l, const struct il_who_sum *p)
 
 bool il_culprit_direct(const struct il_who_sum *p, const char *disk)
 {
-	return disk && disk[0] && p->top_file_disk[0] && strcmp(p->top_file_disk, disk) &&
-	       p->disk_bytes / 8 > p->top_file_read_bytes + p->top_file_write_bytes;
+	return disk && disk[0] && p->direct_disk[0] && !strcmp(p->direct_disk, disk);
 }
 
 void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
@@ -456,9 +455,9 @@ void il_verdict_culprit(enum il_where l, const struct il_who_sum *procs, int n,
 	snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
 	c->block = l == IL_WHERE_QUEUE || l == IL_WHERE_DEVICE || l == IL_WHERE_BLOCK;
 	/* its file on another disk than the verdict's: a block verdict's bytes are not that
-	 * file's (it is left out); nor are those of a process that sends over 8 times its top
-	 * file's bytes to the verdict's disk itself (a block device it writes directly: fio on
-	 * /dev/nvme0n1, a database on a raw partition); any other names the disk the file is on */
+	 * file's (it is left out); nor are those of a process that sends its bytes to the
+	 * verdict's disk itself (il_culprit_direct(): a block device it writes directly); any
+	 * other names the disk the file is on */
 	if (c->file[0] && c->disk[0] && best->top_file_disk[0] && strcmp(best->top_file_disk, c->disk)) {
 		c->direct = !c->block && il_culprit_direct(best, c->disk);
 		if (c->block || c->direct)

@@ -168,6 +168,11 @@ struct il_who_sum {
 				      * operations were not traced (-p) */
 	__u32 used_disk;             /* the disk of the file it spent most time on among those it
 				      * opened first (who_file.pids), 0 none: its disks' first */
+	char direct_disk[32];        /* the disk it sends its bytes to itself, past the files
+				      * traced (a block device it opened: fio on /dev/nvme0n1, a
+				      * database on a raw partition): its busiest, where its top
+				      * file's disk holds under an eighth of that one's bytes
+				      * (used_disk then 0); "" none */
 };
 
 struct il_culprit {
@@ -186,9 +191,8 @@ struct il_culprit {
 	                              * device it writes itself): they are the ones it submitted */
 };
 
-/* Does process p send its bytes to disk (the verdict's) past its files traced: its top
- * file on another disk, and over 8 times that file's bytes submitted to disk itself (a block
- * device it writes directly: fio on /dev/nvme0n1, a database on a raw partition)? */
+/* Does process p send its bytes to disk (the verdict's) past its files traced: is disk its
+ * direct_disk (whoview.c's proc_disks() decides, once)? */
 bool il_culprit_direct(const struct il_who_sum *p, const char *disk);
 
 /* The process behind layer l among procs[n] (by the time it spent in that layer: the

@@ -221,19 +221,25 @@ static void proc_disks(struct il_who_sum *s, const struct il_who *w, const __u32
 	/* a process that sends most of its bytes past the filesystems traced (to a block device
 	 * it opened itself: fio on /dev/nvme0n1, a database on a raw partition), its top file's
 	 * disk holding under an eighth of its busiest disk's bytes: no file's disk goes first */
+	s->direct_disk[0] = 0;
 	if (s->used_disk) {
 		__u64 used = 0, most = 0;
+		__u32 busiest = 0;
 
 		for (int d = 0; d < s->ndisks; d++) {
 			__u64 b = s->disks[d].bio_bytes + s->disks[d].file_bytes;
 
 			if (s->disks[d].dev == s->used_disk)
 				used = b;
-			if (b > most)
+			if (b > most) {
 				most = b;
+				busiest = s->disks[d].dev;
+			}
 		}
-		if (used * 8 < most)
+		if (used * 8 < most) {
 			s->used_disk = 0;
+			il_disk_name(busiest, s->direct_disk, sizeof(s->direct_disk));
+		}
 	}
 	/* its pages others wrote back: by its files' users, or by who dirtied them, the more */
 	for (int d = 0; d < s->ndisks; d++)
