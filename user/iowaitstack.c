@@ -134,14 +134,25 @@ static struct iowaitstack_bpf *skel;
 
 static struct il_iw_table table;
 
+/* Sleeps the kernel counted (iw_hist) that the table never got, as of the last read: their
+ * entries aged out of the kernel's LRU before a read took them (a host of short-lived
+ * threads). Said with the lost events, as map_full. */
+static __u64 aged_out;
+
 /* Fold the kernel's cumulative sums into the table (naming new stacks while their process
  * still runs). 0, or -1 after printing one line. */
 static int read_waits(void)
 {
+	__u64 slots[IL_HIST_SLOTS];
+	struct iw_val all;
+	/* the count first: a sleep ending between the two reads is in the table, not lost */
+	int herr = il_iw_hist_read(skel->obj, slots, &all);
 	int err = il_iw_table_read(skel->obj, &table, frames_prefetch, NULL);
 
 	if (err)
 		il_err("reading the wait map failed: %s", il_errno_name(err));
+	if (!err && !herr && all.count > table.counted)
+		aged_out = all.count - table.counted;
 	return err ? -1 : 0;
 }
 
@@ -248,6 +259,7 @@ static void read_drops(__u64 d[IL_DROP__MAX])
 {
 	if (il_drops_read(bpf_map__fd(skel->maps.il_drops), d))
 		memset(d, 0, IL_DROP__MAX * sizeof(*d));
+	d[IL_DROP_MAP_FULL] += aged_out;
 }
 
 /* Sleeps still under way at the final report (sw, nsw; nsw < 0: not read). */

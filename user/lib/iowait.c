@@ -160,6 +160,7 @@ static int fold_in(const struct iw_key *k, const struct iw_val *v, void *ctx)
 		return -ENOMEM;
 	if (v->count < e->seen.count) /* aged out of the LRU since, and made again */
 		e->seen = (struct iw_val){ 0 };
+	f->t->counted += v->count - e->seen.count;
 	e->iv.count += v->count - e->seen.count;
 	e->iv.total_ns += v->total_ns - e->seen.total_ns;
 	e->iv.weight_ns += v->weight_ns - e->seen.weight_ns;

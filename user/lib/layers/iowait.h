@@ -41,6 +41,8 @@ struct il_iw_table {
 	size_t n, cap;
 	int *index;           /* open addressing over v, -1 = empty */
 	size_t index_size;
+	__u64 counted;        /* sleeps folded in since start: below iw_hist's count by those
+			       * whose entry the kernel's LRU aged out before a read took them */
 };
 
 /* Fold the kernel's sums (iw_waits of a loaded obj) into t; on_new (may be NULL) is called
