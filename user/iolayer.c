@@ -91,14 +91,27 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 /* Process pid (0: none) among the first `shown` of the view's (which the tables print), moved
  * there when it is further down: the processes the verdict names (the victim, its culprit)
- * are always listed. Returns how many to show (0: all). */
-static int show_pid(struct il_who_view *v, __u32 pid, int shown)
+ * are always listed; one the view does not have (a CPU hog, which does no file I/O: comm
+ * its name) is added, its counts zero. Returns how many to show (0: all). */
+static int show_pid(struct il_who_view *v, __u32 pid, const char *comm, int shown)
 {
 	int at = -1;
 
 	for (int i = 0; pid && i < v->nprocs && at < 0; i++)
 		if (v->procs[i].pid == pid)
 			at = i;
+	if (pid && at < 0 && !il_opts.pid) { /* (-p's tables are the process's) */
+		struct il_who_sum *p = realloc(v->procs, (v->nprocs + 1) * sizeof(*p));
+
+		if (!p)
+			return shown;
+		v->procs = p;
+		at = v->nprocs++;
+		memset(&p[at], 0, sizeof(p[at]));
+		p[at].pid = pid;
+		snprintf(p[at].comm, sizeof(p[at].comm), "%s", comm ? comm : "");
+		il_who_pid_cgroup(pid, p[at].cgroup, sizeof(p[at].cgroup));
+	}
 	if (!shown || at < shown)
 		return shown;
 	struct il_who_sum p = v->procs[at];
@@ -376,9 +389,9 @@ static int report(const struct il_measure_src *src, struct il_window *w, const s
 						    window_end_ns, stuck_parts[i]);
 	if (v.c.found)
 		il_culprit_sentence(&v.c, names, sizeof(names));
-	shown = show_pid(&w->view, v.c.found ? v.c.pid : 0, top_n);
+	shown = show_pid(&w->view, v.c.found ? v.c.pid : 0, v.c.comm, top_n);
 	if (j->cause.found && j->cause.nblames && j->cause.blames[0].kind != IL_CK_SELF)
-		shown = show_pid(&w->view, j->cause.blames[0].pid, shown);
+		shown = show_pid(&w->view, j->cause.blames[0].pid, j->cause.blames[0].comm, shown);
 
 	if (html_path) {
 		struct json_object *o = report_json(w, j, shown, aio, naio);
