@@ -1573,6 +1573,9 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 			const struct il_blame *b = &c->blames[i];
 
 			const char *name = b->kind == IL_CK_SELF || b->kind == IL_CK_URING ? "" :
+					   /* a CPU no task held as it waited: idle (the wake-up's
+					    * own latency, a vCPU not running) */
+					   b->kind == IL_CK_CPU && !b->comm[0] ? "(idle)" :
 					   b->kind == IL_CK_THROTTLE ? il_text_escape(b->cgroup, strnlen(b->cgroup, 60), who, sizeof(who)) :
 					   b->kind == IL_CK_DEVICE ? b->disk : who_str(b, who, sizeof(who));
 

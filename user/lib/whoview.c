@@ -742,7 +742,9 @@ void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, i
 		fprintf(f, "(none seen)\n");
 	if (v->evicted[WHO_MAP_PROCS] || v->evicted[WHO_MAP_FILES] || v->evicted[WHO_MAP_PD])
 		fprintf(f, "attribution: %llu processes, %llu files and %llu process-disk pairs were "
-			"evicted (least recently active first) and are not in these tables\n",
+			"evicted (least recently active first): their counts are not in these tables "
+			"(a path whose files come and go, a journal or a rotated log, lacks those of "
+			"its files evicted)\n",
 			(unsigned long long)v->evicted[WHO_MAP_PROCS],
 			(unsigned long long)v->evicted[WHO_MAP_FILES],
 			(unsigned long long)v->evicted[WHO_MAP_PD]);
