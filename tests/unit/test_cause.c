@@ -344,6 +344,9 @@ static void test_cpu_many(void **state)
 	/* the line gives the CPU's part, then the largest hog's */
 	il_cause_line(&c, line, sizeof(line));
 	assert_non_null(strstr(line, ": 52% of its time waits for a CPU, 12% behind cmd0"));
+	/* and, the lock's kind nearly as large (43% of 52%) and its holder larger than cmd0, that
+	 * holder after it: which kind comes first turns on a few points */
+	assert_non_null(strstr(line, "12% behind cmd0 (pid 100); lock 43%: woken by big (pid 50)"));
 	/* and the lock wait, summed after the 70, is still there: the largest other cause */
 	assert_int_equal(c.blames[1].kind, IL_CK_LOCK);
 	assert_true(c.blames[1].ns == 420 * MS);
