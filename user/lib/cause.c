@@ -1722,7 +1722,10 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 		cu = json_object_new_object();
 		json_object_object_add(cu, "kind", json_object_new_string(il_ck_name(b->kind)));
 		json_object_object_add(cu, "pid", b->pid ? json_object_new_uint64(b->pid) : NULL);
-		il_json_add_name(cu, "comm", b->comm, sizeof(b->comm));
+		if (b->comm[0]) /* else no process (a throttle, a device, an idle CPU): null */
+			il_json_add_name(cu, "comm", b->comm, sizeof(b->comm));
+		else
+			json_object_object_add(cu, "comm", NULL);
 		json_object_object_add(cu, "group", json_object_new_boolean(b->npids > 1));
 		json_object_object_add(cu, "npids", json_object_new_int(b->npids));
 		pids = json_object_new_array();
