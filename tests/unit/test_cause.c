@@ -252,6 +252,7 @@ static void test_uring(void **state)
 	calls(&w, 20, "fio", FS_OP_WRITE, 5, 0, 0, 0, 0);
 	procs[0].op_count[FS_OP_WRITE] = 1124;
 	procs[0].op_ns[FS_OP_WRITE] = 805 * MS;
+	w.m.uring[FS_OP_WRITE] = 1024;
 	sent(&w, 20, "fio", 400 << 20, 600, 0);
 	sent(&w, 30, "dd", 800 << 20, 300, 0);
 	il_cause(&w, &c);
@@ -270,6 +271,11 @@ static void test_uring(void **state)
 		if (c.blames[i].kind == IL_CK_URING)
 			assert_int_equal(c.blames[i].ns, 200 * MS);
 	assert_true(c.nblames >= 3 && (c.blames[1].kind == IL_CK_URING || c.blames[2].kind == IL_CK_URING));
+	/* no io_uring request in the window: calls the split missed are not taken for requests */
+	w.m.uring[FS_OP_WRITE] = 0;
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.requests, 0);
+	assert_int_equal(c.victim.calls, 100);
 	/* the same time all in its split calls (syscalls): no requests, nothing added */
 	window(&w);
 	calls(&w, 20, "fio", FS_OP_WRITE, 5, 0, 800, 0, 0);

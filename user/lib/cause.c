@@ -705,10 +705,14 @@ static __u64 async_ns(const struct il_window *w, const struct il_who_sum *p, int
 	__u64 t = row_ns(r), calls = r ? r->v.calls : 0;
 
 	*n = 0;
-	if (p->kthread || p->untraced || p->op_count[op] <= calls || p->op_ns[op] <= t ||
-	    p->op_ns[op] - t < ASYNC_SHARE * p->op_ns[op])
+	/* only where the window has io_uring requests of op (fs_uring_stats): calls the split
+	 * missed otherwise (its map full) are not requests */
+	if (p->kthread || p->untraced || !w->m.uring[op] || p->op_count[op] <= calls ||
+	    p->op_ns[op] <= t || p->op_ns[op] - t < ASYNC_SHARE * p->op_ns[op])
 		return 0;
 	*n = p->op_count[op] - calls;
+	if (*n > w->m.uring[op])
+		*n = w->m.uring[op];
 	return p->op_ns[op] - t;
 }
 
