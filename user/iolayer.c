@@ -92,7 +92,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 /* Process pid (0: none) among the first `shown` of the view's (which the tables print), moved
  * there when it is further down: the processes the verdict names (the victim, its culprit)
  * are always listed; one the view does not have (a CPU hog, which does no file I/O: comm
- * its name) is added, its counts zero. Returns how many to show (0: all). */
+ * its name) is added, its counts zero, but under -p or --cgroup, whose tables are theirs.
+ * Returns how many to show (0: all). */
 static int show_pid(struct il_who_view *v, __u32 pid, const char *comm, int shown)
 {
 	int at = -1;
@@ -100,7 +101,8 @@ static int show_pid(struct il_who_view *v, __u32 pid, const char *comm, int show
 	for (int i = 0; pid && i < v->nprocs && at < 0; i++)
 		if (v->procs[i].pid == pid)
 			at = i;
-	if (pid && at < 0 && !il_opts.pid) { /* (-p's tables are the process's) */
+	/* (-p's tables are the process's, --cgroup's its processes') */
+	if (pid && at < 0 && !il_opts.pid && !il_opts.cgroup) {
 		struct il_who_sum *p = realloc(v->procs, (v->nprocs + 1) * sizeof(*p));
 
 		if (!p)
