@@ -94,7 +94,7 @@ run_case() {
 		"\(map(.usecs) | add // 0 | . * 1000 | floor) \(max_by(.usecs).holder_pid // "none") \(length)"' "$TMPD/j.out")
 	diag "hog=$hog CPU holders: $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.cpu_holders[] | select(.pid == $p) | "\(.holder) \(.holder_pid) \(.op) \(.usecs) us \(.runs) runs"] | join("; ")' "$TMPD/j.out")"
 	diag "hog=$hog kernel: on-CPU $K_ON ns, run queue $K_RQ ns, wall $K_WALL ns, outside the calls $K_OUT ns ($(awk '$1 ~ /^(calls|switches|bracket_ns|switch_ns)$/ {printf "%s %s ", $1, $2}' "$TMPD/wl.out")); tool: $T_ON ns, $T_RQ ns, all parts $T_ALL ns"
-	diag "hog=$hog tool: calls $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.processes[] | select(.pid == $p) | "\(.op) \(.calls)"] | join(", ")' "$TMPD/j.out"); lost $(jq -c 'select(.summary) | .summary.lost // .lost // null' "$TMPD/j.out")"
+	diag "hog=$hog tool: calls $(jq -r --argjson p "$WL_PID" 'select(.summary) | [.split.processes[] | select(.pid == $p) | "\(.op) \(.calls) (run queue \(.runq_us) us)"] | join(", ")' "$TMPD/j.out"); lost $(jq -c 'select(.summary) | .summary.lost // .lost // null' "$TMPD/j.out")"
 	[ "$WL_RC" = 0 ] && [ "$TOOL_RC" = 0 ] && [ -n "$T_ON" ]
 }
 # within5 A B: |A - B| <= 5 % of B
