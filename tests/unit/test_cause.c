@@ -271,6 +271,16 @@ static void test_uring(void **state)
 		if (c.blames[i].kind == IL_CK_URING)
 			assert_int_equal(c.blames[i].ns, 200 * MS);
 	assert_true(c.nblames >= 3 && (c.blames[1].kind == IL_CK_URING || c.blames[2].kind == IL_CK_URING));
+	/* its own calls a real part of the window (a database's redo log writes, 300 ms of 1 s,
+	 * beside data pages flushed through io_uring): they are what it waits for */
+	ops[0].v.part_ns[SPLIT_ONCPU] = 300 * MS;
+	procs[0].op_ns[FS_OP_WRITE] = 1100 * MS;
+	il_cause(&w, &c);
+	assert_int_equal(c.victim.requests, 0);
+	assert_int_equal(c.victim.calls, 100);
+	assert_int_equal(c.victim.call_ns, 300 * MS);
+	ops[0].v.part_ns[SPLIT_ONCPU] = 5 * MS;
+	procs[0].op_ns[FS_OP_WRITE] = 805 * MS;
 	/* no io_uring request in the window: calls the split missed are not taken for requests */
 	w.m.uring[FS_OP_WRITE] = 0;
 	il_cause(&w, &c);
@@ -841,6 +851,26 @@ static void test_line(void **state)
 	assert_non_null(strstr(line, "for loop3 itself, not behind others' requests"));
 	/* cut, the path starts at a slash: every name left whole (it read "...nt/redis/...") */
 	assert_true(!strstr(line, " on ...") || strstr(line, " on ...")[7] == '/');
+
+	/* a throttle's long cgroup beside a long path: the path gives way to its last name
+	 * before the cgroup does (a trial's PostgreSQL read "...by the throttle of cgroup..." with
+	 * "pg/data/pg_wal/" kept) */
+	window(&w);
+	calls(&w, 14454, "postgres", FS_OP_FSYNC, 5, 0, 900, 0, 0);
+	snprintf(procs[0].top_file, sizeof(procs[0].top_file), "%s",
+		 "/tmp/db-trial-mnt/pg/data/pg_wal/000000010000000000000007");
+	woken(&w, 14454, FS_OP_FSYNC, SPLIT_WK_BLOCK, 0, NULL, false, 900, 0);
+	{
+		struct il_snap_bp *b = sent(&w, 14454, "postgres", 1 << 20, 10, 880);
+
+		snprintf(b->cgroup, sizeof(b->cgroup), "/system.slice/db-pg-15.service");
+		snprintf(b->rule, sizeof(b->rule), "blkio.throttle.write_iops_device 7:3 200");
+	}
+	il_cause(&w, &c);
+	il_cause_line(&c, line, 200 - strlen("verdict:  -- block layer") + 1);
+	assert_true(strlen(line) <= 200 - strlen("verdict:  -- block layer"));
+	assert_non_null(strstr(line, "by the throttle of cgroup /system.slice/db-pg-15.service"));
+	assert_non_null(strstr(line, "000000010000000000000007: "));
 
 	/* a hostile name and file beside a group of 55 dd's (a trial's: the line was cut at
 	 * "behind dd..." with room left): the culprit keeps its count and its disk */
