@@ -669,8 +669,9 @@ static bool seen_waker(const struct il_window *w, int i, const struct il_split_w
 }
 
 /* ---- requests no thread waits in ---------------------------------------------------------
- * A process's io_uring and Linux AIO requests are timed from submission to completion (the
- * fs layer's who_proc.op_ns has them), but no thread of its waits in them for the split to
+ * A process's io_uring requests are timed from submission to completion (the fs layer's
+ * who_proc.op_ns has them; Linux AIO's are not timed per request), but no thread of its
+ * waits in them for the split to
  * follow: they have no split rows. Each (process, operation) whose file-operation time goes
  * beyond its split rows' (by over ASYNC_SHARE of it) gets the difference in a copy of the
  * split: as I/O wait on its block I/O as far as the process's time in the block layer
@@ -706,14 +707,19 @@ static __u64 row_ns(const struct il_split_op_row *r)
  * redo log writes' time). */
 static __u64 async_ns(const struct il_window *w, const struct il_who_sum *p, int op, __u64 *n)
 {
-	const struct il_split_op_row *r = split_row(&w->split, p->pid, op);
-	__u64 t = row_ns(r), calls = r ? r->v.calls : 0, all = 0;
+	const struct il_split_op_row *r;
+	__u64 t, calls, all = 0;
 
 	*n = 0;
 	/* only where the window has io_uring requests of op (fs_uring_stats): calls the split
-	 * missed otherwise (its map full) are not requests */
-	if (p->kthread || p->untraced || !w->m.uring[op] || p->op_count[op] <= calls ||
-	    p->op_ns[op] <= t || p->op_ns[op] - t < ASYNC_SHARE * p->op_ns[op])
+	 * missed otherwise (its map full) are not requests. Tested before the split's rows are
+	 * searched: every process of every window comes here. */
+	if (p->kthread || p->untraced || !w->m.uring[op] || !p->op_ns[op])
+		return 0;
+	r = split_row(&w->split, p->pid, op);
+	t = row_ns(r);
+	calls = r ? r->v.calls : 0;
+	if (p->op_count[op] <= calls || p->op_ns[op] <= t || p->op_ns[op] - t < ASYNC_SHARE * p->op_ns[op])
 		return 0;
 	for (int i = 0; i < w->split.nops; i++)
 		if (w->split.ops[i].k.tgid == p->pid)
@@ -938,8 +944,8 @@ static void follow(struct ctx *x, const struct il_split_op_row *op, __u64 uring_
 	/* off-CPU time no waker row kept (the map's bound): said as unexplained, but for the
 	 * io_uring requests' time outside the block layer */
 	x->a->part = IL_CP_WAIT;
-	if (uring_ns > off - woken)
-		uring_ns = off > woken ? off - woken : 0;
+	if (uring_ns > off - woken) /* (woken <= off: the loop above keeps it so) */
+		uring_ns = off - woken;
 	blame(x->a, IL_CK_URING, pid, NULL, false, 0, NULL, uring_ns);
 	woken += uring_ns;
 	if (off > woken)
@@ -1156,7 +1162,7 @@ static __u64 pick_culprit(struct acc *a, enum il_cause_part *part, bool *cpu, __
 
 void il_cause(const struct il_window *orig, struct il_cause *c)
 {
-	const struct il_split_op_row *best = NULL;
+	const struct il_split_op_row *best = NULL, *own;
 	struct acc *a = calloc(1, sizeof(*a));
 	__u64 best_ext = 0, best_call = 0, part_ns, g[CG__MAX];
 	bool by_ext = false, cpu_wait = false;
@@ -1201,8 +1207,8 @@ void il_cause(const struct il_window *orig, struct il_cause *c)
 	c->victim.pid = best->k.tgid;
 	c->victim.op = best->k.op;
 	c->victim.calls = best->v.calls;
-	c->victim.requests = best->v.calls - (split_row(&orig->split, best->k.tgid, best->k.op) ?
-					      split_row(&orig->split, best->k.tgid, best->k.op)->v.calls : 0);
+	own = split_row(&orig->split, best->k.tgid, best->k.op); /* its calls before requests */
+	c->victim.requests = best->v.calls - (own ? own->v.calls : 0);
 	c->victim.datasync = best->v.datasync;
 	memcpy(c->victim.part_ns, best->v.part_ns, sizeof(c->victim.part_ns));
 	for (int p = 0; p < SPLIT_PARTS; p++)
