@@ -148,6 +148,14 @@ struct {
 	__type(value, struct split_op_val);
 } split_ops SEC(".maps");
 
+/* split_ops' slots (struct split_op_slot, split.h), looked up first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPLIT_OP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct split_op_slot);
+} split_op_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, SPLIT_MAX_WAKERS);
@@ -313,6 +321,24 @@ static __always_inline struct split_out *split_out_of(__u32 tid, __u32 op)
 	return out;
 }
 
+/* The totals of key (tgid, op) in its slot of split_op_slots, the slot taken when free; NULL
+ * when another key holds it (or is taking it): the key's are in split_ops then. */
+static __always_inline struct split_op_val *split_op_slot_of(const struct split_op_key *key)
+{
+	__u64 w = *(const __u64 *)key;
+	__u32 i = split_op_slot_idx(key->tgid, key->op);
+	struct split_op_slot *sl = bpf_map_lookup_elem(&split_op_slots, &i);
+
+	if (!sl || !w)
+		return NULL;
+	if (*(volatile __u64 *)&sl->k == w)
+		return &sl->v;
+	if (!il_slot_claim((__u64 *)&sl->k, &sl->claims))
+		return NULL;
+	*(volatile __u64 *)&sl->k = w; /* the slot is its key's for good (claims stays 1) */
+	return &sl->v;
+}
+
 /* The call taken last (split_take) is accounted at now: the time since it was taken is on
  * CPU (one program run, no switch), so its parts sum to now - its start; added to split_ops
  * unless apart (datasync: an fdatasync, counted apart too). */
@@ -331,7 +357,9 @@ static __always_inline void split_account(__u64 pid_tgid, __u32 op, __u64 now, b
 	}
 	if (apart)
 		return;
-	v = il_lookup_or_init(&split_ops, &key, &zero);
+	v = split_op_slot_of(&key);
+	if (!v)
+		v = il_lookup_or_init(&split_ops, &key, &zero);
 	if (!v)
 		return;
 	__sync_fetch_and_add(&v->calls, 1);

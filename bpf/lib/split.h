@@ -151,6 +151,30 @@ struct split_op_val {
 	__u64 datasync;  /* of calls, fdatasync's (FS_EV_DATASYNC: data only) */
 };
 
+/* A (process, operation) aggregate in the array split_op_slots, looked up before split_ops:
+ * the key's slot (split_op_slot_idx()) is taken for good by the first key that finds it free
+ * (il_slot_claim(): two takers at once both back off), a key whose slot another holds goes to
+ * split_ops. An array's lookup is inlined where the LRU hash's is a helper call that hashes
+ * the key and takes its lock (about 45 ns of every traced call's return here). A key taken
+ * into its slot while another CPU, finding the slot not yet its own, counted into split_ops is
+ * in both: the reader sums them. k is the key's one word (tgid in its low half), 0 free. */
+struct split_op_slot {
+	struct split_op_key k;
+	__u32 claims;
+	__u32 pad;
+	struct split_op_val v;
+};
+
+#define SPLIT_OP_SLOTS 4096 /* a power of two */
+
+/* The slot of key (tgid, op) in split_op_slots: a multiplicative hash of its word. */
+static inline __u32 split_op_slot_idx(__u32 tgid, __u32 op)
+{
+	__u64 w = (__u64)op << 32 | tgid;
+
+	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (SPLIT_OP_SLOTS - 1);
+}
+
 /* The CPU time of a process's threads that exited while tracing (map split_exited, by tgid:
  * sched_process_exit, in the exiting thread): what names a CPU hog that came and went
  * between two readings of /proc (a compile's cc1, a cron job), whose /proc entry is gone by

@@ -42,6 +42,7 @@ void il_split_default(struct bpf_object *obj)
 	}
 	map_size(obj, "split_by_tid", 1);
 	map_size(obj, "split_ops", 1);
+	map_size(obj, "split_op_slots", 1);
 	map_size(obj, "split_wakers", 1);
 }
 
@@ -57,6 +58,7 @@ struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on)
 	c->task_storage = il_can_task_storage();
 	map_size(obj, "split_by_tid", c->task_storage ? 1 : SPLIT_MAX_TIDS);
 	map_size(obj, "split_ops", SPLIT_MAX_OPS);
+	map_size(obj, "split_op_slots", SPLIT_OP_SLOTS);
 	map_size(obj, "split_wakers", SPLIT_MAX_WAKERS);
 	return c;
 }
@@ -404,6 +406,59 @@ static int exit_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The taken slots of split_op_slots (struct split_op_slot) after the n rows of *rows (grown),
+ * rows of one key summed (a key counted in its slot and in split_ops), sorted by op_cmp. One
+ * batch lookup, else one lookup a slot (a kernel without batches for arrays). Returns the new
+ * count, n when the map is not there or cannot be read, -ENOMEM. */
+static int op_slots_read(struct bpf_object *obj, struct il_split_op_row **rows, int n)
+{
+	int fd = il_obj_map_fd(obj, "split_op_slots"), m = 0;
+	__u32 cnt = SPLIT_OP_SLOTS, out_batch, *keys = malloc(SPLIT_OP_SLOTS * sizeof(*keys));
+	struct split_op_slot *sl = malloc(SPLIT_OP_SLOTS * sizeof(*sl));
+	struct il_split_op_row *r = *rows, *grown;
+
+	if (!keys || !sl) {
+		n = -ENOMEM;
+		goto out;
+	}
+	if (fd < 0)
+		cnt = 0;
+	else if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT)
+		for (cnt = 0; cnt < SPLIT_OP_SLOTS; cnt++)
+			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
+				break;
+	for (__u32 i = 0; i < cnt; i++)
+		m += sl[i].k.tgid && sl[i].v.calls; /* taken and counted into */
+	if (m) {
+		if (!(grown = realloc(r, (size_t)(n + m) * sizeof(*r)))) {
+			n = -ENOMEM;
+			goto out;
+		}
+		r = *rows = grown;
+		for (__u32 i = 0; i < cnt; i++)
+			if (sl[i].k.tgid && sl[i].v.calls)
+				r[n++] = (struct il_split_op_row){ .k = sl[i].k, .v = sl[i].v };
+	}
+	if (n > 1)
+		qsort(r, n, sizeof(*r), op_cmp);
+	m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m && !op_cmp(&r[m - 1], &r[i])) {
+			r[m - 1].v.calls += r[i].v.calls;
+			r[m - 1].v.datasync += r[i].v.datasync;
+			for (int p = 0; p < SPLIT_PARTS; p++)
+				r[m - 1].v.part_ns[p] += r[i].v.part_ns[p];
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	n = m;
+out:
+	free(keys);
+	free(sl);
+	return n;
+}
+
 int il_split_read(struct bpf_object *obj, struct il_split *s)
 {
 	int n;
@@ -417,6 +472,11 @@ int il_split_read(struct bpf_object *obj, struct il_split *s)
 		     (void **)&s->ops);
 	if (n < 0)
 		return n;
+	n = op_slots_read(obj, &s->ops, n);
+	if (n < 0) {
+		il_split_free(s);
+		return n;
+	}
 	s->nops = n;
 	n = map_rows(obj, "split_wakers", sizeof(struct split_wk_key), sizeof(struct split_wk_val),
 		     (void **)&s->wakers);
@@ -433,7 +493,6 @@ int il_split_read(struct bpf_object *obj, struct il_split *s)
 		return n;
 	}
 	s->nexited = n;
-	qsort(s->ops, s->nops, sizeof(*s->ops), op_cmp);
 	qsort(s->wakers, s->nwakers, sizeof(*s->wakers), wk_cmp);
 	qsort(s->exited, s->nexited, sizeof(*s->exited), exit_cmp);
 	return 0;
