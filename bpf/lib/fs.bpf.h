@@ -56,6 +56,18 @@
 #include "lib/fs.h"
 #include "lib/who.bpf.h"
 #include "lib/path.bpf.h"
+
+/* In-flight calls with task storage: a thread's slots (struct fs_task, lib/fs.h), made at its
+ * first traced call and freed with the thread; the time split's state beside them (defined
+ * before split.bpf.h, which looks it up too). Where the kernel has no task storage, user
+ * space turns it into a one-entry array that nothing uses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fs_task);
+} fs_tasks SEC(".maps");
+
 #include "lib/split.bpf.h"
 
 /* Settings, filled by user space before load (struct fs_cfg, user/lib/fs.c). */
@@ -69,17 +81,6 @@ struct {
 	__type(key, struct fs_key);
 	__type(value, struct fs_start);
 } fs_inflight SEC(".maps");
-
-/* In-flight calls with task storage: a thread's slots (struct fs_task, lib/fs.h), made at its
- * first traced call and freed with the thread. Where the kernel has no task storage, user
- * space turns it into a one-entry array that nothing uses. */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct fs_task);
-} fs_tasks SEC(".maps");
 
 /* Slow calls' events: 184 bytes and the path's (a 60-byte path makes ~250 bytes, so a MiB
  * holds ~4,000), 4.4 KiB at most. The tools size it (fsslower --ringbuf). */
@@ -276,6 +277,7 @@ static __always_inline int fs_begin_of(struct task_struct *task, __u64 pid_tgid,
 		.ts = bpf_ktime_get_ns(), .file = (__u64)file, .offset = offset, .size = size, .flags = flags,
 	};
 	__u32 slot = FS_SLOT(op) & (FS_SLOTS - 1); /* as in fs_inflight_get */
+	bool apart = fs_cfg.nested_apart && (flags & FS_EV_NESTED);
 	struct fs_task *t;
 	long err;
 
@@ -283,18 +285,19 @@ static __always_inline int fs_begin_of(struct task_struct *task, __u64 pid_tgid,
 	 * out of instances (kernels without CONFIG_PREEMPTION keep one per CPU, and more
 	 * threads than that may sleep in fsync at once). User space adds the starts left
 	 * behind in fs_inflight by threads that have exited (task storage goes with them). */
-	split_begin(task, (__u32)pid_tgid, op, s.ts, fs_cfg.nested_apart && (flags & FS_EV_NESTED));
 	if (fs_cfg.task_storage) {
 		t = fs_task_slots(task, true);
 		if (!t) {
 			il_drop(IL_DROP_MAP_FULL);
 			return 0;
 		}
+		split_begin(task, split_of_task(t), (__u32)pid_tgid, op, s.ts, apart);
 		if (t->call[slot].ts)
 			il_drop(IL_DROP_MISSED_RETURN);
 		t->call[slot] = s;
 		return 0;
 	}
+	split_begin(task, NULL, (__u32)pid_tgid, op, s.ts, apart);
 	err = bpf_map_update_elem(&fs_inflight, &key, &s, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		il_drop(IL_DROP_MISSED_RETURN);
@@ -479,15 +482,22 @@ static __always_inline bool fs_take_of(struct task_struct *task, __u64 pid_tgid,
 				       struct fs_start *s, __u64 *now)
 {
 	struct fs_key key = { .tid = (__u32)pid_tgid, .op = op };
+	__u32 slot = FS_SLOT(op) & (FS_SLOTS - 1); /* as in fs_inflight_get */
+	struct fs_task *t = NULL;
 	struct fs_start *sp;
 
 	if (!fs_task_wanted(pid_tgid))
 		return false;
-	sp = fs_inflight_get_of(task, pid_tgid, op);
+	if (fs_cfg.task_storage) { /* fs_inflight_get_of(), its storage kept for the split */
+		t = fs_task_slots(task, false);
+		sp = t && t->call[slot].ts ? &t->call[slot] : NULL;
+	} else {
+		sp = bpf_map_lookup_elem(&fs_inflight, &key);
+	}
 	if (!sp)
 		return false;
 	*s = *sp;
-	*now = split_take(task, (__u32)pid_tgid, op);
+	*now = split_take(task, split_of_task(t), (__u32)pid_tgid, op);
 	if (fs_cfg.task_storage)
 		sp->ts = 0;
 	else

@@ -74,8 +74,13 @@ struct fs_start {
 	__u64 flags;  /* FS_EV_NESTED, FS_EV_DATASYNC */
 };
 
+/* A thread's task-local storage (map fs_tasks, fs_cfg.task_storage): its calls in flight
+ * and, when the time split keeps its state there too (split_cfg.task_storage), the split's:
+ * one bpf_task_storage_get() at a call's entry and one at its return find both, where each
+ * layer's own map took two (each a helper call, about 15 ns here). */
 struct fs_task {
 	struct fs_start call[FS_SLOTS];
+	struct split_task split;
 };
 
 /* What fs_sys_enter/fs_sys_exit (raw_syscalls:sys_enter/exit) do with a syscall. */

@@ -28,11 +28,13 @@
  * each get their own split, and the parts of a call add up to its latency exactly: its
  * start and end are the fs layer's own timestamps.
  *
- * Where the state lives: its own per-task store, not struct fs_task. The wakers (jbd2, a
- * kworker) keep their I/O sleeps here though they have no traced call, so the store cannot
- * be the fs layer's; and on 5.10 the fs layer's in-flight calls are a (thread, operation)
- * hash that a switch would have to probe once per operation. With task storage
- * (split_cfg.task_storage) it is split_tasks; else the LRU hash split_by_tid.
+ * Where the state lives: with task storage (split_cfg.task_storage) in the thread's
+ * struct fs_task (its .split), in the fs layer's map fs_tasks, so a call's entry and return
+ * find the thread's calls in flight and its split with one lookup; the wakers (jbd2, a
+ * kworker) keep their I/O sleeps there too though they have no traced call (their storage is
+ * made by the split, its calls' slots left empty). Else the LRU hash split_by_tid: on 5.10
+ * the fs layer's in-flight calls are a (thread, operation) hash that a switch would have to
+ * probe once per operation.
  *
  * Cost: split_busy counts the threads that may have a call in flight: a thread is counted
  * from its first call's start until a switch-out finds it with none (or it exits), not
@@ -91,13 +93,6 @@ static __always_inline bool split_tid_busy(__u32 tid)
 	return split_busy && split_busy_tid[tid & (SPLIT_BUSY_BUCKETS - 1)];
 }
 
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct split_task);
-} split_tasks SEC(".maps");
 
 /* Without task storage; user space shrinks it to one entry otherwise. */
 struct {
@@ -165,16 +160,31 @@ struct {
 
 static const struct split_task split_zero_task;
 
+/* The split's state in a thread's fs_tasks entry ft (a pointer that may be NULL), NULL
+ * without one or when the split keeps its state elsewhere (split_cfg.task_storage 0). The
+ * member's address formed only past the test: clang would form it first, and the verifier
+ * refuses arithmetic on a pointer that may be NULL. */
+static __always_inline struct split_task *split_of_task(struct fs_task *ft)
+{
+	if (!ft || !split_cfg.task_storage)
+		return NULL;
+	barrier_var(ft);
+	return &ft->split;
+}
+
 /* The split state of task (a BTF pointer; NULL: the current task) of thread tid, made when
  * create and missing. btf: task may go to bpf_task_storage_get (a raw_tp's task may not). */
 static __always_inline struct split_task *split_get(struct task_struct *task, __u32 tid,
 						    bool create, bool btf)
 {
 	struct split_task *t;
+	struct fs_task *ft;
 
-	if (btf && split_cfg.task_storage)
-		return bpf_task_storage_get(&split_tasks, task ? task : bpf_get_current_task_btf(), 0,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (btf && split_cfg.task_storage) {
+		ft = bpf_task_storage_get(&fs_tasks, task ? task : bpf_get_current_task_btf(), 0,
+					  create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		return split_of_task(ft);
+	}
 	t = bpf_map_lookup_elem(&split_by_tid, &tid);
 	if (t || !create)
 		return t;
@@ -215,16 +225,17 @@ static __always_inline struct split_slot *split_slot_of(struct split_task *t, __
 /* The current thread tid began operation op at ts (the fs layer's start timestamp); apart:
  * a nested sync that the fs layer keeps out of its totals (fs_cfg.nested_apart), kept out of
  * split_ops and split_wakers too. task: the current task's BTF pointer when the caller has it
- * (one helper call fewer), else NULL. */
-static __always_inline void split_begin(struct task_struct *task, __u32 tid, __u32 op, __u64 ts,
-					bool apart)
+ * (one helper call fewer), else NULL; t: the thread's state when the caller has it (the .split
+ * of the fs_tasks entry it looked up), else NULL (looked up here). */
+static __always_inline void split_begin(struct task_struct *task, struct split_task *t, __u32 tid,
+					__u32 op, __u64 ts, bool apart)
 {
-	struct split_task *t;
 	struct split_slot *sl;
 
 	if (!split_cfg.on || op >= FS_OP__MAX)
 		return;
-	t = split_get(task, tid, true, true);
+	if (!t)
+		t = split_get(task, tid, true, true);
 	if (!t) {
 		il_drop(IL_DROP_MAP_FULL);
 		return;
@@ -252,13 +263,13 @@ static __always_inline void split_begin(struct task_struct *task, __u32 tid, __u
 
 /* The current thread tid's op returns: its parts into this CPU's split_out, closed at the
  * time returned (bpf_ktime_get_ns(), for the caller's accounting: one clock read a call's
- * return); 0 when nothing was taken (split off, no call of op in flight). task: as for
+ * return); 0 when nothing was taken (split off, no call of op in flight). task, t: as for
  * split_begin(). */
-static __always_inline __u64 split_take(struct task_struct *task, __u32 tid, __u32 op)
+static __always_inline __u64 split_take(struct task_struct *task, struct split_task *t, __u32 tid,
+					__u32 op)
 {
 	__u32 zero = 0, best = 0;
 	struct split_out *out;
-	struct split_task *t;
 	struct split_slot *sl;
 	__u64 now, most = 0;
 
@@ -270,7 +281,8 @@ static __always_inline __u64 split_take(struct task_struct *task, __u32 tid, __u
 	out->valid = 0;
 	if (op >= FS_OP__MAX)
 		return 0;
-	t = split_get(task, tid, false, true);
+	if (!t)
+		t = split_get(task, tid, false, true);
 	if (!t || !(t->active & (1 << op)))
 		return 0;
 	sl = split_slot_of(t, op);

@@ -70,7 +70,7 @@ struct split_result {
  * no context switch between, is taken as that completion's. */
 #define SPLIT_BLK_WINDOW_NS (200 * 1000ULL)
 
-/* ---- a thread's state (split_tasks, split_by_tid), read by user space too: the split so far
+/* ---- a thread's state (struct fs_task's .split in fs_tasks, or split_by_tid), read by user space too: the split so far
  * of a call still in flight (il_split_inflight()) ---- */
 
 /* The operations a thread may have in flight at once: enum fs_op's (lib/fs.h, which includes
@@ -214,7 +214,7 @@ struct split_wk_val {
  * load (user/lib/split.c). */
 struct split_cfg {
 	__u32 on;            /* 0: the fs layer's hooks compile to nothing live */
-	/* 1: per-task state in task-local storage (split_tasks), which needs the tasks of
+	/* 1: per-task state in task-local storage (fs_tasks' .split), which needs the tasks of
 	 * sched_switch and sched_waking as BTF pointers (tp_btf chosen, 5.11+); 0: in the LRU
 	 * hash split_by_tid, keyed by thread id. */
 	__u32 task_storage;

@@ -31,15 +31,7 @@ static void map_size(struct bpf_object *obj, const char *name, __u32 n)
 
 void il_split_default(struct bpf_object *obj)
 {
-	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "split_tasks");
-
-	if (!tasks)
-		return;
-	if (!il_can_task_storage()) { /* 5.10: the map type cannot even be made */
-		bpf_map__set_type(tasks, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(tasks, 0);
-		bpf_map__set_max_entries(tasks, 1);
-	}
+	/* (the task storage it shares, fs_tasks, is the fs layer's to make or not: il_fs_cfg) */
 	map_size(obj, "split_by_tid", 1);
 	map_size(obj, "split_ops", 1);
 	map_size(obj, "split_op_slots", 1);
@@ -501,16 +493,21 @@ int il_split_read(struct bpf_object *obj, struct il_split *s)
 int il_split_inflight(struct bpf_object *obj, __u32 pid, __u32 tid, int op, __u64 now,
 		      __u64 part_ns[SPLIT_PARTS])
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "split_tasks");
+	const struct split_cfg *c = il_obj_rodata(obj, "split_cfg", sizeof(*c));
+	struct fs_task ft;
 	struct split_task t;
 	__u32 part;
 	int err;
 
 	if (op < 0 || op >= SPLIT_OPS)
 		return -ENOENT;
-	/* the thread's storage, else (no task storage: split_tasks an array then) by tid */
-	err = il_obj_task_lookup(obj, m && bpf_map__type(m) == BPF_MAP_TYPE_TASK_STORAGE ?
-				 "split_tasks" : "split_by_tid", pid, tid, &t);
+	/* the thread's storage (fs_tasks' .split), else by tid */
+	if (c && c->task_storage) {
+		err = il_obj_task_lookup(obj, "fs_tasks", pid, tid, &ft);
+		t = ft.split;
+	} else {
+		err = il_obj_task_lookup(obj, "split_by_tid", pid, tid, &t);
+	}
 	if (err)
 		return err;
 	if (!(t.active & (1 << op)))
