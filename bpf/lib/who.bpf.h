@@ -91,6 +91,14 @@ struct {
 	__type(value, struct who_pd);
 } who_pd SEC(".maps");
 
+/* who_pd's slots (struct who_pd_slot, who.h), looked up first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WHO_PD_SLOTS);
+	__type(key, __u32);
+	__type(value, struct who_pd_slot);
+} who_pd_slots SEC(".maps");
+
 /* The process that last dirtied each file's pages (writeback:writeback_mark_inode_dirty, in
  * the dirtier's context): whose pages the flusher writes back, also of processes whose file
  * operations are not traced (-p). */
@@ -639,6 +647,26 @@ static __always_inline int who_dirty(struct inode *inode, __u32 flags)
 	return 0;
 }
 
+/* The (process, disk) entry of key k: in its slot of who_pd_slots (taken when free), else in
+ * who_pd (made when missing); NULL when who_pd is full. */
+static __always_inline struct who_pd *who_pd_get(const struct who_pd_key *k)
+{
+	__u64 w = *(const __u64 *)k;
+	__u32 i = who_pd_slot_idx(k->tgid, k->dev);
+	struct who_pd_slot *sl = bpf_map_lookup_elem(&who_pd_slots, &i);
+	bool is_new;
+
+	if (sl && w) {
+		if (*(volatile __u64 *)&sl->k == w)
+			return &sl->v;
+		if (il_slot_claim((__u64 *)&sl->k, &sl->claims)) {
+			*(volatile __u64 *)&sl->k = w; /* its key's for good (claims stays 1) */
+			return &sl->v;
+		}
+	}
+	return who_get(&who_pd, k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+}
+
 /* bytes of file fk's pages written back to whole disk dev by submitter: for the process that
  * dirtied them (who_dirtiers), when it is another (who_pd.dirtied_bytes). */
 static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __u32 dev,
@@ -647,12 +675,11 @@ static __always_inline void who_credit_dirtier(const struct who_file_key *fk, __
 	struct who_dirtier *d = bpf_map_lookup_elem(&who_dirtiers, fk);
 	struct who_pd_key k = { .dev = dev };
 	struct who_pd *pd;
-	bool is_new;
 
 	if (!d || d->tgid == submitter)
 		return;
 	k.tgid = d->tgid;
-	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+	pd = who_pd_get(&k);
 	if (!pd)
 		return;
 	__sync_fetch_and_add(&pd->dirtied_bytes, bytes);
@@ -805,7 +832,7 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 	}
 	if (write && s->inode && (foreign || !f || !f->pids[0]))
 		who_credit_dirtier(&s->fk, k.dev, k.tgid, bytes);
-	pd = who_get(&who_pd, &k, &(struct who_pd){}, WHO_MAP_PD, &is_new);
+	pd = who_pd_get(&k);
 	if (pd) {
 		__sync_fetch_and_add(&pd->bios, 1);
 		__sync_fetch_and_add(&pd->bytes, bytes);

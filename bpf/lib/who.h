@@ -119,6 +119,30 @@ struct who_pd {
 	char comm[IL_TASK_COMM_LEN]; /* its comm when it dirtied them (it may not be traced) */
 };
 
+/* A (process, disk) entry in the array who_pd_slots, looked up before who_pd: the key's slot
+ * (who_pd_slot_idx()) is taken for good by the first key that finds it free (il_slot_claim():
+ * two takers at once both back off); a key whose slot another holds goes to who_pd. An
+ * array's lookup is inlined where the LRU hash's is a helper call that hashes the key and
+ * takes its lock (about 70 ns of block_bio_queue's time a bio here). A key taken into its slot
+ * while another CPU, finding the slot not yet its own, counted into who_pd is in both: the
+ * reader sums them (il_who_read()). k's word 0: free (a tgid is never 0 here). */
+struct who_pd_slot {
+	struct who_pd_key k;
+	__u32 claims;
+	__u32 pad;
+	struct who_pd v;
+};
+
+#define WHO_PD_SLOTS 4096 /* a power of two */
+
+/* The slot of key (tgid, dev) in who_pd_slots: a multiplicative hash of its word. */
+static inline __u32 who_pd_slot_idx(__u32 tgid, __u32 dev)
+{
+	__u64 w = (__u64)dev << 32 | tgid;
+
+	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (WHO_PD_SLOTS - 1);
+}
+
 /* New entries put into each LRU map since start (array `who_inserts`, index enum who_map):
  * user space subtracts what is still there to count what was evicted. */
 enum who_map { WHO_MAP_PROCS, WHO_MAP_FILES, WHO_MAP_PD, WHO_MAP__MAX };

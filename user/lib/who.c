@@ -25,6 +25,15 @@
 
 static const char *const who_maps[WHO_MAP__MAX] = { "who_procs", "who_files", "who_pd" };
 
+/* who_pd's slots (struct who_pd_slot) sized to n. */
+static void pd_slots_size(struct bpf_object *obj, __u32 n)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "who_pd_slots");
+
+	if (m)
+		bpf_map__set_max_entries(m, n);
+}
+
 void il_who_enable(struct bpf_object *obj)
 {
 	struct who_cfg *c = il_obj_rodata_must(obj, "who_cfg", sizeof(*c));
@@ -39,6 +48,7 @@ void il_who_enable(struct bpf_object *obj)
 		if (m)
 			bpf_map__set_max_entries(m, sizes[i]);
 	}
+	pd_slots_size(obj, WHO_PD_SLOTS);
 }
 
 void il_who_users_partial(struct bpf_object *obj)
@@ -60,6 +70,7 @@ void il_who_default(struct bpf_object *obj)
 		if (m)
 			bpf_map__set_max_entries(m, 1);
 	}
+	pd_slots_size(obj, 1);
 }
 
 void il_who_plan(struct bpf_object *obj, struct il_plan *p)
@@ -149,8 +160,76 @@ void il_who_procs_bios(struct il_who *w)
 	}
 }
 
+static int cmp_pd_key(const void *a, const void *b)
+{
+	const struct who_pd_key *x = &((const struct il_who_pd_row *)a)->k;
+	const struct who_pd_key *y = &((const struct il_who_pd_row *)b)->k;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->dev < y->dev ? -1 : x->dev > y->dev;
+}
+
+/* The taken slots of who_pd_slots (struct who_pd_slot) added to w->pd, rows of one key
+ * summed (a key counted in its slot and in who_pd). One batch lookup, else one lookup a slot
+ * (a kernel without batches for arrays). 0, or -ENOMEM. */
+static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
+{
+	int fd = il_obj_map_fd(obj, "who_pd_slots"), m = 0, n = w->npd, err = 0;
+	__u32 cnt = WHO_PD_SLOTS, out_batch, *keys = malloc(WHO_PD_SLOTS * sizeof(*keys));
+	struct who_pd_slot *sl = malloc(WHO_PD_SLOTS * sizeof(*sl));
+	struct il_who_pd_row *r = w->pd, *grown;
+
+	if (!keys || !sl) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (fd < 0)
+		cnt = 0;
+	else if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT)
+		for (cnt = 0; cnt < WHO_PD_SLOTS; cnt++)
+			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
+				break;
+	for (__u32 i = 0; i < cnt; i++)
+		m += sl[i].k.tgid != 0;
+	if (!m)
+		goto out;
+	if (!(grown = realloc(r, (size_t)(n + m) * sizeof(*r)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r = w->pd = grown;
+	for (__u32 i = 0; i < cnt; i++)
+		if (sl[i].k.tgid)
+			r[n++] = (struct il_who_pd_row){ .k = sl[i].k, .v = sl[i].v };
+	qsort(r, n, sizeof(*r), cmp_pd_key);
+	m = 0;
+	for (int i = 0; i < n; i++) {
+		struct who_pd *to, *from = &r[i].v;
+
+		if (!m || cmp_pd_key(&r[m - 1], &r[i])) {
+			r[m++] = r[i];
+			continue;
+		}
+		to = &r[m - 1].v;
+		to->bios += from->bios;
+		to->bytes += from->bytes;
+		to->write_bytes += from->write_bytes;
+		to->foreign_bytes += from->foreign_bytes;
+		to->dirtied_bytes += from->dirtied_bytes;
+		if (!to->comm[0])
+			memcpy(to->comm, from->comm, sizeof(to->comm));
+	}
+	w->npd = m;
+out:
+	free(keys);
+	free(sl);
+	return err;
+}
+
 int il_who_read(struct bpf_object *obj, struct il_who *w)
 {
+	int lru_pd, err;
 	int ncpu = libbpf_num_possible_cpus(), fd = il_obj_map_fd(obj, "who_inserts");
 	__u64 *v;
 
@@ -170,9 +249,15 @@ int il_who_read(struct bpf_object *obj, struct il_who *w)
 		il_who_free(w);
 		return err;
 	}
+	lru_pd = w->npd; /* (what the eviction count below compares with who_pd's inserts) */
+	err = pd_slots_read(obj, w);
+	if (err) {
+		il_who_free(w);
+		return err;
+	}
 	il_who_procs_bios(w);
 	if (ncpu > 0 && fd >= 0 && (v = calloc(ncpu, sizeof(*v)))) {
-		int present[WHO_MAP__MAX] = { w->nprocs, w->nfiles, w->npd };
+		int present[WHO_MAP__MAX] = { w->nprocs, w->nfiles, lru_pd };
 
 		for (__u32 k = 0; k < WHO_MAP__MAX; k++) {
 			__u64 ins = 0;
