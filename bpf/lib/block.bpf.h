@@ -145,6 +145,26 @@ struct {
 
 static const struct blk_disk_stats il_zero_disk;
 
+/* blk_disks' slots (struct blk_disk_slot, block.h), looked up first; per CPU, as blk_disks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BLK_DISK_SLOTS);
+	__type(key, __u32);
+	__type(value, struct blk_disk_slot);
+} blk_disk_slots SEC(".maps");
+
+/* This CPU's totals of disk dev: its slot's when user space gave it one, else its entry in
+ * blk_disks (made when missing); NULL when blk_disks is full (counted). */
+static __always_inline struct blk_disk_stats *blk_disk_get(__u32 dev)
+{
+	__u32 i = blk_disk_slot_idx(dev);
+	struct blk_disk_slot *sl = bpf_map_lookup_elem(&blk_disk_slots, &i);
+
+	if (sl && dev && sl->dev == dev)
+		return &sl->s;
+	return il_lookup_or_init(&blk_disks, &dev, &il_zero_disk);
+}
+
 /* ---- bio tracking (blk_cfg.bios) ----------------------------------------------------- */
 
 #define BLK_MAX_BIOS 4096 /* blk_bio_start: bios whose slot is held (blk_bio_slots) */
@@ -534,7 +554,7 @@ static __always_inline void il_bio_file(struct il_bio_seen *s, struct il_bio_inf
 #define IL_DISK_COUNT(dev, field)                                                              \
 	do {                                                                                   \
 		__u32 dev_ = (dev);                                                            \
-		struct blk_disk_stats *d_ = il_lookup_or_init(&blk_disks, &dev_, &il_zero_disk); \
+		struct blk_disk_stats *d_ = blk_disk_get(dev_);                                 \
 		if (d_)                                                                        \
 			d_->field += 1;                                                        \
 	} while (0)
@@ -1347,7 +1367,7 @@ static __always_inline void blk_account(const struct blk_io *io, struct blk_disk
 	struct blk_times t;
 
 	if (!d)
-		d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
+		d = blk_disk_get(io->dev);
 	if (d)
 		blk_phases_add(&d->phases, io, true);
 	if (!blk_cfg.bios)
@@ -1368,7 +1388,7 @@ static __always_inline int blk_disk_complete(unsigned long long *ctx, bool btf, 
 		return -1;
 	queue = io->ts[BLK_MK_I] ? io->ts[BLK_MK_D] - io->ts[BLK_MK_I] : 0;
 	device = io->ts[BLK_MK_C] - io->ts[BLK_MK_D];
-	d = il_lookup_or_init(&blk_disks, &io->dev, &il_zero_disk);
+	d = blk_disk_get(io->dev);
 	if (!d)
 		return 0;
 	/* this CPU's copy (blk_disks is per CPU): plain adds */

@@ -175,6 +175,27 @@ struct blk_disk_stats {
 	struct blk_phases phases; /* every I/O finished on the disk, by phase */
 };
 
+/* A disk's totals in the per-CPU array blk_disk_slots, looked up before blk_disks: the
+ * slot blk_disk_slot_idx() picks holds the disk user space wrote into it for every CPU at
+ * once before attaching (il_blk_loaded(): the disks of /sys/block, the first of two that pick
+ * one slot); the BPF side never takes a slot, so no two CPUs or nested programs race for one.
+ * A disk that came later, or lost its slot to another, counts into blk_disks. An array's
+ * lookup is inlined where the per-CPU hash's is a helper call that hashes the key (about
+ * 50 ns of block_rq_complete's time a request here). The readers add both. */
+struct blk_disk_slot {
+	__u32 dev;  /* major << 20 | minor, 0: unused */
+	__u32 pad;
+	struct blk_disk_stats s;
+};
+
+#define BLK_DISK_SLOTS 16 /* a power of two */
+
+/* The slot of disk dev in blk_disk_slots: a multiplicative hash of dev. */
+static inline __u32 blk_disk_slot_idx(__u32 dev)
+{
+	return (__u32)(((__u64)dev * 0x9E3779B97F4A7C15ULL) >> 60) & (BLK_DISK_SLOTS - 1);
+}
+
 /* Per (disk, cgroup) totals of the aggregate mode: made in user space from blk_proc_cg's
  * entries of the disk and cgroup (il_blk_cgroups_of()), not a map of their own. */
 struct blk_cg_key {

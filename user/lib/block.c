@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The block layer's user side (see layers.h; kernel side bpf/lib/block.bpf.h). */
 #include <stddef.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -80,11 +81,14 @@ static void *dio_end_io_lookup(void *arg)
 	return NULL;
 }
 
+static void disk_slots_give(struct bpf_object *obj);
+
 int il_blk_loaded(struct bpf_object *obj)
 {
 	__u64 addr;
 	int err;
 
+	disk_slots_give(obj);
 	if (!dio_end_io.wanted)
 		return 0;
 	if (dio_end_io.in_bpf) {
@@ -315,28 +319,135 @@ static const struct {
 				 proc_merge, false },
 };
 
-void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu)
+/* A disk's I2D and D2C phases are its queue and device totals, not added twice in the kernel
+ * (blk_phases_add()): copied over. Linear in the totals, so two disks' totals made whole this
+ * way add up (disk_merge()) to what their sum would be made. */
+static void disk_whole(struct blk_disk_stats *d)
 {
-	size_t stride = (agg_maps[m].vsz + 7) & ~(size_t)7;
+	struct blk_phase_stat *i2d = &d->phases.ph[BLK_PH_I2D], *d2c = &d->phases.ph[BLK_PH_D2C];
 
+	i2d->count = d->queued;
+	i2d->ns = d->queue_ns;
+	i2d->max_ns = d->queue_max_ns;
+	memcpy(i2d->slots, d->queue_slots, sizeof(i2d->slots));
+	d2c->count = d->count;
+	d2c->ns = d->device_ns;
+	d2c->max_ns = d->device_max_ns;
+	memcpy(d2c->slots, d->device_slots, sizeof(d2c->slots));
+}
+
+/* il_blk_percpu_fold() of the CPUs' copies at cpus, stride bytes apart. */
+static void percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu, size_t stride)
+{
 	memset(out, 0, agg_maps[m].vsz);
 	for (int c = 0; c < ncpu; c++)
 		agg_maps[m].merge(out, (const char *)cpus + c * stride);
-	if (m == IL_BLK_MAP_DISKS) {
-		/* the I2D and D2C phases are the queue and device totals, not added twice in the
-		 * kernel (blk_phases_add()) */
-		struct blk_disk_stats *d = out;
-		struct blk_phase_stat *i2d = &d->phases.ph[BLK_PH_I2D], *d2c = &d->phases.ph[BLK_PH_D2C];
+	if (m == IL_BLK_MAP_DISKS)
+		disk_whole(out);
+}
 
-		i2d->count = d->queued;
-		i2d->ns = d->queue_ns;
-		i2d->max_ns = d->queue_max_ns;
-		memcpy(i2d->slots, d->queue_slots, sizeof(i2d->slots));
-		d2c->count = d->count;
-		d2c->ns = d->device_ns;
-		d2c->max_ns = d->device_max_ns;
-		memcpy(d2c->slots, d->device_slots, sizeof(d2c->slots));
+void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu)
+{
+	percpu_fold(m, out, cpus, ncpu, (agg_maps[m].vsz + 7) & ~(size_t)7);
+}
+
+/* The CPUs' copies of slot i of blk_disk_slots (fd) folded into *st (made whole, as
+ * il_blk_percpu_fold()): its disk, or 0 when the slot is unused or cannot be read. buf: room
+ * for ncpu copies. */
+static __u32 disk_slot_fold(int fd, __u32 i, void *buf, int ncpu, struct blk_disk_stats *st)
+{
+	size_t stride = (sizeof(struct blk_disk_slot) + 7) & ~(size_t)7;
+	const struct blk_disk_slot *c0 = buf;
+
+	if (bpf_map_lookup_elem(fd, &i, buf) || !c0->dev)
+		return 0;
+	percpu_fold(IL_BLK_MAP_DISKS, st, (const char *)buf + offsetof(struct blk_disk_slot, s), ncpu,
+		    stride);
+	return c0->dev;
+}
+
+/* A buffer for the CPUs' copies of one blk_disk_slots entry (*ncpu of them), or NULL. */
+static void *disk_slot_buf(int *ncpu)
+{
+	*ncpu = libbpf_num_possible_cpus();
+	return *ncpu < 0 ? NULL : malloc((size_t)*ncpu * ((sizeof(struct blk_disk_slot) + 7) & ~(size_t)7));
+}
+
+/* A disk of /sys/block: its dev and the requests it completed (reads + writes). */
+struct disk_seen {
+	__u32 dev;
+	unsigned long long ios;
+};
+
+static int disk_seen_busier(const void *a, const void *b)
+{
+	unsigned long long x = ((const struct disk_seen *)a)->ios, y = ((const struct disk_seen *)b)->ios;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The number in file /sys/block/NAME/what read with format fmt into *a (and *b), the count of
+ * those read (0 when unreadable). */
+static int sys_block_scan(const char *name, const char *what, const char *fmt, void *a, void *b)
+{
+	char path[300], line[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s", name, what);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		n = sscanf(line, fmt, a, b);
+	fclose(f);
+	return n < 0 ? 0 : n;
+}
+
+/* Give the disks of /sys/block their slots in blk_disk_slots, for every CPU at once (the BPF
+ * side only looks a disk's slot up): the busiest first (requests completed so far, its stat
+ * file), so an idle loop device does not take a busy disk's slot. A slot already given is
+ * left alone (its counts with it). */
+static void disk_slots_give(struct bpf_object *obj)
+{
+	int fd = il_obj_map_fd(obj, "blk_disk_slots"), ncpu, given = 0, n = 0;
+	size_t stride = (sizeof(struct blk_disk_slot) + 7) & ~(size_t)7;
+	struct disk_seen seen[256];
+	struct blk_disk_slot *buf;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || !(d = opendir("/sys/block")))
+		return;
+	while ((de = readdir(d)) && n < (int)(sizeof(seen) / sizeof(seen[0]))) {
+		unsigned long long r[11];
+		unsigned ma, mi;
+
+		if (de->d_name[0] == '.' ||
+		    sys_block_scan(de->d_name, "dev", "%u:%u", &ma, &mi) != 2)
+			continue;
+		seen[n].dev = IL_MKDEV(ma, mi);
+		/* reads completed, then writes completed, the 1st and 5th fields */
+		seen[n].ios = sys_block_scan(de->d_name, "stat", "%llu %*u %*u %*u %llu", &r[0], &r[1]) == 2 ?
+			      r[0] + r[1] : 0;
+		n++;
 	}
+	closedir(d);
+	qsort(seen, n, sizeof(seen[0]), disk_seen_busier);
+	if (!(buf = disk_slot_buf(&ncpu)))
+		return;
+	for (int k = 0; k < n; k++) {
+		__u32 i = blk_disk_slot_idx(seen[k].dev);
+
+		if (!seen[k].dev || bpf_map_lookup_elem(fd, &i, buf) || buf->dev)
+			continue;
+		memset(buf, 0, (size_t)ncpu * stride);
+		for (int c = 0; c < ncpu; c++)
+			((struct blk_disk_slot *)((char *)buf + c * stride))->dev = seen[k].dev;
+		if (!bpf_map_update_elem(fd, &i, buf, BPF_EXIST))
+			given++;
+	}
+	free(buf);
+	il_debug("block layer: %d of %d disks given a slot of blk_disk_slots", given, n);
 }
 
 /* A buffer for one value of map m on every possible CPU (*ncpu of them; 1 for a map the CPUs
@@ -385,25 +496,68 @@ static int read_rows(struct bpf_object *obj, enum il_blk_map m, size_t voff, siz
 
 int il_blk_disk_lookup(struct bpf_object *obj, __u32 dev, struct blk_disk_stats *st)
 {
-	int fd = il_obj_map_fd(obj, "blk_disks"), ncpu, err = 0;
-	char *buf;
+	int fd = il_obj_map_fd(obj, "blk_disks"), sfd = il_obj_map_fd(obj, "blk_disk_slots");
+	int ncpu, sncpu, err = 0;
+	char *buf, *sbuf = NULL;
+	struct blk_disk_stats *in_slot = NULL;
 
 	if (fd < 0)
 		return -ENOENT;
 	if (!(buf = percpu_buf(IL_BLK_MAP_DISKS, &ncpu)))
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &dev, buf))
-		err = -errno;
-	else
+	/* its slot's totals, and those it counted in blk_disks before or beside */
+	if (sfd >= 0 && (sbuf = disk_slot_buf(&sncpu)) && (in_slot = malloc(sizeof(*in_slot))) &&
+	    disk_slot_fold(sfd, blk_disk_slot_idx(dev), sbuf, sncpu, in_slot) != dev) {
+		free(in_slot);
+		in_slot = NULL;
+	}
+	if (bpf_map_lookup_elem(fd, &dev, buf)) {
+		err = in_slot ? 0 : -errno;
+		if (in_slot)
+			*st = *in_slot;
+	} else {
 		il_blk_percpu_fold(IL_BLK_MAP_DISKS, st, buf, ncpu);
+		if (in_slot)
+			disk_merge(st, in_slot);
+	}
+	free(in_slot);
+	free(sbuf);
 	free(buf);
 	return err;
 }
 
 int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows)
 {
-	return read_rows(obj, IL_BLK_MAP_DISKS, offsetof(struct il_blk_disk_row, st), sizeof(**rows),
-			 (void **)rows);
+	int n = read_rows(obj, IL_BLK_MAP_DISKS, offsetof(struct il_blk_disk_row, st), sizeof(**rows),
+			  (void **)rows);
+	int fd = il_obj_map_fd(obj, "blk_disk_slots"), ncpu;
+	struct il_blk_disk_row *r;
+	void *buf;
+
+	if (n < 0 || fd < 0 || !(buf = disk_slot_buf(&ncpu)))
+		return n;
+	/* the slots' disks: added to their rows from blk_disks, else rows of their own */
+	for (__u32 i = 0; i < BLK_DISK_SLOTS; i++) {
+		struct blk_disk_stats st;
+		__u32 dev = disk_slot_fold(fd, i, buf, ncpu, &st);
+		int j = 0;
+
+		if (!dev)
+			continue;
+		while (j < n && (*rows)[j].dev != dev)
+			j++;
+		if (j < n) {
+			disk_merge(&(*rows)[j].st, &st);
+			continue;
+		}
+		if (!(r = realloc(*rows, (size_t)(n + 1) * sizeof(*r))))
+			break;
+		*rows = r;
+		r[n].dev = dev;
+		r[n++].st = st;
+	}
+	free(buf);
+	return n;
 }
 
 /* A grouping of blk_proc_cg's rows: by their disk and by part(), each group summed into one
