@@ -188,12 +188,13 @@ struct blk_disk_slot {
 	struct blk_disk_stats s;
 };
 
-#define BLK_DISK_SLOTS 16 /* a power of two */
+#define BLK_DISK_SLOTS_BITS 4
+#define BLK_DISK_SLOTS (1 << BLK_DISK_SLOTS_BITS)
 
-/* The slot of disk dev in blk_disk_slots: a multiplicative hash of dev. */
+/* The slot of disk dev in blk_disk_slots. */
 static inline __u32 blk_disk_slot_idx(__u32 dev)
 {
-	return (__u32)(((__u64)dev * 0x9E3779B97F4A7C15ULL) >> 60) & (BLK_DISK_SLOTS - 1);
+	return il_hash_bits(dev, BLK_DISK_SLOTS_BITS);
 }
 
 /* Per (disk, cgroup) totals of the aggregate mode: made in user space from blk_proc_cg's
@@ -261,14 +262,14 @@ struct blk_pcg_slot {
 	struct blk_proc v;
 };
 
-#define BLK_PCG_SLOTS 4096 /* a power of two */
+#define BLK_PCG_SLOTS_BITS 12
+#define BLK_PCG_SLOTS (1 << BLK_PCG_SLOTS_BITS)
 
-/* The slot of key (dev, tgid, cgroup): a multiplicative hash of its two words. */
+/* The slot of key (dev, tgid, cgroup): its two words, the cgroup's mixed in first. */
 static inline __u32 blk_pcg_slot_idx(__u32 dev, __u32 tgid, __u64 cgroup)
 {
-	__u64 w = ((__u64)tgid << 32 | dev) ^ (cgroup * 0x9E3779B97F4A7C15ULL);
-
-	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (BLK_PCG_SLOTS - 1);
+	return il_hash_bits(((__u64)tgid << 32 | dev) ^ (cgroup * 0x9E3779B97F4A7C15ULL),
+			    BLK_PCG_SLOTS_BITS);
 }
 
 #endif

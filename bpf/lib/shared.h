@@ -33,6 +33,13 @@ struct il_btf_ids {
 	__u32 pad;
 };
 
+/* The top `bits` bits of w times the 64-bit golden ratio (Fibonacci hashing): the index of a
+ * direct-mapped slot among 1 << bits for a key packed into w (bits 1 to 32). */
+static inline __u32 il_hash_bits(__u64 w, unsigned bits)
+{
+	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+}
+
 /* Block I/O operation kinds, decoded from request.cmd_flags by il_rq_op() (core_fixes.bpf.h). */
 enum il_req_op_kind { IL_OP_READ, IL_OP_WRITE, IL_OP_FLUSH, IL_OP_DISCARD, IL_OP_OTHER, IL_OP__MAX };
 

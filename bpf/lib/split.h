@@ -165,14 +165,13 @@ struct split_op_slot {
 	struct split_op_val v;
 };
 
-#define SPLIT_OP_SLOTS 4096 /* a power of two */
+#define SPLIT_OP_SLOTS_BITS 12
+#define SPLIT_OP_SLOTS (1 << SPLIT_OP_SLOTS_BITS)
 
-/* The slot of key (tgid, op) in split_op_slots: a multiplicative hash of its word. */
+/* The slot of key (tgid, op) in split_op_slots. */
 static inline __u32 split_op_slot_idx(__u32 tgid, __u32 op)
 {
-	__u64 w = (__u64)op << 32 | tgid;
-
-	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (SPLIT_OP_SLOTS - 1);
+	return il_hash_bits((__u64)op << 32 | tgid, SPLIT_OP_SLOTS_BITS);
 }
 
 /* The CPU time of a process's threads that exited while tracing (map split_exited, by tgid:

@@ -133,14 +133,13 @@ struct who_pd_slot {
 	struct who_pd v;
 };
 
-#define WHO_PD_SLOTS 4096 /* a power of two */
+#define WHO_PD_SLOTS_BITS 12
+#define WHO_PD_SLOTS (1 << WHO_PD_SLOTS_BITS)
 
-/* The slot of key (tgid, dev) in who_pd_slots: a multiplicative hash of its word. */
+/* The slot of key (tgid, dev) in who_pd_slots. */
 static inline __u32 who_pd_slot_idx(__u32 tgid, __u32 dev)
 {
-	__u64 w = (__u64)dev << 32 | tgid;
-
-	return (__u32)((w * 0x9E3779B97F4A7C15ULL) >> 52) & (WHO_PD_SLOTS - 1);
+	return il_hash_bits((__u64)dev << 32 | tgid, WHO_PD_SLOTS_BITS);
 }
 
 /* New entries put into each LRU map since start (array `who_inserts`, index enum who_map):

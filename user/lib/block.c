@@ -660,24 +660,20 @@ int il_blk_procs_of(const struct il_blk_pcg_row *in, int n, struct il_blk_proc_r
 }
 
 /* The taken slots of blk_pcg_slots (struct blk_pcg_slot: a row's shape) after the n rows of
- * *rows (grown). One batch lookup, else one lookup a slot (a kernel without batches for
- * arrays). Returns the new count; n when the map is not there or cannot be read. */
+ * *rows (grown; il_array_read()). Returns the new count; n when the map is not there or
+ * cannot be read. */
 static int pcg_slots_read(struct bpf_object *obj, struct il_blk_pcg_row **rows, int n)
 {
-	int fd = il_obj_map_fd(obj, "blk_pcg_slots"), m = 0;
-	__u32 cnt = BLK_PCG_SLOTS, out_batch, *keys = malloc(BLK_PCG_SLOTS * sizeof(*keys));
 	struct blk_pcg_slot *sl = malloc(BLK_PCG_SLOTS * sizeof(*sl));
 	struct il_blk_pcg_row *grown;
+	__u32 cnt;
+	int m = 0;
 
 	_Static_assert(sizeof(struct blk_pcg_slot) == sizeof(struct il_blk_pcg_row),
 		       "a slot is a row");
-	if (fd < 0 || !keys || !sl)
-		goto out;
-	if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT) {
-		for (cnt = 0; cnt < BLK_PCG_SLOTS; cnt++)
-			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
-				break;
-	}
+	if (!sl)
+		return n;
+	cnt = il_array_read(il_obj_map_fd(obj, "blk_pcg_slots"), BLK_PCG_SLOTS, sizeof(*sl), sl);
 	for (__u32 i = 0; i < cnt; i++)
 		if (*(const __u64 *)&sl[i].k && sl[i].v.ios) /* taken, and not a key no one has */
 			sl[m++] = sl[i];
@@ -687,7 +683,6 @@ static int pcg_slots_read(struct bpf_object *obj, struct il_blk_pcg_row **rows, 
 	*rows = grown;
 	n += m;
 out:
-	free(keys);
 	free(sl);
 	return n;
 }

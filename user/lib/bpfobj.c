@@ -119,6 +119,22 @@ void il_autoload_none(struct bpf_object *obj)
 #define ENOTSUPP 524 /* the kernel's, for an operation a map type lacks */
 #endif
 
+__u32 il_array_read(int fd, __u32 n, size_t vsz, void *vals)
+{
+	__u32 cnt = n, out_batch, *keys = malloc(n * sizeof(*keys));
+
+	if (fd < 0 || !keys) {
+		free(keys);
+		return 0;
+	}
+	if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, vals, &cnt, NULL) && errno != ENOENT)
+		for (cnt = 0; cnt < n; cnt++)
+			if (bpf_map_lookup_elem(fd, &cnt, (char *)vals + cnt * vsz))
+				break;
+	free(keys);
+	return cnt;
+}
+
 int il_map_read_batch(int fd, size_t ksz, size_t vsz, size_t rsz, size_t voff, char **out)
 {
 	struct bpf_map_info info = { 0 };

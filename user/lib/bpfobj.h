@@ -40,6 +40,11 @@ void il_autoload_none(struct bpf_object *obj);
  * (rsz bytes each) holds a key at offset 0 and its value at voff. Read in batches
  * (BPF_MAP_LOOKUP_BATCH, 5.6+): a few bpf() calls however many entries there are. The count,
  * or -errno: -EOPNOTSUPP when the kernel or the map cannot (read it key by key then). */
+/* Entries 0 to n - 1 of array map fd (values of vsz bytes, one each: not a per-CPU array)
+ * into vals: one batch lookup, else one lookup an entry (kernels without batches for arrays).
+ * Returns how many were read, from entry 0 (0 when fd < 0 or out of memory). */
+__u32 il_array_read(int fd, __u32 n, size_t vsz, void *vals);
+
 int il_map_read_batch(int fd, size_t ksz, size_t vsz, size_t rsz, size_t voff, char **rows);
 
 /* The keys of hash map fd (key_size bytes each), up to max of them, into keys (room for max).

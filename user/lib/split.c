@@ -399,26 +399,19 @@ static int exit_cmp(const void *a, const void *b)
 }
 
 /* The taken slots of split_op_slots (struct split_op_slot) after the n rows of *rows (grown),
- * rows of one key summed (a key counted in its slot and in split_ops), sorted by op_cmp. One
- * batch lookup, else one lookup a slot (a kernel without batches for arrays). Returns the new
- * count, n when the map is not there or cannot be read, -ENOMEM. */
+ * rows of one key summed (a key counted in its slot and in split_ops), sorted by op_cmp
+ * (il_array_read()). Returns the new
+ * count (n when the map is not there or cannot be read), or -ENOMEM. */
 static int op_slots_read(struct bpf_object *obj, struct il_split_op_row **rows, int n)
 {
-	int fd = il_obj_map_fd(obj, "split_op_slots"), m = 0;
-	__u32 cnt = SPLIT_OP_SLOTS, out_batch, *keys = malloc(SPLIT_OP_SLOTS * sizeof(*keys));
 	struct split_op_slot *sl = malloc(SPLIT_OP_SLOTS * sizeof(*sl));
 	struct il_split_op_row *r = *rows, *grown;
+	__u32 cnt;
+	int m = 0;
 
-	if (!keys || !sl) {
-		n = -ENOMEM;
-		goto out;
-	}
-	if (fd < 0)
-		cnt = 0;
-	else if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT)
-		for (cnt = 0; cnt < SPLIT_OP_SLOTS; cnt++)
-			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
-				break;
+	if (!sl)
+		return -ENOMEM;
+	cnt = il_array_read(il_obj_map_fd(obj, "split_op_slots"), SPLIT_OP_SLOTS, sizeof(*sl), sl);
 	for (__u32 i = 0; i < cnt; i++)
 		m += sl[i].k.tgid && sl[i].v.calls; /* taken and counted into */
 	if (m) {
@@ -446,7 +439,6 @@ static int op_slots_read(struct bpf_object *obj, struct il_split_op_row **rows, 
 	}
 	n = m;
 out:
-	free(keys);
 	free(sl);
 	return n;
 }

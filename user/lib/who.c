@@ -171,25 +171,17 @@ static int cmp_pd_key(const void *a, const void *b)
 }
 
 /* The taken slots of who_pd_slots (struct who_pd_slot) added to w->pd, rows of one key
- * summed (a key counted in its slot and in who_pd). One batch lookup, else one lookup a slot
- * (a kernel without batches for arrays). 0, or -ENOMEM. */
+ * summed (a key counted in its slot and in who_pd; il_array_read()). 0, or -ENOMEM. */
 static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
 {
-	int fd = il_obj_map_fd(obj, "who_pd_slots"), m = 0, n = w->npd, err = 0;
-	__u32 cnt = WHO_PD_SLOTS, out_batch, *keys = malloc(WHO_PD_SLOTS * sizeof(*keys));
 	struct who_pd_slot *sl = malloc(WHO_PD_SLOTS * sizeof(*sl));
 	struct il_who_pd_row *r = w->pd, *grown;
+	int m = 0, n = w->npd, err = 0;
+	__u32 cnt;
 
-	if (!keys || !sl) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (fd < 0)
-		cnt = 0;
-	else if (bpf_map_lookup_batch(fd, NULL, &out_batch, keys, sl, &cnt, NULL) && errno != ENOENT)
-		for (cnt = 0; cnt < WHO_PD_SLOTS; cnt++)
-			if (bpf_map_lookup_elem(fd, &cnt, &sl[cnt]))
-				break;
+	if (!sl)
+		return -ENOMEM;
+	cnt = il_array_read(il_obj_map_fd(obj, "who_pd_slots"), WHO_PD_SLOTS, sizeof(*sl), sl);
 	for (__u32 i = 0; i < cnt; i++)
 		m += sl[i].k.tgid != 0;
 	if (!m)
@@ -222,7 +214,6 @@ static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
 	}
 	w->npd = m;
 out:
-	free(keys);
 	free(sl);
 	return err;
 }
