@@ -28,6 +28,16 @@ struct {
 	__type(value, struct iw_sleep);     /* lib/iowait.h */
 } iw_sleeping SEC(".maps");
 
+/* The same, in the sleeper's task-local storage (iw_cfg.task_storage): ts 0 when it has no
+ * sleep under way. User space makes it a one-entry array where the kernel has no task
+ * storage (5.10). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct iw_sleep);
+} iw_tasks SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, IW_MAX_STACKS);
@@ -317,6 +327,19 @@ static __always_inline void iw_switch_out(void *ctx, struct task_struct *prev, _
 	/* A sleep still recorded means the task ran again without a sched_switch to it being
 	 * seen (observed on 6.18, about once in 5000 sleeps, by every sched_switch consumer):
 	 * that sleep's end is unknown, so it is counted as lost and replaced. */
+	if (btf && iw_cfg.task_storage) {
+		struct iw_sleep *t = bpf_task_storage_get(&iw_tasks, prev, 0,
+							  BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (!t) {
+			il_drop(IL_DROP_MAP_FULL);
+			return;
+		}
+		if (t->ts)
+			il_drop(IL_DROP_MISSED_END);
+		*t = s;
+		return;
+	}
 	err = bpf_map_update_elem(&iw_sleeping, &tid, &s, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		il_drop(IL_DROP_MISSED_END);
@@ -341,7 +364,13 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	if (!(btf ? il_task_in_iowait_btf(next) : il_task_in_iowait(next)))
 		return;
 	tid = IL_BTF_READ(btf, next, pid);
-	s = bpf_map_lookup_elem(&iw_sleeping, &tid);
+	if (btf && iw_cfg.task_storage) {
+		s = bpf_task_storage_get(&iw_tasks, next, 0, 0);
+		if (s && !s->ts)
+			s = NULL;
+	} else {
+		s = bpf_map_lookup_elem(&iw_sleeping, &tid);
+	}
 	if (!s)
 		return; /* began before tracing, or filtered out at switch-out */
 	now = bpf_ktime_get_ns();
@@ -349,7 +378,10 @@ static __always_inline void iw_switch_in(struct task_struct *next, bool btf)
 	key.kstack = s->kstack;
 	key.ustack = s->ustack;
 	key.ucaller = s->ucaller;
-	bpf_map_delete_elem(&iw_sleeping, &tid);
+	if (btf && iw_cfg.task_storage)
+		s->ts = 0;
+	else
+		bpf_map_delete_elem(&iw_sleeping, &tid);
 	if ((__s64)delta < 0) {
 		il_drop(IL_DROP_BACKWARDS);
 		return;

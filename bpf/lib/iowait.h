@@ -43,7 +43,12 @@ struct iw_cfg {
 	 * cost whatever the depth, most of an I/O sleep's. 0: every sleep's stack, at switch-out
 	 * (iowaitstack). */
 	__u8 sampled;
-	__u8 pad[5];
+	/* A sleep under way is kept in the sleeper's task-local storage (iw_tasks) where
+	 * iw_sleeping, a hash by thread, took an update at its start and a lookup and a delete
+	 * at its end (iolayer, tp_btf on 5.11+: il_iw_chosen()). iowaitstack keeps the hash,
+	 * whose sleeps still under way at its end it lists. */
+	__u8 task_storage;
+	__u8 pad[4];
 };
 
 /* Sampled stacks (iw_cfg.sampled): every sleep this long or longer has its stack walked. */

@@ -79,6 +79,13 @@ static void fs_chosen(struct bpf_object *obj, const struct il_plan *plans, int n
 	il_fs_chosen(obj, plans, types, n < FS_TYPE__MAX ? n : FS_TYPE__MAX);
 }
 
+/* Where the I/O-wait layer keeps a sleep under way, by the method its plan chose. */
+static void iowait_chosen(struct bpf_object *obj, const struct il_plan *plans, int n)
+{
+	if (n > 0)
+		il_iw_chosen(obj, &plans[0]);
+}
+
 /* Where the split keeps its per-task state, by the method its plan chose (il_split_chosen). */
 static void split_chosen(struct bpf_object *obj, const struct il_plan *plans, int n)
 {
@@ -90,7 +97,7 @@ const struct il_layer_desc il_layer_table[] = {
 	{ "block", "blk_rq_start", NULL, block_all, NULL, il_blk_loaded, NULL },
 	{ "fs", "fs_stats", NULL, fs_all, fs_chosen, il_fs_loaded, il_fs_unload },
 	{ "writeback", "wb_stats", NULL, wb_all, NULL, NULL, NULL },
-	{ "iowait", "iw_waits", NULL, iowait_all, NULL, NULL, NULL },
+	{ "iowait", "iw_waits", NULL, iowait_all, iowait_chosen, NULL, NULL },
 	{ "who", "who_inserts", "who_bio_btf", who_all, NULL, NULL, NULL },
 	{ "split", "split_ops", NULL, split_all, split_chosen, NULL, NULL },
 };

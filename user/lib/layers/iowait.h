@@ -23,6 +23,11 @@ struct iw_cfg *il_iw_cfg(struct bpf_object *obj);
  * user_stacks and sampled: set them first. */
 void il_iw_plan(struct bpf_object *obj, struct il_plan *p);
 
+/* Where a sleep under way is kept, by the method plan p chose (iw_cfg.task_storage): in
+ * task-local storage for sampled stacks (iolayer) under tp_btf where the kernel has it. Before
+ * load. */
+void il_iw_chosen(struct bpf_object *obj, const struct il_plan *p);
+
 /* Call fn for every aggregate of iw_waits of a loaded obj (cumulative since start); stops
  * when fn returns non-zero. 0, or -errno when the map cannot be read or fn returned it. */
 int il_iw_foreach(struct bpf_object *obj,
