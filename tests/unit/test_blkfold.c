@@ -5,7 +5,8 @@
  * every CPU gave: counts and sums added, maxima the largest, the last-seen fields of the latest
  * CPU. blk_proc_cg's (disk, process, cgroup) rows are then summed by (disk, process) and by
  * (disk, cgroup), as two maps of their own counted them. Attribution's per-CPU (process, disk) totals (who_pd) are a process's
- * bio totals too: il_who_procs_bios().
+ * bio totals too: il_who_procs_bios(). A key counted both in its direct-mapped slot and in
+ * its map (split_op_slots and split_ops, who_pd_slots and who_pd) is one row.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,88 @@ static void test_who_proc_bios(void **state)
 	assert_int_equal(procs[2].v.bio_bytes, 512);
 }
 
+/* A (process, operation) key found in its slot and in split_ops is one row, its calls,
+ * fdatasyncs and parts summed; rows end sorted by (tgid, op) and other keys stay apart. */
+static void test_split_ops_merge(void **state)
+{
+	struct il_split_op_row r[4] = {
+		{ { .tgid = 20, .op = FS_OP_WRITE }, { .calls = 3, .part_ns = { 30, 1 } } },
+		{ { .tgid = 10, .op = FS_OP_FSYNC }, { .calls = 2, .part_ns = { 5, 0, 7 }, .datasync = 2 } },
+		{ { .tgid = 20, .op = FS_OP_WRITE }, { .calls = 1, .part_ns = { 10, 2 } } },
+		{ { .tgid = 20, .op = FS_OP_READ }, { .calls = 9 } },
+	};
+
+	assert_int_equal(il_split_ops_merge(r, 4), 3);
+	assert_int_equal(r[0].k.tgid, 10);
+	assert_int_equal(r[0].v.datasync, 2);
+	assert_int_equal(r[1].k.tgid, 20);
+	assert_int_equal(r[1].k.op, FS_OP_READ);
+	assert_int_equal(r[1].v.calls, 9);
+	assert_int_equal(r[2].k.op, FS_OP_WRITE);
+	assert_int_equal(r[2].v.calls, 4);
+	assert_int_equal(r[2].v.part_ns[0], 40);
+	assert_int_equal(r[2].v.part_ns[1], 3);
+	assert_int_equal(il_split_ops_merge(r, 0), 0);
+}
+
+/* A (process, disk) key found in its slot and in who_pd is one row, every sum added, the
+ * comm the first one set; other keys stay apart. */
+static void test_who_pd_merge(void **state)
+{
+	struct il_who_pd_row r[3] = {
+		{ { .tgid = 7, .dev = 1 }, { .bios = 1, .bytes = 4096, .write_bytes = 4096 } },
+		{ { .tgid = 7, .dev = 2 }, { .bios = 5 } },
+		{ { .tgid = 7, .dev = 1 }, { .bios = 2, .bytes = 100, .foreign_bytes = 3, .dirtied_bytes = 8,
+					      .comm = "dirtier" } },
+	};
+
+	assert_int_equal(il_who_pd_merge(r, 3), 2);
+	assert_int_equal(r[0].k.dev, 1);
+	assert_int_equal(r[0].v.bios, 3);
+	assert_int_equal(r[0].v.bytes, 4196);
+	assert_int_equal(r[0].v.write_bytes, 4096);
+	assert_int_equal(r[0].v.foreign_bytes, 3);
+	assert_int_equal(r[0].v.dirtied_bytes, 8);
+	assert_string_equal(r[0].v.comm, "dirtier");
+	assert_int_equal(r[1].k.dev, 2);
+	assert_int_equal(r[1].v.bios, 5);
+}
+
+/* The other slot arrays' indexes are in range and spread: 2,000 processes' (process, op) and
+ * (process, disk) keys each set at least 1,500 of 4,096 slots; a host's disks (16 loop
+ * devices, 4 NVMe namespaces, vda, sda) at least 12 of the 16 disk slots. */
+static void test_slot_idx_others(void **state)
+{
+	static unsigned char seen[2][4096];
+	unsigned char dseen[BLK_DISK_SLOTS] = { 0 };
+	int used[2] = { 0, 0 }, dused = 0;
+	__u32 devs[22];
+	int nd = 0;
+
+	for (__u32 i = 0; i < 2000; i++) {
+		__u32 a = split_op_slot_idx(3000 + i, FS_OP_WRITE), b = who_pd_slot_idx(3000 + i, 7 << 20);
+
+		assert_true(a < SPLIT_OP_SLOTS && b < WHO_PD_SLOTS);
+		used[0] += !seen[0][a]++;
+		used[1] += !seen[1][b]++;
+	}
+	assert_true(used[0] >= 1500);
+	assert_true(used[1] >= 1500);
+	for (__u32 i = 0; i < 16; i++)
+		devs[nd++] = 7 << 20 | i;
+	for (__u32 i = 0; i < 4; i++)
+		devs[nd++] = 259 << 20 | i;
+	devs[nd++] = 253 << 20;
+	devs[nd++] = 8 << 20;
+	for (int i = 0; i < nd; i++) {
+		__u32 d = blk_disk_slot_idx(devs[i]);
+
+		assert_true(d < BLK_DISK_SLOTS);
+		dused += !dseen[d]++;
+	}
+	assert_true(dused >= 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +336,9 @@ int main(void)
 		cmocka_unit_test(test_who_proc_bios),
 		cmocka_unit_test(test_slot_and_hash),
 		cmocka_unit_test(test_slot_idx),
+		cmocka_unit_test(test_split_ops_merge),
+		cmocka_unit_test(test_who_pd_merge),
+		cmocka_unit_test(test_slot_idx_others),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

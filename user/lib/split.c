@@ -398,10 +398,29 @@ static int exit_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+int il_split_ops_merge(struct il_split_op_row *r, int n)
+{
+	int m = 0;
+
+	if (n > 1)
+		qsort(r, n, sizeof(*r), op_cmp);
+	for (int i = 0; i < n; i++) {
+		if (m && !op_cmp(&r[m - 1], &r[i])) {
+			r[m - 1].v.calls += r[i].v.calls;
+			r[m - 1].v.datasync += r[i].v.datasync;
+			for (int p = 0; p < SPLIT_PARTS; p++)
+				r[m - 1].v.part_ns[p] += r[i].v.part_ns[p];
+		} else {
+			r[m++] = r[i];
+		}
+	}
+	return m;
+}
+
 /* The taken slots of split_op_slots (struct split_op_slot) after the n rows of *rows (grown),
- * rows of one key summed (a key counted in its slot and in split_ops), sorted by op_cmp
- * (il_array_read()). Returns the new
- * count (n when the map is not there or cannot be read), or -ENOMEM. */
+ * then il_split_ops_merge() (a key counted in its slot and in split_ops is in both), the slots
+ * read by il_array_read(). Returns the new count (the merge of the n rows alone when the map
+ * is not there or cannot be read), or -ENOMEM. */
 static int op_slots_read(struct bpf_object *obj, struct il_split_op_row **rows, int n)
 {
 	struct split_op_slot *sl = malloc(SPLIT_OP_SLOTS * sizeof(*sl));
@@ -416,31 +435,16 @@ static int op_slots_read(struct bpf_object *obj, struct il_split_op_row **rows, 
 		m += sl[i].k.tgid && sl[i].v.calls; /* taken and counted into */
 	if (m) {
 		if (!(grown = realloc(r, (size_t)(n + m) * sizeof(*r)))) {
-			n = -ENOMEM;
-			goto out;
+			free(sl);
+			return -ENOMEM;
 		}
 		r = *rows = grown;
 		for (__u32 i = 0; i < cnt; i++)
 			if (sl[i].k.tgid && sl[i].v.calls)
 				r[n++] = (struct il_split_op_row){ .k = sl[i].k, .v = sl[i].v };
 	}
-	if (n > 1)
-		qsort(r, n, sizeof(*r), op_cmp);
-	m = 0;
-	for (int i = 0; i < n; i++) {
-		if (m && !op_cmp(&r[m - 1], &r[i])) {
-			r[m - 1].v.calls += r[i].v.calls;
-			r[m - 1].v.datasync += r[i].v.datasync;
-			for (int p = 0; p < SPLIT_PARTS; p++)
-				r[m - 1].v.part_ns[p] += r[i].v.part_ns[p];
-		} else {
-			r[m++] = r[i];
-		}
-	}
-	n = m;
-out:
 	free(sl);
-	return n;
+	return il_split_ops_merge(r, n);
 }
 
 int il_split_read(struct bpf_object *obj, struct il_split *s)

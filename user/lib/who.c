@@ -170,32 +170,12 @@ static int cmp_pd_key(const void *a, const void *b)
 	return x->dev < y->dev ? -1 : x->dev > y->dev;
 }
 
-/* The taken slots of who_pd_slots (struct who_pd_slot) added to w->pd, rows of one key
- * summed (a key counted in its slot and in who_pd; il_array_read()). 0, or -ENOMEM. */
-static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
+int il_who_pd_merge(struct il_who_pd_row *r, int n)
 {
-	struct who_pd_slot *sl = malloc(WHO_PD_SLOTS * sizeof(*sl));
-	struct il_who_pd_row *r = w->pd, *grown;
-	int m = 0, n = w->npd, err = 0;
-	__u32 cnt;
+	int m = 0;
 
-	if (!sl)
-		return -ENOMEM;
-	cnt = il_array_read(il_obj_map_fd(obj, "who_pd_slots"), WHO_PD_SLOTS, sizeof(*sl), sl);
-	for (__u32 i = 0; i < cnt; i++)
-		m += sl[i].k.tgid != 0;
-	if (!m)
-		goto out;
-	if (!(grown = realloc(r, (size_t)(n + m) * sizeof(*r)))) {
-		err = -ENOMEM;
-		goto out;
-	}
-	r = w->pd = grown;
-	for (__u32 i = 0; i < cnt; i++)
-		if (sl[i].k.tgid)
-			r[n++] = (struct il_who_pd_row){ .k = sl[i].k, .v = sl[i].v };
-	qsort(r, n, sizeof(*r), cmp_pd_key);
-	m = 0;
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_pd_key);
 	for (int i = 0; i < n; i++) {
 		struct who_pd *to, *from = &r[i].v;
 
@@ -212,10 +192,37 @@ static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
 		if (!to->comm[0])
 			memcpy(to->comm, from->comm, sizeof(to->comm));
 	}
-	w->npd = m;
-out:
+	return m;
+}
+
+/* The taken slots of who_pd_slots (struct who_pd_slot) added to w->pd, then il_who_pd_merge()
+ * (a key counted in its slot and in who_pd is in both), the slots read by il_array_read().
+ * 0, or -ENOMEM. */
+static int pd_slots_read(struct bpf_object *obj, struct il_who *w)
+{
+	struct who_pd_slot *sl = malloc(WHO_PD_SLOTS * sizeof(*sl));
+	struct il_who_pd_row *r = w->pd, *grown;
+	int m = 0, n = w->npd;
+	__u32 cnt;
+
+	if (!sl)
+		return -ENOMEM;
+	cnt = il_array_read(il_obj_map_fd(obj, "who_pd_slots"), WHO_PD_SLOTS, sizeof(*sl), sl);
+	for (__u32 i = 0; i < cnt; i++)
+		m += sl[i].k.tgid != 0;
+	if (m) {
+		if (!(grown = realloc(r, (size_t)(n + m) * sizeof(*r)))) {
+			free(sl);
+			return -ENOMEM;
+		}
+		r = w->pd = grown;
+		for (__u32 i = 0; i < cnt; i++)
+			if (sl[i].k.tgid)
+				r[n++] = (struct il_who_pd_row){ .k = sl[i].k, .v = sl[i].v };
+	}
 	free(sl);
-	return err;
+	w->npd = il_who_pd_merge(r, n);
+	return 0;
 }
 
 int il_who_read(struct bpf_object *obj, struct il_who *w)

@@ -110,6 +110,11 @@ struct il_split {
 
 /* Read the aggregates of a loaded obj (cumulative since load) into malloc'ed arrays in *s
  * (il_split_free()). 0, or -errno (-ENOENT: obj has no split layer); *s is empty then. */
+/* Rows r[0..n) sorted by (tgid, op), the rows of one key summed into the first: calls,
+ * fdatasyncs and each part (a key counted both in its slot of split_op_slots and in
+ * split_ops). Returns the rows left. */
+int il_split_ops_merge(struct il_split_op_row *r, int n);
+
 int il_split_read(struct bpf_object *obj, struct il_split *s);
 
 /* Where the time of thread tid's (of process pid) call of operation op (enum fs_op), still

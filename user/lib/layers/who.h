@@ -52,6 +52,11 @@ struct il_who {
 	__u64 evicted[WHO_MAP__MAX];   /* entries the LRU maps evicted (enum who_map) */
 };
 
+/* Rows r[0..n) sorted by (tgid, disk), the rows of one key summed into the first (its comm
+ * the first one set): a key counted both in its slot of who_pd_slots and in who_pd. Returns
+ * the rows left. */
+int il_who_pd_merge(struct il_who_pd_row *r, int n);
+
 /* 0, or -errno. */
 int il_who_read(struct bpf_object *obj, struct il_who *w);
 
