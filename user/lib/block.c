@@ -351,26 +351,41 @@ void il_blk_percpu_fold(enum il_blk_map m, void *out, const void *cpus, int ncpu
 	percpu_fold(m, out, cpus, ncpu, (agg_maps[m].vsz + 7) & ~(size_t)7);
 }
 
-/* The CPUs' copies of slot i of blk_disk_slots (fd) folded into *st (made whole, as
- * il_blk_percpu_fold()): its disk, or 0 when the slot is unused or cannot be read. buf: room
- * for ncpu copies. */
-static __u32 disk_slot_fold(int fd, __u32 i, void *buf, int ncpu, struct blk_disk_stats *st)
-{
-	size_t stride = (sizeof(struct blk_disk_slot) + 7) & ~(size_t)7;
-	const struct blk_disk_slot *c0 = buf;
+#define DISK_SLOT_STRIDE ((sizeof(struct blk_disk_slot) + 7) & ~(size_t)7)
 
-	if (bpf_map_lookup_elem(fd, &i, buf) || !c0->dev)
+/* The ncpu CPUs' copies of a blk_disk_slots entry at copies folded into *st (made whole, as
+ * il_blk_percpu_fold()): its disk, or 0 when the slot is unused. */
+static __u32 disk_slot_fold(const void *copies, int ncpu, struct blk_disk_stats *st)
+{
+	const struct blk_disk_slot *c0 = copies;
+
+	if (!c0->dev)
 		return 0;
-	percpu_fold(IL_BLK_MAP_DISKS, st, (const char *)buf + offsetof(struct blk_disk_slot, s), ncpu,
-		    stride);
+	percpu_fold(IL_BLK_MAP_DISKS, st, (const char *)copies + offsetof(struct blk_disk_slot, s),
+		    ncpu, DISK_SLOT_STRIDE);
 	return c0->dev;
 }
 
-/* A buffer for the CPUs' copies of one blk_disk_slots entry (*ncpu of them), or NULL. */
-static void *disk_slot_buf(int *ncpu)
+/* A buffer for the CPUs' copies (*ncpu of them) of n blk_disk_slots entries, or NULL. */
+static void *disk_slot_buf(int *ncpu, int n)
 {
 	*ncpu = libbpf_num_possible_cpus();
-	return *ncpu < 0 ? NULL : malloc((size_t)*ncpu * ((sizeof(struct blk_disk_slot) + 7) & ~(size_t)7));
+	return *ncpu < 0 ? NULL : malloc((size_t)n * *ncpu * DISK_SLOT_STRIDE);
+}
+
+/* Every entry of blk_disk_slots (fd) into buf (disk_slot_buf(BLK_DISK_SLOTS)): one batch
+ * lookup (a scrape's bpf() calls are counted: serve-abuse.t), else one lookup an entry.
+ * Returns how many were read, from entry 0. */
+static __u32 disk_slots_read(int fd, int ncpu, char *buf)
+{
+	__u32 cnt = BLK_DISK_SLOTS, out_batch, keys[BLK_DISK_SLOTS];
+
+	if (!bpf_map_lookup_batch(fd, NULL, &out_batch, keys, buf, &cnt, NULL) || errno == ENOENT)
+		return cnt;
+	for (cnt = 0; cnt < BLK_DISK_SLOTS; cnt++)
+		if (bpf_map_lookup_elem(fd, &cnt, buf + (size_t)cnt * ncpu * DISK_SLOT_STRIDE))
+			break;
+	return cnt;
 }
 
 /* A disk of /sys/block: its dev and the requests it completed (reads + writes). */
@@ -410,7 +425,7 @@ static int sys_block_scan(const char *name, const char *what, const char *fmt, v
 static void disk_slots_give(struct bpf_object *obj)
 {
 	int fd = il_obj_map_fd(obj, "blk_disk_slots"), ncpu, given = 0, n = 0;
-	size_t stride = (sizeof(struct blk_disk_slot) + 7) & ~(size_t)7;
+	size_t stride = DISK_SLOT_STRIDE;
 	struct disk_seen seen[256];
 	struct blk_disk_slot *buf;
 	struct dirent *de;
@@ -433,7 +448,7 @@ static void disk_slots_give(struct bpf_object *obj)
 	}
 	closedir(d);
 	qsort(seen, n, sizeof(seen[0]), disk_seen_busier);
-	if (!(buf = disk_slot_buf(&ncpu)))
+	if (!(buf = disk_slot_buf(&ncpu, 1)))
 		return;
 	for (int k = 0; k < n; k++) {
 		__u32 i = blk_disk_slot_idx(seen[k].dev);
@@ -506,8 +521,9 @@ int il_blk_disk_lookup(struct bpf_object *obj, __u32 dev, struct blk_disk_stats 
 	if (!(buf = percpu_buf(IL_BLK_MAP_DISKS, &ncpu)))
 		return -ENOMEM;
 	/* its slot's totals, and those it counted in blk_disks before or beside */
-	if (sfd >= 0 && (sbuf = disk_slot_buf(&sncpu)) && (in_slot = malloc(sizeof(*in_slot))) &&
-	    disk_slot_fold(sfd, blk_disk_slot_idx(dev), sbuf, sncpu, in_slot) != dev) {
+	if (sfd >= 0 && (sbuf = disk_slot_buf(&sncpu, 1)) && (in_slot = malloc(sizeof(*in_slot))) &&
+	    (bpf_map_lookup_elem(sfd, &(__u32){ blk_disk_slot_idx(dev) }, sbuf) ||
+	     disk_slot_fold(sbuf, sncpu, in_slot) != dev)) {
 		free(in_slot);
 		in_slot = NULL;
 	}
@@ -532,14 +548,16 @@ int il_blk_disks_read(struct bpf_object *obj, struct il_blk_disk_row **rows)
 			  (void **)rows);
 	int fd = il_obj_map_fd(obj, "blk_disk_slots"), ncpu;
 	struct il_blk_disk_row *r;
-	void *buf;
+	__u32 cnt;
+	char *buf;
 
-	if (n < 0 || fd < 0 || !(buf = disk_slot_buf(&ncpu)))
+	if (n < 0 || fd < 0 || !(buf = disk_slot_buf(&ncpu, BLK_DISK_SLOTS)))
 		return n;
+	cnt = disk_slots_read(fd, ncpu, buf);
 	/* the slots' disks: added to their rows from blk_disks, else rows of their own */
-	for (__u32 i = 0; i < BLK_DISK_SLOTS; i++) {
+	for (__u32 i = 0; i < cnt; i++) {
 		struct blk_disk_stats st;
-		__u32 dev = disk_slot_fold(fd, i, buf, ncpu, &st);
+		__u32 dev = disk_slot_fold(buf + (size_t)i * ncpu * DISK_SLOT_STRIDE, ncpu, &st);
 		int j = 0;
 
 		if (!dev)
