@@ -83,6 +83,23 @@ static void group_key(const char *comm, bool kthread, __u32 pid, char out[IL_CAU
 		snprintf(out + n, IL_CAUSE_NAME - n, ": %s", title);
 }
 
+/* The name of process pid where the window's view has none (its attribution entry evicted on
+ * a host of many short-lived processes, or never made): its block I/O rows' comm, else the
+ * /proc snapshots', else "(unknown)", as group_key() makes it. */
+static void window_comm(const struct il_window *w, __u32 pid, char out[IL_CAUSE_NAME])
+{
+	char comm[IL_TASK_COMM_LEN + 1] = "";
+
+	for (int i = 0; i < w->nbp && !comm[0]; i++)
+		if (w->bp[i].row.k.tgid == pid)
+			snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(w->bp[i].row.v.comm),
+				 w->bp[i].row.v.comm);
+	for (int i = 0; i < w->ncpu && !comm[0]; i++)
+		if (w->cpu[i].pid == pid)
+			snprintf(comm, sizeof(comm), "%.*s", (int)sizeof(w->cpu[i].comm), w->cpu[i].comm);
+	group_key(comm[0] ? comm : "(unknown)", false, pid, out);
+}
+
 /* Add ns to cause (kind, group of comm, dev, via) of a; pid the member it came through. */
 static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const char *comm, bool kthread,
 			      __u32 dev, const char *via, __u64 ns)
@@ -1231,6 +1248,8 @@ void il_cause(const struct il_window *orig, struct il_cause *c)
 			group_key(w->view.procs[i].comm, w->view.procs[i].kthread, c->victim.pid, c->victim.comm);
 			snprintf(c->victim.file, sizeof(c->victim.file), "%s", w->view.procs[i].top_file);
 		}
+	if (!c->victim.comm[0]) /* no name in the view: its entry evicted, or it exited */
+		window_comm(w, c->victim.pid, c->victim.comm);
 	for (int i = 0; i < a->n && c->nblames < IL_CAUSE_MAX; i++) {
 		struct il_blame *b = &c->blames[c->nblames++];
 
