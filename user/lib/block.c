@@ -35,14 +35,6 @@ static const struct { const char *tp; int old_nargs; __u32 bit; } tp_shapes[] = 
 	{ "block_rq_requeue", 2, BLK_TP_REQUEUE }, { "block_rq_merge", 2, BLK_TP_RQ_MERGE },
 };
 
-static void set_map_size(struct bpf_object *obj, const char *name, __u32 n)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	if (m)
-		bpf_map__set_max_entries(m, n);
-}
-
 struct blk_cfg *il_blk_cfg(struct bpf_object *obj)
 {
 	struct blk_cfg *c = il_obj_rodata_must(obj, "blk_cfg", sizeof(*c));
@@ -56,7 +48,7 @@ struct blk_cfg *il_blk_cfg(struct bpf_object *obj)
 	il_debug("block bio tracepoints with a leading request_queue: 0x%x", c->tp_old);
 	if (!c->bios)
 		for (size_t i = 0; i < IL_ARRAY_SIZE(bio_maps); i++)
-			set_map_size(obj, bio_maps[i].name, 1);
+			il_obj_map_size(obj, bio_maps[i].name, 1);
 	il_who_default(obj); /* attribution off unless the tool turns it on */
 	return c;
 }
@@ -138,9 +130,9 @@ static void track_bios(struct bpf_object *obj, bool files, bool dio)
 	c->bios = 1;
 	c->files = files;
 	for (size_t i = 0; i < IL_ARRAY_SIZE(bio_maps); i++)
-		set_map_size(obj, bio_maps[i].name, bio_maps[i].size);
+		il_obj_map_size(obj, bio_maps[i].name, bio_maps[i].size);
 	if (files)
-		set_map_size(obj, "who_files", WHO_MAX_FILES);
+		il_obj_map_size(obj, "who_files", WHO_MAX_FILES);
 }
 
 void il_blk_track_bios(struct bpf_object *obj, bool files)

@@ -102,6 +102,25 @@ int il_obj_map_fd(struct bpf_object *obj, const char *name)
 	return m ? bpf_map__fd(m) : -1;
 }
 
+void il_obj_map_size(struct bpf_object *obj, const char *name, __u32 n)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	if (m)
+		bpf_map__set_max_entries(m, n);
+}
+
+void il_obj_task_storage_stub(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	if (!m)
+		return;
+	bpf_map__set_type(m, BPF_MAP_TYPE_ARRAY);
+	bpf_map__set_map_flags(m, 0);
+	bpf_map__set_max_entries(m, 1);
+}
+
 bool il_obj_has_map(struct bpf_object *obj, const char *name)
 {
 	return bpf_object__find_map_by_name(obj, name) != NULL;

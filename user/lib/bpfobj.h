@@ -30,6 +30,14 @@ int il_obj_map_fd(struct bpf_object *obj, const char *name);
  * stand-in where the kernel has no task storage. 0, or -errno (-ENOENT: no entry). */
 int il_obj_task_lookup(struct bpf_object *obj, const char *name, __u32 pid, __u32 tid, void *value);
 
+/* Map name of obj sized to n entries before load; nothing when obj has no such map. */
+void il_obj_map_size(struct bpf_object *obj, const char *name, __u32 n);
+
+/* Task-storage map name of obj made a one-entry array that nothing uses, before load (a
+ * kernel without task storage, 5.10, cannot even make the map type); nothing when obj has no
+ * such map. */
+void il_obj_task_storage_stub(struct bpf_object *obj, const char *name);
+
 /* True when obj has a map called name (how a layer tells it is part of an object). */
 bool il_obj_has_map(struct bpf_object *obj, const char *name);
 

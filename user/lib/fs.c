@@ -115,8 +115,6 @@ int il_fs_by_name(const char *name)
 struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 {
 	struct fs_cfg *c = il_obj_rodata_must(obj, "fs_cfg", sizeof(*c));
-	struct bpf_map *tasks = bpf_object__find_map_by_name(obj, "fs_tasks");
-	struct bpf_map *inflight = bpf_object__find_map_by_name(obj, "fs_inflight");
 
 	c->self_tgid = getpid();
 	il_who_default(obj); /* attribution off unless the tool turns it on */
@@ -124,13 +122,10 @@ struct fs_cfg *il_fs_cfg(struct bpf_object *obj)
 	/* The store the BPF side does not use shrinks to one entry (the task-storage map, which
 	 * older kernels cannot make at all, into an array) */
 	c->task_storage = il_can_task_storage();
-	if (c->task_storage) {
-		bpf_map__set_max_entries(inflight, 1);
-	} else {
-		bpf_map__set_type(tasks, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(tasks, 0);
-		bpf_map__set_max_entries(tasks, 1);
-	}
+	if (c->task_storage)
+		il_obj_map_size(obj, "fs_inflight", 1);
+	else
+		il_obj_task_storage_stub(obj, "fs_tasks");
 	il_debug("fs layer: in-flight calls in %s", c->task_storage ? "task-local storage" : "a hash map");
 	/* The raw_syscalls programs' _cast twins read a descriptor's file with plain loads:
 	 * where tp_btf programs may call bpf_rdonly_cast (6.2+) */

@@ -21,30 +21,24 @@ struct iw_cfg *il_iw_cfg(struct bpf_object *obj)
 {
 	struct iw_cfg *c = il_obj_rodata_must(obj, "iw_cfg", sizeof(*c));
 	int n = il_btf_tp_nargs("sched_switch");
-	struct bpf_map *tasks;
 
 	il_debug("sched_switch takes %d argument(s)", n);
 	c->tp_prev_state = n >= 4;
 	il_who_default(obj); /* attribution off unless the tool turns it on */
-	if (!il_can_task_storage() && (tasks = bpf_object__find_map_by_name(obj, "iw_tasks"))) {
-		/* 5.10: the map type cannot even be made */
-		bpf_map__set_type(tasks, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(tasks, 0);
-		bpf_map__set_max_entries(tasks, 1);
-	}
+	if (!il_can_task_storage())
+		il_obj_task_storage_stub(obj, "iw_tasks");
 	return c;
 }
 
 void il_iw_chosen(struct bpf_object *obj, const struct il_plan *p)
 {
 	struct iw_cfg *c = il_obj_rodata_must(obj, "iw_cfg", sizeof(*c));
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "iw_sleeping");
 
 	/* sampled: iolayer, which lists no sleep under way; a raw_tp program cannot hand a task
 	 * to bpf_task_storage_get() */
 	c->task_storage = c->sampled && il_can_task_storage() && il_plan_method(p) == IL_M_TP_BTF;
-	if (c->task_storage && m)
-		bpf_map__set_max_entries(m, 1);
+	if (c->task_storage)
+		il_obj_map_size(obj, "iw_sleeping", 1);
 	il_debug("I/O-wait layer: sleeps under way in %s",
 		 c->task_storage ? "task-local storage" : "a hash by thread");
 }

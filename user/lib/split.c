@@ -20,22 +20,13 @@ const char *const il_split_part_keys[SPLIT_PARTS] = {
 };
 const char *const il_split_kind_names[5] = { "none", "task", "block", "irq", "cpu" };
 
-/* Size map name of obj to n entries (when it is there). */
-static void map_size(struct bpf_object *obj, const char *name, __u32 n)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	if (m)
-		bpf_map__set_max_entries(m, n);
-}
-
 void il_split_default(struct bpf_object *obj)
 {
 	/* (the task storage it shares, fs_tasks, is the fs layer's to make or not: il_fs_cfg) */
-	map_size(obj, "split_by_tid", 1);
-	map_size(obj, "split_ops", 1);
-	map_size(obj, "split_op_slots", 1);
-	map_size(obj, "split_wakers", 1);
+	il_obj_map_size(obj, "split_by_tid", 1);
+	il_obj_map_size(obj, "split_ops", 1);
+	il_obj_map_size(obj, "split_op_slots", 1);
+	il_obj_map_size(obj, "split_wakers", 1);
 }
 
 struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on)
@@ -48,10 +39,10 @@ struct split_cfg *il_split_cfg(struct bpf_object *obj, bool on)
 		return c;
 	c->tp_prev_state = il_btf_tp_nargs("sched_switch") >= 4;
 	c->task_storage = il_can_task_storage();
-	map_size(obj, "split_by_tid", c->task_storage ? 1 : SPLIT_MAX_TIDS);
-	map_size(obj, "split_ops", SPLIT_MAX_OPS);
-	map_size(obj, "split_op_slots", SPLIT_OP_SLOTS);
-	map_size(obj, "split_wakers", SPLIT_MAX_WAKERS);
+	il_obj_map_size(obj, "split_by_tid", c->task_storage ? 1 : SPLIT_MAX_TIDS);
+	il_obj_map_size(obj, "split_ops", SPLIT_MAX_OPS);
+	il_obj_map_size(obj, "split_op_slots", SPLIT_OP_SLOTS);
+	il_obj_map_size(obj, "split_wakers", SPLIT_MAX_WAKERS);
 	return c;
 }
 
@@ -85,7 +76,7 @@ void il_split_chosen(struct bpf_object *obj, const struct il_plan *p)
 		return;
 	/* a raw_tp program cannot hand next or the wakee to bpf_task_storage_get() */
 	c->task_storage = il_can_task_storage() && il_plan_method(p) == IL_M_TP_BTF;
-	map_size(obj, "split_by_tid", c->task_storage ? 1 : SPLIT_MAX_TIDS);
+	il_obj_map_size(obj, "split_by_tid", c->task_storage ? 1 : SPLIT_MAX_TIDS);
 	il_debug("split layer: per-task state in %s",
 		 c->task_storage ? "task-local storage" : "a hash keyed by thread");
 }

@@ -25,15 +25,6 @@
 
 static const char *const who_maps[WHO_MAP__MAX] = { "who_procs", "who_files", "who_pd" };
 
-/* who_pd's slots (struct who_pd_slot) sized to n. */
-static void pd_slots_size(struct bpf_object *obj, __u32 n)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "who_pd_slots");
-
-	if (m)
-		bpf_map__set_max_entries(m, n);
-}
-
 void il_who_enable(struct bpf_object *obj)
 {
 	struct who_cfg *c = il_obj_rodata_must(obj, "who_cfg", sizeof(*c));
@@ -48,7 +39,7 @@ void il_who_enable(struct bpf_object *obj)
 		if (m)
 			bpf_map__set_max_entries(m, sizes[i]);
 	}
-	pd_slots_size(obj, WHO_PD_SLOTS);
+	il_obj_map_size(obj, "who_pd_slots", WHO_PD_SLOTS);
 }
 
 void il_who_users_partial(struct bpf_object *obj)
@@ -70,7 +61,7 @@ void il_who_default(struct bpf_object *obj)
 		if (m)
 			bpf_map__set_max_entries(m, 1);
 	}
-	pd_slots_size(obj, 1);
+	il_obj_map_size(obj, "who_pd_slots", 1);
 }
 
 void il_who_plan(struct bpf_object *obj, struct il_plan *p)
