@@ -931,6 +931,44 @@ static void test_group_members(void **state)
 	line_has(&w, " behind dd (2 pids) on ");
 }
 
+/* Row i of many: a 1 MiB write of process pid (comm) on DISK. */
+static void sent_one(struct il_snap_bp *many, int i, __u32 pid, const char *comm)
+{
+	many[i] = (struct il_snap_bp){ .row.k = { .dev = DISK, .tgid = pid } };
+	many[i].row.v.ios = 1;
+	many[i].row.v.bytes = many[i].row.v.write_bytes = 1 << 20;
+	many[i].row.v.device_ns = 5 * MS;
+	snprintf(many[i].row.v.comm, sizeof(many[i].row.v.comm), "%s", comm);
+}
+
+/* 150 short-lived dd's on the disk: the group keeps 128 pids to count them by, and says that
+ * there were more where it stopped ("dd (128+ pids)"), not a count that looks exact (a
+ * trial's 3,000 dd's read "dd (128 pids)" in the neighbour's line, "dd (2999 pids)" in the CPU
+ * one). */
+static void test_group_members_more(void **state)
+{
+	static struct il_snap_bp many[160];
+	struct il_window w;
+
+	(void)state;
+	for (int i = 0; i < 150; i++)
+		sent_one(many, i, 1000 + i, "dd");
+	sent_one(many, 150, 10, "fsyncer");
+	for (int nbp = 151; nbp >= 128; nbp -= 23) { /* 150 dd's, then 127 */
+		fsyncer(&w);
+		if (nbp == 128)
+			sent_one(many, 127, 10, "fsyncer");
+		w.bp = many;
+		w.nbp = nbp;
+		il_cause(&w, &c);
+		assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+		assert_string_equal(c.blames[0].comm, "dd");
+		assert_int_equal(c.blames[0].npids, nbp == 151 ? 128 : 127);
+		assert_int_equal(c.blames[0].more_pids, nbp == 151);
+		line_has(&w, nbp == 151 ? " behind dd (128+ pids) on " : " behind dd (127 pids) on ");
+	}
+}
+
 /* A submitter with the victim's name: its pid in the evidence, not a second bare
  * "fsyncer" beside the victim's (a trial's "python3 (the victim) 24%, python3 2%"). */
 static void test_same_name_submitter(void **state)
@@ -1065,7 +1103,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_dirtier_cgroup),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
-		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members),
+		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members), cmocka_unit_test(test_group_members_more),
 		cmocka_unit_test(test_same_name_submitter),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");

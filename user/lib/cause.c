@@ -158,6 +158,7 @@ struct sub {
 	__u32 pids[128];            /* the members, to count each once: a process's rows come
 				     * once for its own requests and again for each kernel thread
 				     * or sync that wrote its pages back ("dd (145 pids)" for 5) */
+	bool more_pids;             /* members past pids[]: npids is a floor ("dd (128+ pids)") */
 	double load;                /* bytes */
 	char cgroup[128];           /* its members' cgroup, "" unknown or not one */
 	bool mixed;                 /* members in several cgroups */
@@ -192,6 +193,8 @@ static int sub_add(struct sub *s, int n, __u32 pid, const char *comm, bool kthre
 		if (k < (int)IL_ARRAY_SIZE(s[i].pids) && !s[i].pids[k]) { /* a new member */
 			s[i].pids[k] = pid;
 			s[i].npids++;
+		} else if (k == (int)IL_ARRAY_SIZE(s[i].pids)) { /* one more, uncounted */
+			s[i].more_pids = true;
 		}
 		s[i].mixed |= strcmp(s[i].cgroup, cgroup ? cgroup : "") != 0;
 	}
@@ -223,6 +226,7 @@ static int merge_cgroups(struct sub *s, int n)
 	for (int i = 0; i < n; i++) {
 		double sum = 0, other = 0;
 		int cmds = 0, pids = 0, m = 0;
+		bool more = false;
 		char cg[128];
 
 		if (!groupable(&s[i]) || !strcmp(s[i].cgroup, "/"))
@@ -232,6 +236,7 @@ static int merge_cgroups(struct sub *s, int n)
 			if (groupable(&s[j]) && !strcmp(s[j].cgroup, cg)) {
 				sum += s[j].load;
 				pids += s[j].npids;
+				more |= s[j].more_pids;
 				cmds++;
 			} else if (!s[j].self && s[j].load > other) {
 				other = s[j].load;
@@ -243,6 +248,7 @@ static int merge_cgroups(struct sub *s, int n)
 		snprintf(s[i].comm, sizeof(s[i].comm), "%.15s", strrchr(cg, '/') ? strrchr(cg, '/') + 1 : cg);
 		s[i].load = sum;
 		s[i].npids = pids;
+		s[i].more_pids = more;
 		s[i].kthread = false;
 		for (int j = 0; j < n; j++)
 			if (j == i || !groupable(&s[j]) || strcmp(s[j].cgroup, cg))
@@ -393,6 +399,7 @@ static void disk_evidence(const struct il_window *w, struct il_cause *c, __u32 d
 		d->top[d->n].kthread = s[i].kthread;
 		d->top[d->n].self = s[i].self;
 		d->top[d->n].npids = s[i].npids;
+		d->top[d->n].more_pids = s[i].more_pids;
 		if (s[i].kthread)
 			journal_for(w, s[i].pid, s[i].comm, d->top[d->n].for_comm);
 		d->top[d->n++].share = s[i].load / total;
@@ -465,6 +472,7 @@ static void blame_disk(struct ctx *x, __u32 dev, __u64 ns, __u32 victim, __u32 s
 		if (bl) {
 			bl->disk_share = s[i].load / total;
 			bl->npids = s[i].npids;
+			bl->more_pids = s[i].more_pids;
 			if (s[i].kthread)
 				bl->for_pid = journal_for(w, s[i].pid, s[i].comm, bl->for_comm);
 			if (!s[i].mixed)
@@ -1307,10 +1315,13 @@ static const char *group_str(const struct il_blame *b, const char *peer, bool li
 		}
 		bool peers = peer && !strcmp(b->comm, peer);
 
+		const char *more = b->more_pids ? "+" : ""; /* npids a floor: "dd (128+ pids)" */
+
 		if (peers)
-			n = snprintf(buf, len, "%d others of its command%s", b->npids, np ? " (pids" : "");
+			n = snprintf(buf, len, "%d%s others of its command%s", b->npids, more,
+				     np ? " (pids" : "");
 		else
-			n = snprintf(buf, len, "%s (%d pids", esc, b->npids);
+			n = snprintf(buf, len, "%s (%d%s pids", esc, b->npids, more);
 		for (int i = 0; i < np && i < 3 && n >= 0 && (size_t)n < len; i++)
 			n += snprintf(buf + n, len - n, "%s%u", i ? ", " : ": ", pids[i]);
 		if (n >= 0 && (size_t)n < len && (np || !peers))
@@ -1659,7 +1670,8 @@ int il_cause_evidence(const struct il_cause *c, char lines[5][200])
 		int o = snprintf(lines[n], 200, "%s bytes by submitter:", d->disk);
 
 		for (int k = 0; k < d->n && o < 200; k++) {
-			struct il_blame g = { .npids = d->top[k].npids, .kthread = d->top[k].kthread };
+			struct il_blame g = { .npids = d->top[k].npids, .more_pids = d->top[k].more_pids,
+					      .kthread = d->top[k].kthread };
 
 			snprintf(g.comm, sizeof(g.comm), "%s", d->top[k].comm);
 			/* a group or a name (escaped), its pid only where another entry has that
@@ -1776,6 +1788,7 @@ void il_cause_json(struct json_object *v, const struct il_cause *c)
 			json_object_object_add(cu, "comm", NULL);
 		json_object_object_add(cu, "group", json_object_new_boolean(b->npids > 1));
 		json_object_object_add(cu, "npids", json_object_new_int(b->npids));
+		json_object_object_add(cu, "more_pids", json_object_new_boolean(b->more_pids));
 		pids = json_object_new_array();
 		for (int k = 0; k < IL_BLAME_PIDS && b->pids[k]; k++)
 			json_object_array_add(pids, json_object_new_uint64(b->pids[k]));

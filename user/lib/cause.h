@@ -83,6 +83,7 @@ struct il_blame {
 	__u32 pid;                  /* a process (a group's busiest member), 0 none */
 	char comm[IL_CAUSE_NAME];   /* its command (a kernel thread's name), and title */
 	int npids;                  /* processes of that command in the group (1: one) */
+	bool more_pids;             /* more than npids: the group's count stopped there */
 	__u32 pids[IL_BLAME_PIDS];  /* the first of them seen, 0 past the last */
 	bool kthread;
 	char cgroup[128];           /* the throttled cgroup; a process's cgroup */
@@ -119,6 +120,7 @@ struct il_cause_disk {
 		char comm[IL_CAUSE_NAME];
 		__u32 pid;              /* one process's (of a group: its largest) */
 		int npids;
+		bool more_pids;         /* more than npids (il_blame.more_pids) */
 		bool kthread, self;     /* self: the victim (or the thread its wait went through) */
 		double share;
 		char for_comm[IL_CAUSE_NAME]; /* a journal thread's: as il_blame.for_comm */
@@ -189,7 +191,7 @@ const char *il_cause_line(const struct il_cause *c, char *buf, size_t len);
 int il_cause_evidence(const struct il_cause *c, char lines[5][200]);
 
 /* Add victim{pid, comm, op, file, calls, fdatasync_calls (op fsync only), time_ns},
- * culprit{kind, pid, comm, group, npids, cgroup, file, disk, rule, via, commits_for,
+ * culprit{kind, pid, comm, group, npids, more_pids (npids a floor), cgroup, file, disk, rule, via, commits_for,
  * commits_for_pid, share, disk_share},
  * breakdown[{part, ns, share}],
  * causes[...], summary and evidence[] to the verdict object v. */

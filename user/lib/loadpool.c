@@ -11,6 +11,7 @@
 #include "btf.h"
 #include "loadpool.h"
 #include "log.h"
+#include "run.h"
 #include "util.h"
 
 #define POOL_MAX_WORKERS 4
@@ -25,6 +26,7 @@ struct job {
 	size_t seq; /* its place in libbpf's order of loading */
 	struct bpf_prog_load_opts opts;
 	int fd; /* the loaded program, or a negative errno */
+	__u64 ns; /* the load's wall time (the verifier's, mostly) */
 };
 
 static struct {
@@ -56,9 +58,46 @@ static bool pool_on(void)
  * libbpf 1.1 has no getter for. */
 static int load(struct job *j)
 {
+	__u64 t0 = il_now_ns();
 	int fd = bpf_prog_load(j->type, bpf_program__name(j->prog), "GPL", j->insns, j->n, &j->opts);
 
+	j->ns = il_now_ns() - t0;
 	return fd < 0 ? -errno : fd;
+}
+
+/* IOLAYER_LOAD_STATS set: each program's load time and the instructions the verifier walked
+ * (bpf_prog_info.verified_insns, 5.16+; 0 before), one line each on stderr, for the bench and
+ * whoever cuts the start-up. */
+static void load_stats(const struct job *j)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!getenv("IOLAYER_LOAD_STATS"))
+		return;
+	if (j->fd < 0 || bpf_obj_get_info_by_fd(j->fd, &info, &len))
+		info.verified_insns = 0;
+	fprintf(stderr, "load: %-28s %8.2f ms %8u insns verified\n", bpf_program__name(j->prog),
+		j->ns / 1e6, info.verified_insns);
+	if (!strcmp(getenv("IOLAYER_LOAD_STATS"), bpf_program__name(j->prog))) {
+		/* IOLAYER_LOAD_STATS=PROGRAM: its verifier log, every instruction walked */
+		struct job again = *j;
+		size_t size = 256u << 20;
+		char *log = malloc(size);
+		int fd;
+
+		if (!log)
+			return;
+		log[0] = '\0';
+		again.opts.log_buf = log;
+		again.opts.log_size = size;
+		again.opts.log_level = 2;
+		fd = load(&again);
+		if (fd >= 0)
+			close(fd);
+		fputs(log, stderr);
+		free(log);
+	}
 }
 
 /* Longer programs first (their instructions: the verifier's time grows with them), so that
@@ -198,6 +237,7 @@ static void report(struct job *j)
 
 int il_load_join(int loaded)
 {
+	unsigned long long t0 = il_now_ns(), sum = 0;
 	int first = 0, at, i;
 	size_t k;
 
@@ -211,9 +251,15 @@ int il_load_join(int loaded)
 		pthread_join(pool.workers[i], NULL);
 	if (pool.njobs)
 		qsort(pool.jobs, pool.njobs, sizeof(*pool.jobs), queued_first);
+	for (k = 0; k < pool.njobs; k++)
+		sum += pool.jobs[k]->ns;
+	if (pool.njobs && getenv("IOLAYER_LOAD_STATS"))
+		fprintf(stderr, "load: %zu programs on %d threads: %.2f ms, %.2f ms of loads\n",
+			pool.njobs, pool.nworkers + 1, (il_now_ns() - t0) / 1e6, sum / 1e6);
 	for (k = 0; k < pool.njobs; k++) {
 		struct job *j = pool.jobs[k];
 
+		load_stats(j);
 		if (j->fd >= 0) {
 			at = bpf_program__fd(j->prog);
 			if (!loaded && !first && (at < 0 || dup3(j->fd, at, O_CLOEXEC) < 0))

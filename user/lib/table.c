@@ -85,7 +85,8 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 			char pids[24] = ""; /* a group as the verdict names it: "dd (73 pids)" */
 
 			if (c->disks[d].top[k].npids > 1)
-				snprintf(pids, sizeof(pids), " (%d pids)", c->disks[d].top[k].npids);
+				snprintf(pids, sizeof(pids), " (%d%s pids)", c->disks[d].top[k].npids,
+					 c->disks[d].top[k].more_pids ? "+" : "");
 			else if (c->disks[d].top[k].pid && il_cause_disk_twin(&c->disks[d], k))
 				snprintf(pids, sizeof(pids), " (pid %u)", c->disks[d].top[k].pid);
 			n += snprintf(extra + n, sizeof(extra) - n, "%s %s%s %.0f%%",
