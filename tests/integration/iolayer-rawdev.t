@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd jq jq
-plan 8
+plan 11
 
 loop_ext4_setup 64
 EXT4=$LOOPNAME
@@ -39,5 +39,23 @@ check "the process's file on ext4 was seen ($MNT/log)" grep -q "\"$MNT/log\"" "$
 who=$(j .verdict.who)
 check "the verdict's sentence gives the bytes it sends to $LOOPNAME, not its file ($who)" \
 	test "${who%" on $LOOPNAME"}" != "$who" -a "${who#*"$MNT/log"}" = "$who"
+
+# ---- without -p: a burst of raw writes beside a trickle of file calls -------------------------
+sh -c "while :; do echo x >>$MNT/trickle; sleep 0.05; done" &
+TRICKLE=$!
+at_exit "kill $TRICKLE"
+sleep 0.3
+check "iolayer starts (--json, every process)" tool_start "$TMPD/a.json" "$TMPD/a.err" $IL -d 600 --json
+w0=$(diskstat_w "$LOOPNAME")
+"$WL/io_loop" -m direct -s 4096 -n $N "$RAW" >/dev/null
+sleep 0.3
+w1=$(diskstat_w "$LOOPNAME")
+tool_stop
+kill "$TRICKLE"; wait "$TRICKLE" 2>/dev/null
+a() { jq -r "$1" "$TMPD/a.json"; }
+diag "verdict: $(a .verdict.layer) -- $(a .verdict.who // .verdict.reason); disk $(a .verdict.disk)"
+is "$((w1 - w0))" "$N" "/proc/diskstats: $N writes completed on $LOOPNAME"
+check "no -p: the window's disk is the raw device the burst went to ($(a .verdict.disk))" \
+	test "$(a .verdict.disk)" = "$LOOPNAME" -a "$(a .layers.device.count)" = "$N"
 
 done_testing

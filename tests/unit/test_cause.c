@@ -969,6 +969,35 @@ static void test_group_members_more(void **state)
 	}
 }
 
+/* A quiet window, no -p: the process with the most call time made 3 ms of open calls in 4 s,
+ * and the layers saw every process quiet (a short burst of direct writes to a block device,
+ * which makes no call the split sees, is in their I/O wait and disk load). The verdict is the
+ * layers' sentence, not that process's ("none -- no layer stands out: qemu-system-x86 (pid
+ * 10)'s open calls took 0.1%"); with -p it is that process's, as before. */
+static void test_quiet_machine(void **state)
+{
+	struct il_judgement j;
+	struct il_window w;
+
+	(void)state;
+	for (int pid = 0; pid <= 10; pid += 10) {
+		window(&w);
+		calls(&w, 10, "qemu-system-x86", FS_OP_OPEN, 3, 0, 0, 0, 0);
+		w.m.pid = pid;
+		w.m.elapsed_s = 4;
+		w.m.fs_seen = true;
+		w.m.ops[FS_OP_OPEN].count = 100;
+		w.m.ops[FS_OP_OPEN].total_ns = 3 * MS;
+		w.m.ops[FS_OP_OPEN].p99_lt_ns = 65536;
+		il_window_judge(&w, &j);
+		assert_int_equal(j.layers.why, IL_WHY_IDLE);
+		assert_int_equal(j.v.d.where, IL_WHERE_NONE);
+		assert_int_equal(j.cause.found, pid != 0);
+		assert_non_null(strstr(j.v.why, pid ? "no layer stands out: qemu-system-x86 (pid 10)'s open calls took 0.1% of the 4.0 s"
+						    : "no layer stands out: file operations took 0.1% of the time"));
+	}
+}
+
 /* A submitter with the victim's name: its pid in the evidence, not a second bare
  * "fsyncer" beside the victim's (a trial's "python3 (the victim) 24%, python3 2%"). */
 static void test_same_name_submitter(void **state)
@@ -1104,6 +1133,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),
 		cmocka_unit_test(test_line), cmocka_unit_test(test_title_parse),
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members), cmocka_unit_test(test_group_members_more),
+		cmocka_unit_test(test_quiet_machine),
 		cmocka_unit_test(test_same_name_submitter),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");

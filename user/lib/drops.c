@@ -8,16 +8,17 @@
 #include "drops.h"
 #include "util.h"
 
+/* Each kind's JSON name and its line of text, "WHAT (why): N": the count last, for awk's $NF. */
 static const struct { const char *name, *text; } drops[IL_DROP__MAX] = {
-	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost: ring buffer full" },
-	[IL_DROP_MAP_FULL] = { "map_full", "operations not measured: BPF map full" },
-	[IL_DROP_MISSED_START] = { "missed_start", "not timed: calls or requests that ended with no start seen (under way when tracing began, or the kernel skipped the start event)" },
-	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured: completion time before start time" },
-	[IL_DROP_STACK] = { "stack", "stacks lost: stack map full or hash collision" },
-	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen: a call began again before its end was seen (the end event was missed: an exit the kernel did not report, or, with kprobes, a kretprobe out of instances)" },
-	[IL_DROP_MISSED_END] = { "missed_end", "I/O-wait sleeps not timed: the task ran again with no context switch to it reported (about 1 sleep in 5,000 on some kernels), so their end is unknown" },
-	[IL_DROP_COMPAT] = { "compat_syscall", "32-bit system calls not measured (a 32-bit process's, or int 0x80): reads, writes and syncs on traced files" },
-	[IL_DROP_MSYNC] = { "msync", "msync syncs not measured: the mapping's file was not found (the kernel has no bpf_find_vma, before 5.17, or the mapping's lock was held)" },
+	[IL_DROP_RINGBUF_FULL] = { "ringbuf_full", "events lost (ring buffer full)" },
+	[IL_DROP_MAP_FULL] = { "map_full", "operations not measured (a BPF map full)" },
+	[IL_DROP_MISSED_START] = { "missed_start", "calls or requests not timed (they ended with no start seen: under way when tracing began, or the kernel skipped the start event)" },
+	[IL_DROP_BACKWARDS] = { "backwards", "operations not measured (completion time before start time)" },
+	[IL_DROP_STACK] = { "stack", "stacks lost (stack map full or hash collision)" },
+	[IL_DROP_MISSED_RETURN] = { "missed_return", "returns not seen (a call began again before its end was seen: an exit the kernel did not report, or, with kprobes, a kretprobe out of instances)" },
+	[IL_DROP_MISSED_END] = { "missed_end", "I/O-wait sleeps not timed (their end is unknown: the task ran again with no context switch to it reported, about 1 sleep in 5,000 on some kernels)" },
+	[IL_DROP_COMPAT] = { "compat_syscall", "32-bit system calls not measured (a 32-bit process's, or int 0x80: reads, writes and syncs on traced files)" },
+	[IL_DROP_MSYNC] = { "msync", "msync syncs not measured (the mapping's file was not found: the kernel has no bpf_find_vma, before 5.17, or the mapping's lock was held)" },
 };
 
 const char *il_drop_name(enum il_drop d)
