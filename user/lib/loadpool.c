@@ -45,11 +45,13 @@ static bool pool_on(void)
 	if (pool.want)
 		return pool.want > 0;
 	pool.want = -1;
-	if (il_verbose >= 2 || getenv("IOLAYER_SERIAL_LOAD"))
+	if (il_verbose >= 2) /* libbpf's load, which logs what it does */
 		return false;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (cpus < 2)
+	cpus = getenv("IOLAYER_SERIAL_LOAD") ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+	if (cpus < 2 && !getenv("IOLAYER_LOAD_STATS"))
 		return false;
+	if (cpus < 1)
+		cpus = 1;
 	pool.want = cpus < POOL_MAX_WORKERS ? cpus : POOL_MAX_WORKERS;
 	return true;
 }
@@ -91,7 +93,7 @@ static void load_stats(const struct job *j)
 		log[0] = '\0';
 		again.opts.log_buf = log;
 		again.opts.log_size = size;
-		again.opts.log_level = 2;
+		again.opts.log_level = getenv("IOLAYER_LOAD_LOG4") ? 4 : 2 | 4;
 		fd = load(&again);
 		if (fd >= 0)
 			close(fd);

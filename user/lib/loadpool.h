@@ -25,7 +25,9 @@
 int il_load_defer(struct bpf_program *prog, enum bpf_prog_type type, struct bpf_prog_load_opts *opts);
 
 /* Load every queued program and swap each into its stand-in's fd (none when loaded is not 0:
- * libbpf's load failed, and nothing queued is loaded). 0, or the negative errno of
+ * libbpf's load failed, and nothing queued is loaded). IOLAYER_LOAD_STATS set: each
+ * program's load time and instructions verified on stderr (iolayer.8), and the queue is used
+ * with one thread under IOLAYER_SERIAL_LOAD or on one CPU. 0, or the negative errno of
  * the first program the kernel refused, named (with the verifier's log from -v) as libbpf
  * names one. */
 int il_load_join(int loaded);
