@@ -742,7 +742,7 @@ static __always_inline void blk_bio_queue_seen(struct il_bio_seen *s)
 		il_bio_file(s, b);
 	if (b->tgid && b->tgid != s->pid_tgid >> 32) { /* for attribution (who_bio_seen()) */
 		s->sub_tgid = b->tgid;
-		s->sub_comm = b->comm;
+		__builtin_memcpy(s->sub_comm, b->comm, sizeof(s->sub_comm));
 	}
 }
 

@@ -511,6 +511,16 @@ struct {
 	__type(value, struct who_sub_last);
 } who_sub_last SEC(".maps");
 
+/* The current process (tgid) has an entry in who_procs and a fresh identity
+ * (who_proc_current_of(), through bpf_get_current_task(): its fields probe reads) at now.
+ * A global function: the verifier walks it once a program, where inlined in block_bio_queue
+ * it walked it once for each state the block layer's part left (about 3,500 instructions of
+ * that program's verification). 0, or -1 when who_procs is full. */
+__noinline int who_proc_made_sure(__u32 tgid, __u64 now)
+{
+	return who_proc_current_of(tgid, now, NULL) ? 0 : -1;
+}
+
 /* The current process (tgid; task: the current task's BTF pointer or NULL, mm its mm as
  * read) has an entry in who_procs and a fresh identity: made sure of unless this CPU did so
  * for it last (who_sub_last), less than WHO_IDENT_NS ago. */
@@ -522,7 +532,7 @@ static __always_inline void who_sure_of(__u32 tgid, __u64 now, struct task_struc
 	l = bpf_map_lookup_elem(&who_sub_last, &zero);
 	if (l && task && l->tgid == tgid && l->mm == mm && now - l->ns < WHO_IDENT_NS)
 		return;
-	if (!who_proc_current_of(tgid, now, task) || !l)
+	if (who_proc_made_sure(tgid, now) || !l)
 		return;
 	l->tgid = tgid;
 	l->mm = mm;
@@ -708,7 +718,7 @@ struct il_bio_seen {
 	__u32 sub_tgid;            /* the bio's submitter as the block layer knows it, when
 				    * another process than the current task's (a worker queues
 				    * it: blk-throttle's dispatch); 0: the current task's */
-	const char *sub_comm;      /* its name (IL_TASK_COMM_LEN bytes), with sub_tgid */
+	char sub_comm[IL_TASK_COMM_LEN]; /* its name, with sub_tgid */
 	bool btf;                  /* bio is a BTF pointer (a tp_btf program's): plain loads */
 	bool file_read, entry_read; /* inode and dentry, f and fk, are filled in */
 };
@@ -800,7 +810,7 @@ static __always_inline int who_bio_seen(struct il_bio_seen *s)
 			    * own next I/O) */
 		k.tgid = s->sub_tgid;
 		p = who_get(&who_procs, &k.tgid, &who_zero_proc, WHO_MAP_PROCS, &is_new);
-		if (p && is_new && s->sub_comm)
+		if (p && is_new)
 			__builtin_memcpy(p->comm, s->sub_comm, sizeof(p->comm));
 	} else {
 		/* its entry and identity (its bios are counted in who_pd, which user space sums
