@@ -502,27 +502,19 @@ __noinline int split_rq_add(__u32 tgid, __u32 ops, __u64 h, __u64 ns)
 	return 0;
 }
 
-/* A run-queue wait of next (a call of its in flight, t its state) from start to now ended
- * as prev gave up this CPU: each task that ran on this CPU meanwhile (split_runs) gets the
- * part of the wait it ran, for each of next's calls in flight (not kept apart); what no run
- * in the ring covers goes to no one. Not the last holder alone: a task that ran briefly just
- * before the switch (a vCPU thread) would take a whole wait that others made. */
-static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
-					    struct task_struct *prev, __u64 start, __u64 now,
-					    bool btf)
+/* The runs of this CPU's ring (split_runs) since start, each to split_rq_add() for the part
+ * of [start, now] it ran, for the calls in ops of process tgid; what no run in the ring covers
+ * to no one (h 0). A global function (scalars in): the ring's unrolled walk, inlined in
+ * sched_switch's program, was about 3,500 of the instructions its verifier walked. Returns
+ * 0. */
+__noinline int split_rq_walk(__u32 tgid, __u32 ops, __u64 start, __u64 now)
 {
-	__u32 tgid = IL_BTF_READ(btf, next, tgid), zero = 0, idx, ops = 0;
+	__u32 zero = 0, idx;
 	struct split_cpu_runs *c = bpf_map_lookup_elem(&split_runs, &zero);
 	__u64 end = now, known = 0;
 
 	if (!c)
-		return;
-	for (__u32 op = 0; op < FS_OP__MAX; op++)
-		if ((t->active & (1 << op)) && !t->slot[op].apart)
-			ops |= 1 << op;
-	if (!ops)
-		return;
-	split_runs_current(c, prev); /* (split_runs_push then adds only next) */
+		return 0;
 	idx = c->next;
 	for (int k = 1; k <= SPLIT_RUNS; k++) {
 		struct split_run *r = &c->r[(idx - k) & (SPLIT_RUNS - 1)];
@@ -538,6 +530,30 @@ static __always_inline void split_rq_holder(const struct split_task *t, struct t
 	}
 	if (now - start > known) /* runs past the ring's */
 		split_rq_add(tgid, ops, 0, now - start - known);
+	return 0;
+}
+
+/* A run-queue wait of next (a call of its in flight, t its state) from start to now ended
+ * as prev gave up this CPU: each task that ran on this CPU meanwhile (split_runs) gets the
+ * part of the wait it ran, for each of next's calls in flight (not kept apart); what no run
+ * in the ring covers goes to no one. Not the last holder alone: a task that ran briefly just
+ * before the switch (a vCPU thread) would take a whole wait that others made. */
+static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
+					    struct task_struct *prev, __u64 start, __u64 now,
+					    bool btf)
+{
+	__u32 tgid = IL_BTF_READ(btf, next, tgid), zero = 0, ops = 0;
+	struct split_cpu_runs *c = bpf_map_lookup_elem(&split_runs, &zero);
+
+	if (!c)
+		return;
+	for (__u32 op = 0; op < FS_OP__MAX; op++)
+		if ((t->active & (1 << op)) && !t->slot[op].apart)
+			ops |= 1 << op;
+	if (!ops)
+		return;
+	split_runs_current(c, prev); /* (split_runs_push then adds only next) */
+	split_rq_walk(tgid, ops, start, now);
 }
 
 /* next is switched in, from prev, at the time returned (0: nothing looked at the clock).
@@ -724,35 +740,51 @@ static __always_inline void split_slot_wake(struct split_slot *sl, const struct 
 		a->io_disk = io_disk;
 }
 
-/* The same into the aggregate of (victim tgid, op, waker). */
-static __always_inline void split_wk_add(__u32 tgid, __u32 op, const struct split_waker *w,
-					 __u64 ns, __u64 io_ns, __u32 io_disk)
-{
-	struct split_wk_key key = {
-		.tgid = tgid, .op = op, .wk_tgid = w->tgid, .wk_tid = w->tid, .wk_disk = w->disk,
-		.wk_kind = w->kind,
-	};
-	struct split_wk_val init = { .kthread = w->kthread }, *v;
+/* Per CPU: the waker of the wake-up split_on_waking() is at, for split_wk_add(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_waker);
+} split_wk_now SEC(".maps");
 
+/* The same into the aggregate of (victim tgid, op, waker), the waker this CPU's
+ * split_wk_now. A global function (scalars in, verified once): inlined once per operation,
+ * its look-ups and inserts were a fifth of split_waking's verification. Returns 0. */
+__noinline int split_wk_add(__u32 tgid, __u32 op, __u64 ns, __u64 io_ns, __u32 io_disk)
+{
+	__u32 zero = 0;
+	const struct split_waker *w = bpf_map_lookup_elem(&split_wk_now, &zero);
+	struct split_wk_key key = { .tgid = tgid, .op = op };
+	struct split_wk_val init = {}, *v;
+
+	if (!w)
+		return 0;
+	key.wk_tgid = w->tgid;
+	key.wk_tid = w->tid;
+	key.wk_disk = w->disk;
+	key.wk_kind = w->kind;
+	init.kthread = w->kthread;
 	__builtin_memcpy(init.comm, w->comm, sizeof(init.comm));
 	v = il_lookup_or_init(&split_wakers, &key, &init);
 	if (!v)
-		return;
+		return 0;
 	__sync_fetch_and_add(&v->ns, ns);
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->io_ns, io_ns);
 	if (io_disk)
 		v->io_disk = io_disk;
+	return 0;
 }
 
 /* sched_waking(p), in the waker's context. */
 static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 {
 	bool io = split_in_iowait(p, btf), blk;
-	struct split_waker w = {};
+	struct split_waker w = {}, *wn;
 	struct split_task *t;
 	__u64 now, start, ns, io_ns = 0;
-	__u32 tid, disk = 0, io_disk = 0, part;
+	__u32 tid, tgid, disk = 0, io_disk = 0, part, zero = 0;
 	__u64 cur;
 
 	if (!split_busy && !io)
@@ -804,12 +836,16 @@ static __always_inline int split_on_waking(struct task_struct *p, bool btf)
 	/* asleep until sched_wakeup enqueues it (split_on_wakeup) */
 	t->pend_part = part;
 	t->state = SPLIT_ST_WOKEN;
+	wn = bpf_map_lookup_elem(&split_wk_now, &zero);
+	if (wn)
+		*wn = w;
+	tgid = IL_BTF_READ(btf, p, tgid);
 	for (__u32 op = 0; op < FS_OP__MAX; op++) {
 		if (!(t->active & (1 << op)))
 			continue;
 		split_slot_wake(&t->slot[op], &w, ns, io_ns, io_disk);
 		if (!t->slot[op].apart)
-			split_wk_add(IL_BTF_READ(btf, p, tgid), op, &w, ns, io_ns, io_disk);
+			split_wk_add(tgid, op, ns, io_ns, io_disk);
 	}
 	return 0;
 }
