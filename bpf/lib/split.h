@@ -32,10 +32,14 @@ enum split_wk_kind {
 	/* Not a waker: a task that ran on the CPU while the call's thread waited in its run
 	 * queue (split_runs, the CPU's last runs; the part of the wait it ran as ns, its runs
 	 * as count): tgid and comm, tid 0; tgid 0 for the idle task (the wake-up's own
-	 * latency) or what the ring no longer held. Only in split_wakers, never a call's main
-	 * waker. */
+	 * latency), and tid SPLIT_RQ_PAST_RING besides for the runs the ring no longer held.
+	 * Only in split_wakers, never a call's main waker. */
 	SPLIT_WK_CPU,
 };
+
+/* SPLIT_WK_CPU's tid (tgid 0) for a run-queue wait's part past the CPU's ring of runs: other
+ * tasks ran then, not followed (never a thread id: 1 is init's pid and tgid). */
+#define SPLIT_RQ_PAST_RING 1
 
 /* Who woke a sleeper. For SPLIT_WK_TASK tgid/tid/comm are the waker's (task_struct.tgid,
  * .pid, .comm at sched_waking) and kthread is its PF_KTHREAD flag; for SPLIT_WK_BLOCK disk is

@@ -538,10 +538,20 @@ static void blame_cpu_of(struct ctx *x, __u32 victim, __u32 waiter, const char *
 	}
 }
 
+/* A run-queue holder row of the victim's operation op: not the part of its waits past the
+ * CPU's ring of runs (SPLIT_RQ_PAST_RING), which goes to the holders seen, by their parts. */
+static bool runq_row(const struct il_split_wk_row *r, __u32 victim, __u32 op)
+{
+	return r->k.wk_kind == SPLIT_WK_CPU && r->k.tgid == victim && r->k.op == op &&
+	       !(!r->k.wk_tgid && r->k.wk_tid == SPLIT_RQ_PAST_RING);
+}
+
 /* The victim's run-queue time ns in its operation op: to the tasks that ran on its CPU while
  * its waits ended (split_wakers' SPLIT_WK_CPU rows), by the wait each ended; its own threads
- * are its own (IL_CK_SELF), an idle CPU no one's (the wake-up's latency). Without such rows
- * (none seen yet), to the CPU hogs of its CPUs by their CPU time there (blame_cpu_of). */
+ * are its own (IL_CK_SELF), an idle CPU no one's (the wake-up's latency). What ran before the
+ * ring's runs is spread over them (a trial's fsync loop beside CPU hogs and a loop of
+ * short-lived processes read "cpu (idle) 13%" with no CPU idle). Without such rows (none seen
+ * yet), to the CPU hogs of its CPUs by their CPU time there (blame_cpu_of). */
 static void blame_runq(struct ctx *x, __u32 victim, __u32 op, __u64 ns)
 {
 	const struct il_window *w = x->w;
@@ -553,7 +563,7 @@ static void blame_runq(struct ctx *x, __u32 victim, __u32 op, __u64 ns)
 	for (int i = 0; i < w->split.nwakers; i++) {
 		const struct il_split_wk_row *r = &w->split.wakers[i];
 
-		if (r->k.wk_kind == SPLIT_WK_CPU && r->k.tgid == victim && r->k.op == op)
+		if (runq_row(r, victim, op))
 			total += r->v.ns;
 	}
 	if (total <= 0) {
@@ -566,7 +576,7 @@ static void blame_runq(struct ctx *x, __u32 victim, __u32 op, __u64 ns)
 		__u64 part;
 		struct il_blame *bl;
 
-		if (r->k.wk_kind != SPLIT_WK_CPU || r->k.tgid != victim || r->k.op != op)
+		if (!runq_row(r, victim, op))
 			continue;
 		part = (__u64)((double)ns * r->v.ns / total);
 		if (r->k.wk_tgid == victim) {

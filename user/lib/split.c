@@ -121,7 +121,9 @@ const char *il_split_waker_name(const struct split_waker *w, char *buf, size_t l
 		snprintf(buf, len, "irq");
 		break;
 	case SPLIT_WK_CPU:
-		if (!w->tgid)
+		if (!w->tgid && w->tid == SPLIT_RQ_PAST_RING)
+			snprintf(buf, len, "not followed");
+		else if (!w->tgid)
 			snprintf(buf, len, "idle");
 		else
 			snprintf(buf, len, w->kthread ? "[%.*s]" : "%.*s", IL_TASK_COMM_LEN, w->comm);
