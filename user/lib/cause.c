@@ -1897,12 +1897,12 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 		j->cause.found = false;
 		return;
 	}
-	/* the same, the whole machine quiet too: the layers' sentence, which counts every
+	/* the same, the layers finding no layer either: their sentence, which counts every
 	 * process's I/O wait and the disk's load beside the calls (a short burst of direct
 	 * writes to a block device, which makes no call the split sees, read "none -- no layer
 	 * stands out: qemu-system-x86's open calls took 0.7%") */
 	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
-	    j->layers.why == IL_WHY_IDLE && !w->m.pid) {
+	    j->layers.where == IL_WHERE_NONE && !w->m.pid) {
 		j->cause.found = false;
 		return;
 	}
@@ -1961,13 +1961,17 @@ int il_measure_judge(const struct il_measure_src *src, const struct il_snap *now
 
 struct json_object *il_judgement_json(const struct il_window *w, const struct il_judgement *j)
 {
-	struct json_object *o = il_window_json(w, &j->v), *v = NULL;
+	struct json_object *o = il_window_json(w, &j->v), *v = NULL, *who;
 	char detail[1024];
 
 	if (json_object_object_get_ex(o, "verdict", &v) && !(j->cause.found && j->cause.nblames)) {
-		/* no cause: the layers' own sentence is the reason, and the detail */
+		/* no cause: the layers' own sentence is the reason, and the detail; the summary
+		 * is the text's line, the process the layers name, else that sentence (a trial's
+		 * `jq .verdict.summary` read null on a quiet window) */
 		il_decision_text(&w->m, &j->layers, detail, sizeof(detail));
 		json_object_object_add(v, "detail", json_object_new_string(detail));
+		json_object_object_add(v, "summary", json_object_object_get_ex(v, "who", &who) ?
+					json_object_get(who) : il_json_utf8(j->v.why, sizeof(j->v.why)));
 	} else if (v) {
 		il_cause_json(v, &j->cause);
 		json_object_object_add(v, "summary", il_json_utf8(j->v.why, sizeof(j->v.why)));
