@@ -1023,6 +1023,34 @@ static void test_cpu_past_ring(void **state)
 			assert_true(c.blames[i].ns == 140 * MS);
 }
 
+/* The table's sync row is named for what the time split saw: fsync, fdatasync when every
+ * sync was one, both when some were (it said fsync beside a line that said fdatasync). */
+static void test_sync_row(void **state)
+{
+	static const struct { __u64 datasync; const char *row; } cases[] = {
+		{ 0, "syscall/VFS  fsync " }, { 100, "syscall/VFS  fdatasync " },
+		{ 40, "syscall/VFS  fsync/fdatasync " },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct il_window w;
+		char *out = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&out, &len);
+
+		fsyncer(&w);
+		ops[0].v.datasync = cases[i].datasync;
+		w.m.fs_seen = true;
+		w.m.ops[FS_OP_FSYNC].count = 100;
+		il_cause(&w, &c);
+		il_window_table(f, &w, &c);
+		fclose(f);
+		assert_non_null(strstr(out, cases[i].row));
+		free(out);
+	}
+}
+
 /* A submitter with the victim's name: its pid in the evidence, not a second bare
  * "fsyncer" beside the victim's (a trial's "python3 (the victim) 24%, python3 2%"). */
 static void test_same_name_submitter(void **state)
@@ -1160,6 +1188,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_titles), cmocka_unit_test(test_group_members), cmocka_unit_test(test_group_members_more),
 		cmocka_unit_test(test_quiet_machine),
 		cmocka_unit_test(test_cpu_past_ring),
+		cmocka_unit_test(test_sync_row),
 		cmocka_unit_test(test_same_name_submitter),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");

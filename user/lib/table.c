@@ -97,6 +97,20 @@ static void own_rows(FILE *f, const struct il_window *w, const struct il_cause *
 	print_row(f, "device", what, &l, false, extra);
 }
 
+/* The fsync row's name: "fdatasync" where every sync the time split saw was one, "fsync/
+ * fdatasync" where some were (a trial's row said fsync beside a line that said fdatasync). */
+static const char *sync_row(const struct il_window *w)
+{
+	__u64 calls = 0, datasync = 0;
+
+	for (int i = 0; i < w->split.nops; i++)
+		if (w->split.ops[i].k.op == FS_OP_FSYNC) {
+			calls += w->split.ops[i].v.calls;
+			datasync += w->split.ops[i].v.datasync;
+		}
+	return !datasync ? il_fs_op_rows[FS_OP_FSYNC] : datasync >= calls ? "fdatasync" : "fsync/fdatasync";
+}
+
 void il_window_table(FILE *f, const struct il_window *w, const struct il_cause *c)
 {
 	const struct il_measure *m = &w->m;
@@ -105,7 +119,8 @@ void il_window_table(FILE *f, const struct il_window *w, const struct il_cause *
 	fprintf(f, "%-12s %-26s %9s %11s %11s %11s %11s\n", "LAYER", "WHAT", "COUNT", "P50", "P99", "MAX",
 	       "TOTAL");
 	for (int i = 0; m->fs_seen && i < FS_OP__MAX; i++)
-		print_row(f, "syscall/VFS", il_fs_op_rows[i], &m->ops[i], true, NULL);
+		print_row(f, "syscall/VFS", i == FS_OP_FSYNC ? sync_row(w) : il_fs_op_rows[i],
+			  &m->ops[i], true, NULL);
 	if (m->fs_seen && m->nested_sync.count) /* not fsync calls: their time is the writes' */
 		print_row(f, "filesystem", "sync in O_(D)SYNC writes", &m->nested_sync, true,
 			  "inside the write rows: not fsync calls, not in the totals");
