@@ -513,7 +513,7 @@ __noinline int split_rq_add(__u32 tgid, __u32 ops, __u64 h, __u64 ns)
 
 /* The runs of this CPU's ring (split_runs) since start, each to split_rq_add() for the part
  * of [start, now] it ran, for the calls in ops of process tgid; what no run in the ring covers
- * to no one (h 0). A global function (scalars in): the ring's unrolled walk, inlined in
+ * to SPLIT_RQ_PAST_RING. A global function (scalars in): the ring's unrolled walk, inlined in
  * sched_switch's program, was about 3,500 of the instructions its verifier walked. Returns
  * 0. */
 __noinline int split_rq_walk(__u32 tgid, __u32 ops, __u64 start, __u64 now)
@@ -545,7 +545,7 @@ __noinline int split_rq_walk(__u32 tgid, __u32 ops, __u64 start, __u64 now)
 /* A run-queue wait of next (a call of its in flight, t its state) from start to now ended
  * as prev gave up this CPU: each task that ran on this CPU meanwhile (split_runs) gets the
  * part of the wait it ran, for each of next's calls in flight (not kept apart); what no run
- * in the ring covers goes to no one. Not the last holder alone: a task that ran briefly just
+ * in the ring covers is marked so (split_rq_walk()). Not the last holder alone: a task that ran briefly just
  * before the switch (a vCPU thread) would take a whole wait that others made. */
 static __always_inline void split_rq_holder(const struct split_task *t, struct task_struct *next,
 					    struct task_struct *prev, __u64 start, __u64 now,

@@ -1870,6 +1870,12 @@ static void victim_culprit(const struct il_window *w, const struct il_cause *c, 
 		k->bytes_per_s = (k->writes ? p->write_bytes : p->read_bytes) / w->m.elapsed_s;
 }
 
+/* Did the victim's calls take a trifle of window w (under IL_CAUSE_IDLE of it)? */
+static bool victim_idle(const struct il_window *w, const struct il_cause *c)
+{
+	return w->m.elapsed_s > 0 && c->victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9;
+}
+
 void il_window_judge(const struct il_window *w, struct il_judgement *j)
 {
 	char line[256];
@@ -1890,19 +1896,12 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	 * all the window, its few returned calls the layers' only numbers), and so does -p's:
 	 * the verdict is about that process, never a kernel thread that wrote to its disk (a
 	 * trial's -p of PostgreSQL's walwriter, one fsync in 5 s, read "device -- kworker/u8:0
-	 * (pid 8491) sends 22.1 MB/s on loop2"). */
-	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
-	    j->layers.where != IL_WHERE_NONE && j->v.c.found && j->v.c.pid != j->cause.victim.pid &&
-	    !w->m.pid) {
-		j->cause.found = false;
-		return;
-	}
-	/* the same, the layers finding no layer either: their sentence, which counts every
-	 * process's I/O wait and the disk's load beside the calls (a short burst of direct
-	 * writes to a block device, which makes no call the split sees, read "none -- no layer
-	 * stands out: qemu-system-x86's open calls took 0.7%") */
-	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9 &&
-	    j->layers.where == IL_WHERE_NONE && !w->m.pid) {
+	 * (pid 8491) sends 22.1 MB/s on loop2"). The same where the layers find no layer
+	 * either: their sentence counts every process's I/O wait and the disk's load beside the
+	 * calls (a short burst of direct writes to a block device, which makes no call the split
+	 * sees, read "none -- no layer stands out: qemu-system-x86's open calls took 0.7%"). */
+	if (victim_idle(w, &j->cause) && !w->m.pid &&
+	    (j->layers.where == IL_WHERE_NONE || (j->v.c.found && j->v.c.pid != j->cause.victim.pid))) {
 		j->cause.found = false;
 		return;
 	}
@@ -1912,7 +1911,7 @@ void il_window_judge(const struct il_window *w, struct il_judgement *j)
 	budget = 200 - strlen("verdict:  -- ") - strlen(il_where_name(j->cause.where));
 	il_cause_line(&j->cause, line, budget + 1);
 	/* calls that took a trifle of the window: nothing is slow for it, whatever its cause */
-	if (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9) {
+	if (victim_idle(w, &j->cause)) {
 		j->v.d.where = IL_WHERE_NONE;
 		j->cause.idle = true;
 		char comm[4 * IL_CAUSE_NAME + 1];
@@ -1948,7 +1947,7 @@ int il_measure_judge(const struct il_measure_src *src, const struct il_snap *now
 	 * read "no layer stands out: qemu-system-x86's open calls took 0.4%" with the table
 	 * on vda) */
 	if (src->pid || src->prefer || !victim || victim == il_who_view_top_pid(&w->view) ||
-	    (w->m.elapsed_s > 0 && j->cause.victim.call_ns < IL_CAUSE_IDLE * w->m.elapsed_s * 1e9) ||
+	    victim_idle(w, &j->cause) ||
 	    il_who_view_disks(&w->view, victim, pref, IL_ARRAY_SIZE(pref)) <= 0 || pref[0] == w->dev)
 		return 0;
 	again.prefer = victim;

@@ -67,21 +67,19 @@ static int load(struct job *j)
 	return fd < 0 ? -errno : fd;
 }
 
-/* IOLAYER_LOAD_STATS set: each program's load time and the instructions the verifier walked
- * (bpf_prog_info.verified_insns, 5.16+; 0 before), one line each on stderr, for the bench and
- * whoever cuts the start-up. */
-static void load_stats(const struct job *j)
+/* IOLAYER_LOAD_STATS set (its value stats): program j's load time and the instructions the
+ * verifier walked (bpf_prog_info.verified_insns, 5.16+; 0 before), one line on stderr, for
+ * the bench and whoever cuts the start-up; its whole verifier log too when stats is its name. */
+static void load_stats(const struct job *j, const char *stats)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 
-	if (!getenv("IOLAYER_LOAD_STATS"))
-		return;
 	if (j->fd < 0 || bpf_obj_get_info_by_fd(j->fd, &info, &len))
 		info.verified_insns = 0;
 	fprintf(stderr, "load: %-28s %8.2f ms %8u insns verified\n", bpf_program__name(j->prog),
 		j->ns / 1e6, info.verified_insns);
-	if (!strcmp(getenv("IOLAYER_LOAD_STATS"), bpf_program__name(j->prog))) {
+	if (!strcmp(stats, bpf_program__name(j->prog))) {
 		/* IOLAYER_LOAD_STATS=PROGRAM: its verifier log, every instruction walked */
 		struct job again = *j;
 		size_t size = 256u << 20;
@@ -93,7 +91,7 @@ static void load_stats(const struct job *j)
 		log[0] = '\0';
 		again.opts.log_buf = log;
 		again.opts.log_size = size;
-		again.opts.log_level = getenv("IOLAYER_LOAD_LOG4") ? 4 : 2 | 4;
+		again.opts.log_level = 2 | 4; /* every instruction walked, and the totals */
 		fd = load(&again);
 		if (fd >= 0)
 			close(fd);
@@ -240,6 +238,7 @@ static void report(struct job *j)
 int il_load_join(int loaded)
 {
 	unsigned long long t0 = il_now_ns(), sum = 0;
+	const char *stats = getenv("IOLAYER_LOAD_STATS");
 	int first = 0, at, i;
 	size_t k;
 
@@ -253,15 +252,16 @@ int il_load_join(int loaded)
 		pthread_join(pool.workers[i], NULL);
 	if (pool.njobs)
 		qsort(pool.jobs, pool.njobs, sizeof(*pool.jobs), queued_first);
-	for (k = 0; k < pool.njobs; k++)
+	for (k = 0; stats && k < pool.njobs; k++)
 		sum += pool.jobs[k]->ns;
-	if (pool.njobs && getenv("IOLAYER_LOAD_STATS"))
+	if (stats && pool.njobs)
 		fprintf(stderr, "load: %zu programs on %d threads: %.2f ms, %.2f ms of loads\n",
 			pool.njobs, pool.nworkers + 1, (il_now_ns() - t0) / 1e6, sum / 1e6);
 	for (k = 0; k < pool.njobs; k++) {
 		struct job *j = pool.jobs[k];
 
-		load_stats(j);
+		if (stats)
+			load_stats(j, stats);
 		if (j->fd >= 0) {
 			at = bpf_program__fd(j->prog);
 			if (!loaded && !first && (at < 0 || dup3(j->fd, at, O_CLOEXEC) < 0))
