@@ -6,7 +6,7 @@
 # (IOLAYER_SERIAL_LOAD), with the same answer.
 source "$(dirname "$0")/lib.sh"
 require_root
-plan 18
+plan 23
 
 make_loop cb 16M
 BL=$(tool biolatency)
@@ -35,13 +35,24 @@ files=("$cache"/core-btf/*.btf)
 is "${#files[@]}" 1 "one cache file"
 is "$(stat -c %a "$cache/core-btf")" 700 "the cache directory is root's alone (0700)"
 check "the file is BTF (bpftool reads it)" eval "bpftool btf dump file '${files[0]}' >/dev/null"
+# the BTF answers kept for this kernel (btf-answers/<build id>-<BTF size>): private, and the
+# tracepoint's type id in it is the one bpftool reads from the kernel's BTF
+answers=("$cache"/btf-answers/*)
+ok "$([ "${#answers[@]}" = 1 ] && [ "$(stat -c %a "${answers[0]}")" = 600 ] &&
+	[ "$(head -1 "${answers[0]}")" = "iolayer-btf-answers 1 $(basename "${answers[0]}")" ]; echo $?)" \
+	"one BTF answers file, 0600, headed by its kernel key"
+want_id=$(bpftool btf dump file /sys/kernel/btf/vmlinux | sed -n "s/^\[\([0-9]*\)\] TYPEDEF 'btf_trace_block_rq_issue'.*/\1/p")
+is "$(awk '$1 == "i" && $3 == "btf_trace_block_rq_issue" { print $4 }' "${answers[0]}")" "$want_id" \
+	"the answer kept for btf_trace_block_rq_issue is the kernel's type id ($want_id)"
 
 # 2. second start: the file is used as it is
 before=$(stat -c %Y.%i "${files[0]}")
+abefore=$(stat -c %Y.%i "${answers[0]}")
 got=$(run_writes 150 "$TMPD/2.out" "$TMPD/2.err" IOLAYER_CACHE_DIR="$cache")
 is "$got" "0:150" "second start (cache hit): 150 writes in, 150 requests out"
 ok "$(! grep -q 'CO-RE BTF cached' "$TMPD/2.err"; echo $?)" "the second start makes nothing"
 is "$(stat -c %Y.%i "${files[0]}")" "$before" "the cached file is kept as it was"
+is "$(stat -c %Y.%i "${answers[0]}")" "$abefore" "the BTF answers are kept as they were (all found there)"
 diag "answer: cache hit: $got"
 
 # 3. a damaged file is made again, and the run is still right
@@ -50,12 +61,19 @@ got=$(run_writes 120 "$TMPD/3.out" "$TMPD/3.err" IOLAYER_CACHE_DIR="$cache")
 is "$got" "0:120" "damaged cache file: 120 writes in, 120 requests out"
 check "-v says the damaged file was made again" grep -q 'is damaged: made again' "$TMPD/3.err"
 check "the file is BTF again" eval "bpftool btf dump file '${files[0]}' >/dev/null"
+# 3b. damaged BTF answers are not used: found in the BTF again and written again
+printf 'iolayer-btf-answers 1 %s\ni 8 btf_trace_block_rq_issue\n\x01\xff garbage\n' \
+	"$(basename "${answers[0]}")" >"${answers[0]}"
+got=$(run_writes 60 "$TMPD/3b.out" "$TMPD/3b.err" IOLAYER_CACHE_DIR="$cache")
+is "$got" "0:60" "damaged BTF answers: 60 writes in, 60 requests out"
+is "$(awk '$1 == "i" && $3 == "btf_trace_block_rq_issue" { print $4 }' "${answers[0]}")" "$want_id" \
+	"the answers are written again, with the kernel's type id"
 
 # 4. IOLAYER_CACHE_DIR empty: no cache, the same answer
 rm -rf "$cache"
 got=$(run_writes 100 "$TMPD/4.out" "$TMPD/4.err" IOLAYER_CACHE_DIR=)
 is "$got" "0:100" "cache off: 100 writes in, 100 requests out"
-ok "$([ ! -e "$cache" ]; echo $?)" "cache off: nothing written"
+ok "$([ ! -e "$cache" ]; echo $?)" "cache off: nothing written (no CO-RE BTF, no BTF answers)"
 
 # 5. a cache directory others may write is not used
 mkdir -m 0777 "$cache"

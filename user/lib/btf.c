@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "bpfobj.h"
 #include "btf.h"
+#include "corebtf.h"
 #include "lib/shared.h"
 #include "log.h"
 
@@ -51,6 +52,164 @@ static struct raw {
 /* The module BTF objects tp_btf programs were loaded against, open until il_btf_release(). */
 static int mod_fds[16];
 static int nmod_fds;
+
+/*
+ * The answers of this kernel's BTF to the questions the tools ask at start-up, kept per
+ * kernel (il_kernel_key) in the cache directory: <dir>/btf-answers/<kernel key>. Reading
+ * vmlinux BTF and indexing it took 15-20 ms of every start; the answers are a few hundred
+ * bytes. A question not in the file is answered from the BTF as before and the file written
+ * again at il_btf_release(). One line per answer, "TAG KIND NAME A B C": tag 'i' a vmlinux
+ * type id (A; 0: none), 'n' a tracepoint's argument count (A; -1: not described), 'k' a
+ * function's prototype (A the error, B its arguments, C whether it returns int). The first
+ * line names the format and the kernel key; a file that does not parse is not used.
+ */
+#define ANSWERS_MAX 1024
+#define ANSWERS_MAGIC "iolayer-btf-answers 1"
+
+static struct answers {
+	bool tried;        /* the file read, or found missing or unusable */
+	bool dirty;        /* answers not in the file */
+	int n;
+	struct answer {
+		char tag;
+		int kind;
+		char *name;
+		long long v[3];
+	} *v;
+} ans;
+
+static const struct answer *ans_find(char tag, int kind, const char *name);
+
+/* Parse the answers file's text (len bytes at text, NUL-terminated) into ans; false when any
+ * line does not parse or the key is not this kernel's. */
+static bool ans_parse(char *text, const char *key)
+{
+	char *save = NULL, *line = strtok_r(text, "\n", &save);
+	char head[160];
+
+	snprintf(head, sizeof(head), "%s %s", ANSWERS_MAGIC, key);
+	if (!line || strcmp(line, head))
+		return false;
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		struct answer a = { 0 };
+		char name[256];
+		int used = 0;
+
+		if (ans.n == ANSWERS_MAX ||
+		    sscanf(line, "%c %d %255s %lld %lld %lld%n", &a.tag, &a.kind, name, &a.v[0], &a.v[1],
+			   &a.v[2], &used) != 6 || line[used] || !strchr("ink", a.tag) ||
+		    ans_find(a.tag, a.kind, name) || !(a.name = strdup(name)))
+			return false;
+		ans.v[ans.n++] = a;
+	}
+	return true;
+}
+
+static void ans_free(void)
+{
+	for (int i = 0; i < ans.n; i++)
+		free(ans.v[i].name);
+	free(ans.v);
+	memset(&ans, 0, sizeof(ans));
+}
+
+/* Read this kernel's answers once; nothing when there is no key, no cache or no file. */
+static void ans_read(void)
+{
+	const char *key;
+	char *text = NULL;
+	struct stat st;
+	int dfd, fd;
+
+	if (ans.tried)
+		return;
+	ans.tried = true;
+	if (!(ans.v = calloc(ANSWERS_MAX, sizeof(*ans.v))) || !(key = il_kernel_key()) ||
+	    (dfd = il_cache_subdir("btf-answers", "BTF answers")) < 0)
+		return;
+	fd = openat(dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	close(dfd);
+	if (fd < 0)
+		return;
+	if (il_cache_file_ours(fd) && !fstat(fd, &st) && st.st_size > 0 && st.st_size < (1 << 20) &&
+	    (text = malloc(st.st_size + 1)) && read(fd, text, st.st_size) == st.st_size) {
+		text[st.st_size] = 0;
+		if (!ans_parse(text, key)) { /* all or nothing: made again from the BTF */
+			for (int i = 0; i < ans.n; i++)
+				free(ans.v[i].name);
+			ans.n = 0;
+			ans.dirty = true;
+		}
+	}
+	free(text);
+	close(fd);
+}
+
+static const struct answer *ans_find(char tag, int kind, const char *name)
+{
+	for (int i = 0; i < ans.n; i++)
+		if (ans.v[i].tag == tag && ans.v[i].kind == kind && !strcmp(ans.v[i].name, name))
+			return &ans.v[i];
+	return NULL;
+}
+
+/* The answer kept for (tag, kind, name), read from the file at the first question; NULL when
+ * none is kept. */
+static const struct answer *ans_get(char tag, int kind, const char *name)
+{
+	ans_read();
+	return ans_find(tag, kind, name);
+}
+
+/* Keep an answer found in the BTF, for the file. Names that would not read back (empty,
+ * too long, a space) are not kept. */
+static void ans_put(char tag, int kind, const char *name, long long a, long long b, long long c)
+{
+	ans_read();
+	if (!ans.v || ans.n == ANSWERS_MAX || !*name || strlen(name) > 255 || strpbrk(name, " \t\n") ||
+	    ans_find(tag, kind, name) || !(ans.v[ans.n].name = strdup(name)))
+		return;
+	ans.v[ans.n].tag = tag;
+	ans.v[ans.n].kind = kind;
+	ans.v[ans.n].v[0] = a;
+	ans.v[ans.n].v[1] = b;
+	ans.v[ans.n].v[2] = c;
+	ans.n++;
+	ans.dirty = true;
+}
+
+/* Write the answers when some are new: aside, then renamed over the kernel's file, so a
+ * reader sees a whole file or the one before. */
+static void ans_write(void)
+{
+	char tmp[96], sub[64];
+	const char *key;
+	int dfd, fd;
+	FILE *f;
+
+	if (!ans.dirty || !(key = il_kernel_key()) ||
+	    (dfd = il_cache_subdir("btf-answers", "BTF answers")) < 0)
+		return;
+	snprintf(sub, sizeof(sub), "/proc/%d/fd/%d", (int)getpid(), dfd);
+	snprintf(tmp, sizeof(tmp), "%s/.answers-XXXXXX", sub);
+	if ((fd = mkstemp(tmp)) >= 0) {
+		if ((f = fdopen(fd, "w"))) {
+			bool ok = fprintf(f, "%s %s\n", ANSWERS_MAGIC, key) > 0;
+
+			for (int i = 0; i < ans.n && ok; i++)
+				ok = fprintf(f, "%c %d %s %lld %lld %lld\n", ans.v[i].tag, ans.v[i].kind,
+					     ans.v[i].name, ans.v[i].v[0], ans.v[i].v[1], ans.v[i].v[2]) > 0;
+			ok = !fclose(f) && ok;
+			if (!ok || renameat(dfd, strrchr(tmp, '/') + 1, dfd, key))
+				unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
+		} else {
+			close(fd);
+			unlinkat(dfd, strrchr(tmp, '/') + 1, 0);
+		}
+	}
+	close(dfd);
+	ans.dirty = false;
+}
 
 /* One btf_trace_NAME typedef: the type tp_btf programs attach to. */
 struct tp_ent {
@@ -371,11 +530,13 @@ struct btf *il_btf_vmlinux(void)
 
 bool il_btf_has_vmlinux(void)
 {
-	return raw_load() || il_btf_vmlinux();
+	return il_kernel_key() || raw_load() || il_btf_vmlinux();
 }
 
 void il_btf_release(void)
 {
+	ans_write();
+	ans_free();
 	raw_free();
 	while (nmod_fds > 0)
 		close(mod_fds[--nmod_fds]);
@@ -414,24 +575,42 @@ static int find_in_module(__u32 id, struct btf *vm, const char *name, int kind, 
 	return -ENOENT;
 }
 
+/* The id of vmlinux's type name of kind kind (0: none), from the answers kept or the raw BTF;
+ * *known false when neither could answer. */
+static __u32 vmlinux_id(const char *name, int kind, bool *known)
+{
+	const struct answer *a = ans_get('i', kind, name);
+	__u32 id;
+
+	*known = true;
+	if (a)
+		return a->v[0] > 0 && a->v[0] <= 0xffffffffLL ? a->v[0] : 0;
+	if (!raw_load()) {
+		*known = false;
+		return 0;
+	}
+	id = raw_find(name, kind);
+	ans_put('i', kind, name, id, 0, 0);
+	return id;
+}
+
 int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd)
 {
 	struct btf *vm;
 	__u32 id = 0;
+	bool known;
 	int t;
 
-	if (raw_load()) {
-		if ((id = raw_find(name, kind))) {
-			*type_id = id;
-			*obj_fd = 0;
-			return 0;
-		}
-		id = 0;
+	if ((id = vmlinux_id(name, kind, &known))) {
+		*type_id = id;
+		*obj_fd = 0;
+		return 0;
 	}
+	id = 0;
 	vm = il_btf_vmlinux(); /* the modules' BTF is read against it */
 	if (!vm)
 		return -ENOENT;
-	if (!raw.map) {
+	if (!known) {
 		t = btf__find_by_name_kind(vm, name, kind);
 		if (t > 0) {
 			*type_id = t;
@@ -448,10 +627,12 @@ int il_btf_find(const char *name, int kind, __u32 *type_id, int *obj_fd)
 __u32 il_btf_vmlinux_id(const char *name, int kind)
 {
 	struct btf *vm;
+	bool known;
+	__u32 id;
 	int t;
 
-	if (raw_load())
-		return raw_find(name, kind);
+	if ((id = vmlinux_id(name, kind, &known)) || known)
+		return id;
 	vm = il_btf_vmlinux();
 	t = vm ? btf__find_by_name_kind(vm, name, kind) : -1;
 	return t > 0 ? t : 0;
@@ -476,19 +657,25 @@ static const struct btf_type *raw_skip_mods(const struct btf_type *t)
 
 int il_btf_tp_nargs(const char *name)
 {
+	const struct answer *a;
 	const struct btf_type *t;
 	char tname[256];
 	struct btf *vm;
 	int id;
 
 	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	if ((a = ans_get('n', 0, name)))
+		return a->v[0] >= -1 && a->v[0] < 64 ? a->v[0] : -1;
 	if (raw_load()) {
+		int n = -1;
+
 		t = raw_type(raw_find(tname, BTF_KIND_TYPEDEF)); /* typedef */
 		t = t ? raw_type(t->type) : NULL;                 /* pointer */
-		if (!t || !btf_is_ptr(t))
-			return -1;
-		t = raw_type(t->type);                            /* func proto */
-		return t && btf_is_func_proto(t) ? btf_vlen(t) - 1 : -1;
+		t = t && btf_is_ptr(t) ? raw_type(t->type) : NULL; /* func proto */
+		if (t && btf_is_func_proto(t))
+			n = btf_vlen(t) - 1;
+		ans_put('n', 0, name, n, 0, 0);
+		return n;
 	}
 	if (!(vm = il_btf_vmlinux()))
 		return -1;
@@ -507,19 +694,30 @@ int il_btf_tp_nargs(const char *name)
 
 int il_kfunc_proto(const char *func, int *nargs, bool *returns_int)
 {
+	const struct answer *a = ans_get('k', 0, func);
 	const struct btf_type *t;
 	struct btf *vm;
 	int id;
 
+	if (a) {
+		if (a->v[0])
+			return -ENOENT;
+		*nargs = a->v[1];
+		*returns_int = a->v[2];
+		return 0;
+	}
 	if (raw_load()) {
 		t = raw_type(raw_find(func, BTF_KIND_FUNC));
 		t = t ? raw_type(t->type) : NULL; /* FUNC -> FUNC_PROTO */
-		if (!t || !btf_is_func_proto(t))
+		if (!t || !btf_is_func_proto(t)) {
+			ans_put('k', 0, func, -ENOENT, 0, 0);
 			return -ENOENT;
+		}
 		*nargs = btf_vlen(t);
 		t = raw_skip_mods(raw_type(t->type)); /* through typedef/const/volatile */
 		*returns_int = t && btf_is_int(t) && t->size == 4 &&
 			       (btf_int_encoding(t) & BTF_INT_SIGNED);
+		ans_put('k', 0, func, 0, *nargs, *returns_int);
 		return 0;
 	}
 	if (!(vm = il_btf_vmlinux()))

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The kernel's own BTF: what the library reads from it (functions, tracepoint prototypes),
- * from the raw vmlinux BTF read once (freed by il_btf_release), and module BTF on demand
- * through libbpf's handle on vmlinux BTF, which is loaded only then. */
+ * from the answers kept for this kernel in the cache (btf-answers/, written again at
+ * il_btf_release when a question was new), else from the raw vmlinux BTF read once (freed by
+ * il_btf_release), and module BTF on demand through libbpf's handle on vmlinux BTF, which is
+ * loaded only then. */
 #ifndef IOLAYER_BTF_H
 #define IOLAYER_BTF_H
 
@@ -16,8 +18,9 @@ struct btf *il_btf_vmlinux(void);
 /* True when the kernel has vmlinux BTF. */
 bool il_btf_has_vmlinux(void);
 
-/* Free the raw vmlinux BTF the look-ups below read (several MB): once the BPF object is
- * loaded (il_tool_loaded). A later look-up reads it again. */
+/* Write the answers found in the BTF that the cache did not hold, then free them and the raw
+ * vmlinux BTF the look-ups below read (several MB): once the BPF object is loaded
+ * (il_tool_loaded). A later look-up reads them again. */
 void il_btf_release(void);
 
 /* The bytes of /sys/kernel/btf/vmlinux as read for the look-ups below (valid until

@@ -190,32 +190,99 @@ static int make(int sfd, const char *name, const void *elf, size_t size)
 	return rc;
 }
 
-const char *il_core_btf(const void *elf, size_t size)
+const char *il_kernel_key(void)
 {
-	static char path[64];
-	static int fd = -1; /* the file libbpf reads, open until the process ends */
+	static char key[2 * 64 + 24];
+	static bool tried;
+	unsigned char notes[4096];
+	struct stat st;
+	ssize_t n = 0, r;
+	int fd;
+
+	if (tried)
+		return *key ? key : NULL;
+	tried = true;
+	if (stat("/sys/kernel/btf/vmlinux", &st) ||
+	    (fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	while (n < (ssize_t)sizeof(notes) && (r = read(fd, notes + n, sizeof(notes) - n)) > 0)
+		n += r;
+	close(fd);
+	/* Elf_Nhdr { namesz, descsz, type }, then the name and the descriptor, each padded to 4 */
+	for (ssize_t o = 0; o + 12 <= n;) {
+		__u32 namesz, descsz, type;
+		ssize_t name_o = o + 12, desc_o;
+
+		memcpy(&namesz, notes + o, 4);
+		memcpy(&descsz, notes + o + 4, 4);
+		memcpy(&type, notes + o + 8, 4);
+		desc_o = name_o + ((namesz + 3) & ~3u);
+		if (namesz > 64 || descsz > 64 || desc_o + descsz > n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(notes + name_o, "GNU", 4) &&
+		    descsz >= 8) {
+			char *k = key;
+
+			for (__u32 i = 0; i < descsz; i++)
+				k += sprintf(k, "%02x", notes[desc_o + i]);
+			sprintf(k, "-%llx", (unsigned long long)st.st_size);
+			return key;
+		}
+		o = desc_o + ((descsz + 3) & ~3u);
+	}
+	return NULL;
+}
+
+int il_cache_subdir(const char *sub, const char *what)
+{
 	const char *dir = getenv("IOLAYER_CACHE_DIR");
-	char name[64];
-	const void *kbtf;
-	size_t ksize;
 	int dfd, sfd;
 
 	if (!dir)
 		dir = IL_CACHE_DIR;
-	if (!*dir || !elf || !size || il_btf_vmlinux_bytes(&kbtf, &ksize))
-		return NULL;
-	snprintf(name, sizeof(name), "%016llx-%016llx.btf", hash64(kbtf, ksize), hash64(elf, size));
+	if (!*dir)
+		return -1;
 	/* Each directory opened once and checked on its fd, every name after it looked up in
 	 * it: a user who can write somewhere above cannot swap what is checked and what is
 	 * read. A directory others may write is not used at all, whatever it holds. */
 	dfd = own_dir(AT_FDCWD, dir, 0755);
-	sfd = dfd < 0 ? -1 : own_dir(dfd, "core-btf", 0700);
+	sfd = dfd < 0 ? -1 : own_dir(dfd, sub, 0700);
 	if (dfd >= 0)
 		close(dfd);
-	if (sfd < 0) {
-		il_info("no CO-RE BTF cache: %s is not a directory only root may write", dir);
+	if (sfd < 0)
+		il_info("no %s cache: %s is not a directory only root may write", what, dir);
+	return sfd;
+}
+
+bool il_cache_file_ours(int fd)
+{
+	return ours(fd, S_IFREG);
+}
+
+const char *il_core_btf(const void *elf, size_t size)
+{
+	static char path[64];
+	static int fd = -1; /* the file libbpf reads, open until the process ends */
+	const char *dir = getenv("IOLAYER_CACHE_DIR"), *kkey = il_kernel_key();
+	char name[2 * 64 + 48];
+	const void *kbtf;
+	size_t ksize;
+	int sfd;
+
+	if (!dir)
+		dir = IL_CACHE_DIR;
+	if (!*dir || !elf || !size)
 		return NULL;
-	}
+	/* The kernel by its build id where it has one (a few bytes to read), else by a hash of
+	 * its 5-6 MB of BTF */
+	if (kkey)
+		snprintf(name, sizeof(name), "%s-%016llx.btf", kkey, hash64(elf, size));
+	else if (!il_btf_vmlinux_bytes(&kbtf, &ksize))
+		snprintf(name, sizeof(name), "%016llx-%016llx.btf", hash64(kbtf, ksize), hash64(elf, size));
+	else
+		return NULL;
+	if ((sfd = il_cache_subdir("core-btf", "CO-RE BTF")) < 0)
+		return NULL;
 	if (fd >= 0)
 		close(fd);
 	fd = usable(sfd, name);

@@ -14,10 +14,12 @@
 #ifndef IOLAYER_COREBTF_H
 #define IOLAYER_COREBTF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Where the cache lives unless IOLAYER_CACHE_DIR names another directory (empty: no
- * cache). Files: <dir>/core-btf/<kernel BTF hash>-<object hash>.btf, 1-13 KB each. */
+ * cache). Files: <dir>/core-btf/<kernel>-<object hash>.btf, 1-13 KB each, the kernel named
+ * by il_kernel_key() or, without a build id, by a hash of its BTF; <dir>/btf-answers/ (btf.c). */
 #define IL_CACHE_DIR "/var/cache/iolayer"
 
 /*
@@ -33,5 +35,20 @@
  * valid until the next call (which closes the file of the one before).
  */
 const char *il_core_btf(const void *elf, size_t size);
+
+/* The running kernel as a cache key: the GNU build id of vmlinux (/sys/kernel/notes,
+ * NT_GNU_BUILD_ID, which covers the BTF linked into it) in hex, then "-" and the size of
+ * /sys/kernel/btf/vmlinux in hex. NULL when the kernel has no BTF or no build id note (the
+ * callers then key by the BTF's bytes, or keep nothing). Read once. */
+const char *il_kernel_key(void);
+
+/* The cache directory's subdirectory sub (IOLAYER_CACHE_DIR, else IL_CACHE_DIR), made 0700
+ * when missing, opened without following a symlink and checked on its fd: its fd, which the
+ * caller closes, or -1 when the cache is off (IOLAYER_CACHE_DIR empty) or a directory is not
+ * root's and private (said once under -v: "no WHAT cache: ..."). */
+int il_cache_subdir(const char *sub, const char *what);
+
+/* True when fd is a regular file of ours that nobody else may write. */
+bool il_cache_file_ours(int fd);
 
 #endif
