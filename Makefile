@@ -90,8 +90,8 @@ $(BUILD)/bin/$(subst _,-,$(1)): $(BUILD)/obj/$(1).o $(LIB) | $(BUILD)/bin
 	$$(CC) $$(CFLAGS) $$< -o $$@ $$(LDLIBS)
 endef
 $(foreach t,$(TOOLS),$(eval $(call tool_rule,$(t))))
-# libmicrohttpd (and the TLS libraries it brings) only where the library's server is used
-$(BUILD)/bin/iolayer: LDLIBS += -lmicrohttpd
+# libmicrohttpd is not linked: iolayer --serve opens it (dlopen, user/lib/serve.c), so that
+# no other run loads it and the TLS libraries it brings
 
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/wl.h | $(BUILD)/workloads
 	$(CC) $(CFLAGS) $< -o $@ -lpthread

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -31,6 +32,47 @@
 #ifndef IL_VERSION
 #define IL_VERSION "unknown"
 #endif
+
+/* ---- libmicrohttpd, opened when --serve starts ---------------------------------------- */
+
+/* Not linked but opened by il_serve(): libmicrohttpd and the TLS libraries it brings (gnutls,
+ * p11-kit, nettle, gmp...) cost ~4.5 ms of every start of every tool, and only --serve needs
+ * them. <microhttpd.h> still gives the types, the constants and these prototypes. */
+#define IL_MHD_SONAME "libmicrohttpd.so.12"
+#define IL_MHD_FUNCS(X) X(start_daemon) X(stop_daemon) X(create_response_from_buffer) \
+	X(queue_response) X(destroy_response) X(add_response_header) \
+	X(lookup_connection_value) X(get_connection_info)
+
+static struct {
+#define IL_MHD_FIELD(f) __typeof__(MHD_##f) *f;
+	IL_MHD_FUNCS(IL_MHD_FIELD)
+#undef IL_MHD_FIELD
+	bool loaded;
+} mhd;
+
+/* Resolve mhd's functions (once; the library stays open). 0, or -1 with one line said. */
+static int mhd_load(void)
+{
+	const char *err = NULL;
+	void *h;
+
+	if (mhd.loaded)
+		return 0;
+	h = dlopen(IL_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		err = dlerror();
+#define IL_MHD_SYM(f) \
+	if (!err && !(mhd.f = (__typeof__(mhd.f))dlsym(h, "MHD_" #f))) \
+		err = dlerror() ?: "MHD_" #f " not found";
+	IL_MHD_FUNCS(IL_MHD_SYM)
+#undef IL_MHD_SYM
+	if (err) {
+		il_err("--serve needs libmicrohttpd (Debian package libmicrohttpd12): %s", err);
+		return -1;
+	}
+	mhd.loaded = true;
+	return 0;
+}
 
 /* ---- the address ----------------------------------------------------------------------- */
 
@@ -557,8 +599,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 	struct conn *x = *ctx;
 
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-		const union MHD_ConnectionInfo *ad = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *fd = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ad = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 
 		if (!named) /* the HTTP thread by its name in ps -L, top -H, strace */
 			named = !pthread_setname_np(pthread_self(), "iolayer-http");
@@ -590,7 +632,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 /* The connection's entry, or NULL. */
 static struct conn *conn_of(struct MHD_Connection *c)
 {
-	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const union MHD_ConnectionInfo *i = mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return i ? i->socket_context : NULL;
 }
@@ -647,18 +689,18 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 		len = sizeof(msg) - 1;
 		owned = false;
 	}
-	r = MHD_create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	r = mhd.create_response_from_buffer(len, body, owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		if (owned)
 			free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+		mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -681,7 +723,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	if (!*req) { /* the request line and headers are in */
 		conn_mark(sv, c, true);
-		hs = MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+		hs = mhd.get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
 		/* libmicrohttpd's own 414/431 come past IL_SERVE_POOL_BYTES: these below */
 		if (hs && hs->header_size > IL_SERVE_REQUEST_BYTES)
 			return strlen(method) + strlen(url) + strlen(version) + 4 > IL_SERVE_REQUEST_BYTES ?
@@ -690,9 +732,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
-	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if ((cl && strcmp(cl, "0")) ||
-	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+	    mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
 		return text(c, MHD_HTTP_BAD_REQUEST, "a GET takes no body\n");
 	if (!*req) { /* headers only so far: answer on the next call */
 		*req = &seen;
@@ -701,7 +743,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (*upload_size)
 		return text(c, MHD_HTTP_BAD_REQUEST, "a GET takes no body\n");
 	if (!strcmp(url, "/metrics")) {
-		accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+		accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 		om = il_prom_wants_openmetrics(accept);
 		body = metrics(sv, om, &len);
 		return reply(c, MHD_HTTP_OK, om ? IL_PROM_CT_OPENMETRICS : IL_PROM_CT_TEXT, body, len, true);
@@ -734,6 +776,8 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	bool target_gone = false;
 	int err;
 
+	if (mhd_load())
+		return -1;
 	sv = calloc(1, sizeof(*sv));
 	if (!sv) {
 		il_err("cannot serve: out of memory");
@@ -750,7 +794,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+	d = mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 			     (a->ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 			     0, on_accept, sv, on_request, sv,
 			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a->ss,
@@ -796,7 +840,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 			malloc_trim(0); /* give back what the heaps hold free */
 		}
 	}
-	MHD_stop_daemon(d);
+	mhd.stop_daemon(d);
 	for (int i = 0; i < sv->n; i++)
 		il_snap_free(&sv->ring[(sv->head + i) % RING]);
 	il_prom_top_free(&sv->top);
