@@ -568,6 +568,8 @@ int main(int argc, char **argv)
 			il_die("--html %s: %s", html_path, strerror(errno));
 		fclose(f);
 	}
+	if (serve && il_serve_lib())
+		return IL_EXIT_ERR;
 	if (!il_opts.duration_s && !serve)
 		il_opts.duration_s = DEFAULT_DURATION_S;
 

@@ -50,8 +50,7 @@ static struct {
 	bool loaded;
 } mhd;
 
-/* Resolve mhd's functions (once; the library stays open). 0, or -1 with one line said. */
-static int mhd_load(void)
+int il_serve_lib(void)
 {
 	const char *err = NULL;
 	void *h;
@@ -776,7 +775,7 @@ int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsi
 	bool target_gone = false;
 	int err;
 
-	if (mhd_load())
+	if (il_serve_lib())
 		return -1;
 	sv = calloc(1, sizeof(*sv));
 	if (!sv) {

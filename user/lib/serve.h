@@ -84,6 +84,11 @@ struct il_serve_src {
 /* Serve until il_exiting (signals: il_signals_init()) or duration_s (0: no limit). Prints the
  * "Serving ... Hit Ctrl-C to end." line on stderr when listening. 0, or -1 after one line
  * (the address cannot be bound). Attribution must be on in src->obj (il_who_enable()). */
+/* Open libmicrohttpd (dlopen; not linked: it and its TLS libraries cost ~4.5 ms of every
+ * start) and resolve its functions, once: 0, or -1 with one line said ("--serve needs
+ * libmicrohttpd ..."). il_serve() calls it; a tool calls it first to refuse before loading. */
+int il_serve_lib(void);
+
 int il_serve(const struct il_serve_addr *a, const struct il_serve_src *src, unsigned duration_s);
 
 #endif
