@@ -884,13 +884,13 @@ struct {
 	__uint(max_entries, 16384);
 	__type(key, struct fs_uring_key);
 	__type(value, struct fs_uring_start);
-} fs_uring_inflight SEC(".maps");
+} fs_uring_flight SEC(".maps");
 
 /* Requests' starts in direct-mapped slots (IL_SLOTS) by their struct io_kiocb, where the LRU
  * hash took an update at the submission and a lookup and a delete at the completion (issue
  * 25: about 300 ns of 4 KiB direct writes' 640 on these two tracepoints under fio). A slot
  * held over FS_URING_STALE_NS (a completion never posted; a request that waits that long,
- * a read on a pipe) gives its start to fs_uring_inflight when another request wants it. */
+ * a read on a pipe) gives its start to fs_uring_flight when another request wants it. */
 #define FS_URING_SLOTS 4096
 #define FS_URING_STALE_NS 5000000000ULL
 
@@ -902,7 +902,7 @@ struct fs_uring_slot {
  * cache-aligned), so its address in units of 256 bytes (a ring's requests are cached and
  * reused, and take neighbouring slots). */
 IL_SLOTS(fs_uring_slots, struct fs_uring_slot, struct fs_uring_key, struct fs_uring_start,
-	 FS_URING_SLOTS, 8, fs_uring_inflight, FS_URING_STALE_NS)
+	 FS_URING_SLOTS, 8, fs_uring_flight, FS_URING_STALE_NS)
 
 /* Per-operation totals of the io_uring requests, as fs_stats has them for the other calls. */
 struct {
@@ -969,7 +969,7 @@ static __always_inline int fs_uring_submit(void *ring, void *req, __u64 user_dat
 		/* over a request reused before its completion was seen */
 		if (!fs_uring_slots_set(key.id, &key, &s, s.ts))
 			return 0;
-	} else if (bpf_map_update_elem(&fs_uring_inflight, &key, &s, BPF_ANY)) {
+	} else if (bpf_map_update_elem(&fs_uring_flight, &key, &s, BPF_ANY)) {
 		il_drop(IL_DROP_MAP_FULL);
 		return 0;
 	}
@@ -1070,11 +1070,11 @@ static __always_inline int fs_uring_done(void *ctx, bool tail, void *ring, void 
 		st = *sp;
 		fs_uring_slots_free(&key, sl, sp);
 	} else {
-		sp = bpf_map_lookup_elem(&fs_uring_inflight, &key);
+		sp = bpf_map_lookup_elem(&fs_uring_flight, &key);
 		if (!sp)
 			return 0;
 		st = *sp;
-		bpf_map_delete_elem(&fs_uring_inflight, &key);
+		bpf_map_delete_elem(&fs_uring_flight, &key);
 	}
 	ret = res;
 	req = (void *)st.req;
