@@ -203,6 +203,71 @@ static void test_neighbour(void **state)
 	}
 }
 
+/* A submitter as attribution saw it on DISK (its view entry): bytes of bios, a kernel thread? */
+static void seen_on_disk(struct il_window *w, __u32 pid, const char *comm, bool kthread, __u64 bytes)
+{
+	struct il_who_sum *p = &procs[w->view.nprocs++];
+
+	p->pid = pid;
+	p->kthread = kthread;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	p->ndisks = 1;
+	p->disks[0].dev = DISK;
+	p->disks[0].bio_bytes = bytes;
+}
+
+/* A kernel thread's own writes (ext4lazyinit zeroing inode tables: no file's pages, so none
+ * written back for others, who_pd.foreign_bytes 0) are its load on the disk, a neighbour as a
+ * process's are; the flusher's writes of the victim's pages stay the victim's. Before, every
+ * write of a kernel thread went to the processes whose pages others wrote back, first come
+ * first served: ext4lazyinit's row, read first, took the victim's 60 MiB, and the flusher's
+ * were left its own ("[kworker/u8] 38%", ext4lazyinit 19%, the device the culprit). dd in
+ * ext4lazyinit's place is judged alike. */
+static void test_kthread_neighbour(void **state)
+{
+	struct il_win_dirtier d[] = {
+		{ .pid = 10, .dev = DISK, .comm = "fsyncer", .wb_bytes = 60 << 20 },
+		{ .pid = 6, .dev = DISK, .comm = "kworker/u8:3", .kthread = true, .foreign_bytes = 60 << 20 },
+	};
+	struct il_window w;
+	char line[256], lines[5][200];
+	__u64 ns;
+
+	(void)state;
+	fsyncer(&w);
+	procs[0].used_disk = DISK;
+	sent(&w, 10, "fsyncer", 10 << 20, 100, 0);
+	sent(&w, 7, "ext4lazyinit", 90 << 20, 900, 0);
+	sent(&w, 6, "kworker/u8:3", 60 << 20, 600, 0);
+	seen_on_disk(&w, 7, "ext4lazyinit", true, 90 << 20);
+	seen_on_disk(&w, 6, "kworker/u8:3", true, 60 << 20);
+	w.dirtiers = d;
+	w.ndirtiers = 2;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "ext4lazyinit");
+	assert_true(c.blames[0].kthread);
+	/* 90 of 160 MiB: the victim's 10 and the 60 the flusher wrote of its pages its own */
+	assert_true(c.blames[0].disk_share > 0.5624 && c.blames[0].disk_share < 0.5626);
+	assert_true(c.blames[0].ns == 450 * MS);
+	il_cause_line(&c, line, sizeof(line));
+	assert_non_null(strstr(line, "waits behind [ext4lazyinit] on "));
+	assert_non_null(strstr(line, ", 56% of the disk's bytes"));
+	assert_true(il_cause_evidence(&c, lines) > 1);
+	assert_non_null(strstr(lines[1], "[ext4lazyinit] 56%, fsyncer (the victim) 44%"));
+	assert_null(strstr(lines[1], "kworker"));
+	/* a process in its place: the same time, the same share */
+	ns = c.blames[0].ns;
+	snprintf(bps[1].row.v.comm, sizeof(bps[1].row.v.comm), "dd");
+	snprintf(procs[1].comm, sizeof(procs[1].comm), "dd");
+	procs[1].kthread = false;
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_NEIGHBOUR);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_true(c.blames[0].ns == ns);
+	assert_true(c.blames[0].disk_share > 0.5624 && c.blames[0].disk_share < 0.5626);
+}
+
 /* A service of several commands filling the disk, beside a bigger single command: the
  * service (its cgroup) is the culprit, one entry. */
 static void test_service(void **state)
@@ -674,6 +739,15 @@ static void test_worker_completion(void **state)
 	assert_string_equal(c.blames[0].via, "kworker/0:3");
 	il_cause_line(&c, line, sizeof(line));
 	assert_non_null(strstr(line, "waits through [kworker/0:3] behind dd (pid 20) on "));
+	/* the journal's commit after it, 1 ms behind dd: still through the worker, which most
+	 * of it went through (the last one's name was said: "through [jbd2/loop3-8]") */
+	ops[0].v.part_ns[SPLIT_IOWAIT_TASK] = 701 * MS;
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 7, "jbd2/loop3-8", true, 1, 1);
+	il_cause(&w, &c);
+	assert_string_equal(c.blames[0].comm, "dd");
+	assert_string_equal(c.blames[0].via, "kworker/0:3");
+	ops[0].v.part_ns[SPLIT_IOWAIT_TASK] = 700 * MS;
+	w.split.nwakers--;
 	/* a worker that waited for I/O itself: that wait followed, the rest its own */
 	wks[0].v.io_ns = 100 * MS;
 	il_cause(&w, &c);
@@ -1190,6 +1264,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cpu_past_ring),
 		cmocka_unit_test(test_sync_row),
 		cmocka_unit_test(test_same_name_submitter),
+		cmocka_unit_test(test_kthread_neighbour),
 	};
 	FILE *f = fopen("/proc/self/comm", "r");
 

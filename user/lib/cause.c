@@ -36,8 +36,16 @@ const char *il_ck_name(enum il_ck k)
  * another part look the largest) */
 #define ACC_MAX 256
 
+/* A kernel thread a cause's time went through, and how much of it. */
+struct via {
+	char comm[16];
+	__u64 ns;
+};
+#define VIAS 4
+
 struct acc {
 	struct il_blame b[ACC_MAX];
+	struct via via[ACC_MAX][VIAS]; /* b[i]'s, the first VIAS seen */
 	int n;
 	enum il_cause_part part;    /* the part being followed (blame() adds to it) */
 	bool queue;                 /* its own I/O waited longer in the queue than at the device */
@@ -100,6 +108,15 @@ static void window_comm(const struct il_window *w, __u32 pid, char out[IL_CAUSE_
 	group_key(comm[0] ? comm : "(unknown)", false, pid, out);
 }
 
+/* The time of kernel thread comm in a cause's vias v. */
+static __u64 via_ns_of(const struct via *v, const char *comm)
+{
+	for (int k = 0; k < VIAS && v[k].ns; k++)
+		if (!strcmp(v[k].comm, comm))
+			return v[k].ns;
+	return 0;
+}
+
 /* Add ns to cause (kind, group of comm, dev, via) of a; pid the member it came through. */
 static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const char *comm, bool kthread,
 			      __u32 dev, const char *via, __u64 ns)
@@ -129,10 +146,21 @@ static struct il_blame *blame(struct acc *a, enum il_ck kind, __u32 pid, const c
 	}
 	b->ns += ns;
 	b->part_ns[a->part] += ns;
-	/* the kernel thread most of it went through */
+	/* the kernel thread most of it went through, not the last one ("through [kworker/u8:8]"
+	 * was said of a worker's 0.1 ms beside the journal's 900 ms) */
 	if (via && via[0]) {
+		struct via *v = a->via[b - a->b];
+		int k = 0;
+
 		b->via_ns += ns;
-		snprintf(b->via, sizeof(b->via), "%s", via);
+		while (k < VIAS && v[k].ns && strcmp(v[k].comm, via))
+			k++;
+		if (k < VIAS) {
+			snprintf(v[k].comm, sizeof(v[k].comm), "%s", via);
+			v[k].ns += ns;
+			if (!b->via[0] || !strcmp(b->via, via) || v[k].ns > via_ns_of(v, b->via))
+				snprintf(b->via, sizeof(b->via), "%s", via);
+		}
 	}
 	if (pid && (!b->pid || b->npids == 0))
 		b->pid = pid;
@@ -268,11 +296,37 @@ static const char *seen_cgroup(const struct il_window *w, __u32 pid)
 	return NULL;
 }
 
+/* Did attribution see process pid submit bios to disk dev (who_pd)? */
+static bool seen_submit(const struct il_window *w, __u32 pid, __u32 dev)
+{
+	for (int i = 0; i < w->view.nprocs; i++) {
+		const struct il_who_sum *p = &w->view.procs[i];
+
+		for (int d = 0; p->pid == pid && d < p->ndisks; d++)
+			if (p->disks[d].dev == dev && p->disks[d].bio_bytes)
+				return true;
+	}
+	return false;
+}
+
+/* Of submitter r's bytes, those it wrote back for others: its writes of pages of files it does
+ * not use (who_pd.foreign_bytes), a kernel thread's as a process's. The rest are its own load,
+ * a neighbour's like any process's: ext4lazyinit's zeroing of inode tables (sb_issue_zeroout(),
+ * no file's pages) was given to whoever the flusher wrote for, the victim too. A kernel thread
+ * attribution did not see submit there (no who_pd row): all its writes, as it cannot tell. */
+static double for_others(const struct il_window *w, const struct il_blk_proc_row *r, bool kt)
+{
+	for (int j = 0; j < w->ndirtiers; j++)
+		if (w->dirtiers[j].dev == r->k.dev && w->dirtiers[j].pid == r->k.tgid)
+			return w->dirtiers[j].foreign_bytes;
+	return kt && !seen_submit(w, r->k.tgid, r->k.dev) ? r->v.write_bytes : 0;
+}
+
 /* The submitters of disk dev over the window, the victim's pids (victim, self2) apart: the
- * pages a submitter wrote back for others (a kernel thread's writes, or a process's of files
- * it does not use) go to the processes whose pages they were, by their bytes written back by
- * others there (what is left, its own: the journal's blocks, metadata). Returns how many,
- * every submitter's load into *total. */
+ * pages a submitter wrote back for others (for_others(): a kernel thread's or a process's,
+ * of files it does not use) go to the processes whose pages they were, by their bytes written
+ * back by others there (what is left, its own: the journal's blocks, metadata). Returns how
+ * many, every submitter's load into *total. */
 static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 self2,
 		     struct sub *s, double *total)
 {
@@ -297,17 +351,13 @@ static int disk_subs(const struct il_window *w, __u32 dev, __u32 victim, __u32 s
 		*total += r->v.bytes;
 		/* requests whose submitter no event saw (no comm, pid 0): "(unknown)", not "[]" */
 		kt = r->v.comm[0] && is_kthread(w, r->k.tgid, r->v.comm);
-		if (kt)
-			foreign = r->v.write_bytes;
-		for (int j = 0; !kt && j < w->ndirtiers; j++)
-			if (w->dirtiers[j].dev == dev && w->dirtiers[j].pid == r->k.tgid)
-				foreign = w->dirtiers[j].foreign_bytes;
+		foreign = for_others(w, r, kt);
 		if (foreign > r->v.bytes)
 			foreign = r->v.bytes;
 		/* a dirtier is given at most its pages' bytes that others wrote, whichever kernel
 		 * threads wrote them: the rest of a kernel thread's writes are its own (jbd2's
-		 * journal, ext4lazyinit's zeroing; a trial's throttled fdatasync loop read
-		 * "python3 (the victim) 100%" of a disk its journal wrote three quarters of) */
+		 * journal; a trial's throttled fdatasync loop read "python3 (the victim) 100%" of a
+		 * disk its journal wrote three quarters of) */
 		for (int j = 0; foreign > 0 && wb && j < w->ndirtiers; j++) {
 			const struct il_win_dirtier *d = &w->dirtiers[j];
 			double part = foreign * d->wb_bytes / wb;
