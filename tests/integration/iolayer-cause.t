@@ -197,11 +197,14 @@ is "$(v thrwb-p layer)/$(v thrwb-p culprit.kind)/$(v thrwb-p culprit.cgroup)" "b
 	"throttled writeback, -p the writer: the throttle of its cgroup"
 is "$(v thrwb-all victim.pid)/$(v thrwb-all culprit.kind)/$(v thrwb-all culprit.cgroup)" "$LOGGER/throttle//$CGNAME" \
 	"throttled writeback, every process: the writer suffers, the throttle of its cgroup"
-# its held bios are its own: a worker queued them, none of the disk's bytes the workers'
+# its held bios are its own: a worker queued them, none of the disk's bytes the workers' but
+# the one page the throttle may hold from before the window (its writeback began unseen: the
+# throttle's worker, kthrotld's kworker/N:M, is then the only submitter known; the writer's
+# fdatasync waits for each 100-byte write's page, so one at a time), as with the dd's above
 kwb=$(jq '[.processes[] | select(.comm | startswith("kworker")) | .disk_bytes] | add // 0' "$TMPD/thrwb-p.json")
 lgb=$(jq "[.processes[] | select(.pid == $LOGGER) | .disk_bytes] | add // 0" "$TMPD/thrwb-p.json")
-check "throttled writeback, -p the writer: its disk bytes its own ($lgb), none a worker's ($kwb)" \
-	test "$kwb" = 0 -a "$lgb" -gt 0
+check "throttled writeback, -p the writer: its disk bytes its own ($lgb), a worker's at most the page held at the start ($kwb)" \
+	test "$kwb" -le 4096 -a "$lgb" -gt 0
 [ "$kwb" = 0 ] || diag "the workers': $(jq -c '[.processes[] | select(.comm | startswith("kworker"))]' "$TMPD/thrwb-p.json")"
 
 # ---- 4. CPU starvation -------------------------------------------------------------------------

@@ -538,7 +538,9 @@ static bool stuck_thread(__u32 pid, __u32 tid, struct il_fs_stuck *st)
 	FILE *f;
 
 	/* (a kernel thread makes no syscall: its /proc/PID/syscall reads 0, read's number) */
-	if (!il_proc_task_status(pid, tid, &state, &switches) || state != 'D' || il_proc_kthread(pid))
+	/* the state from the short stat file first: most threads are not in D */
+	if (!il_proc_task_state(pid, tid, &state) || state != 'D' ||
+	    !il_proc_task_status(pid, tid, &state, &switches) || state != 'D' || il_proc_kthread(pid))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
 	if (!(f = fopen(path, "re")))

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 #include <ctype.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -77,18 +79,17 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 			fclose(f);
 		}
 	}
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	if ((f = fopen(path, "r"))) {
-		while (fgets(buf, sizeof(buf), f))
-			if (!strncmp(buf, "Cpus_allowed_list:", 18)) {
-				char *v = buf + 18;
+	/* the CPUs it may run on (its main thread's, as /proc/PID/status's Cpus_allowed_list):
+	 * from the scheduler, where reading the status file (which formats ~50 fields, the
+	 * memory ones by walking the mm) doubled the time of a scan of every process */
+	{
+		cpu_set_t set;
 
-				while (*v == ' ' || *v == '\t')
-					v++;
-				r->cpus = il_cpu_list_mask(v);
-				break;
-			}
-		fclose(f);
+		CPU_ZERO(&set);
+		if (!sched_getaffinity(pid, sizeof(set), &set))
+			for (int c = 0; c < 64 && c < CPU_SETSIZE; c++)
+				if (CPU_ISSET(c, &set))
+					r->cpus |= 1ULL << c;
 	}
 	return 0;
 }
@@ -98,6 +99,27 @@ bool il_proc_kthread(__u32 pid)
 	struct il_proc_cpu r;
 
 	return !read_proc(pid, &r, 100) && r.kthread;
+}
+
+bool il_proc_task_state(__u32 tgid, __u32 tid, char *state)
+{
+	char path[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", tgid, tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* "pid (comm) S ...": the comm may hold any byte, ')' too: the last ')' ends it */
+	if (!(rp = strrchr(buf, ')')) || rp[1] != ' ' || !rp[2])
+		return false;
+	*state = rp[2];
+	return true;
 }
 
 bool il_proc_task_status(__u32 tgid, __u32 tid, char *state, unsigned long long *switches)

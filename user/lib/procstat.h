@@ -35,6 +35,10 @@ bool il_proc_kthread(__u32 pid);
 /* The entry of pid in rows[n] (sorted by pid), or NULL. */
 const struct il_proc_cpu *il_proc_cpu_find(const struct il_proc_cpu *rows, int n, __u32 pid);
 
+/* Thread tid of process tgid's state letter (R, S, D, ...) from /proc/TGID/task/TID/stat
+ * (a short file, cheaper to read than status): false when the thread is gone. */
+bool il_proc_task_state(__u32 tgid, __u32 tid, char *state);
+
 /* Thread tid of process tgid, from /proc/TGID/task/TID/status: its state letter (R, S, D, ...)
  * into *state and its voluntary + involuntary context switches into *switches. false when the
  * thread is gone or a field is missing. */
