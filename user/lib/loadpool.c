@@ -277,8 +277,8 @@ int il_load_join(int loaded)
 	for (k = 0; stats && k < pool.njobs; k++)
 		sum += pool.jobs[k]->ns;
 	if (stats && pool.njobs)
-		fprintf(stderr, "load: %zu programs on %d threads: %.2f ms, %.2f ms of loads\n",
-			pool.njobs, pool.nworkers + 1, (il_now_ns() - t0) / 1e6, sum / 1e6);
+		fprintf(stderr, "load: %zu programs on %d threads: %.2f ms after libbpf's, %.2f ms of "
+			"loads\n", pool.njobs, pool.want, (il_now_ns() - t0) / 1e6, sum / 1e6);
 	for (k = 0; k < pool.njobs; k++) {
 		struct job *j = pool.jobs[k];
 
