@@ -218,10 +218,12 @@ headed() {
 		wait $!
 		echo "$? $(now_ms)" >"$TMPD/h.tool"
 	} | {
-		if [ "$reader" = head ]; then head -2 >"$TMPD/h.out"; else
-			ready "$TMPD/h.err" # then leave once the test holds the tool's program ids: a
-			for ((i = 0; i < 200; i++)); do [ -e "$TMPD/h.ids" ] && break; sleep 0.05; done
-		fi # tool that ends within ms of its reader could be gone before they were read
+		# read or leave once the test holds the tool's program ids: a tool that ends within
+		# ms of its reader could be gone before they were read (writeback-ret | head did,
+		# "no program seen", its first lines printed as it started)
+		ready "$TMPD/h.err"
+		for ((i = 0; i < 200; i++)); do [ -e "$TMPD/h.ids" ] && break; sleep 0.05; done
+		[ "$reader" = head ] && head -2 >"$TMPD/h.out"
 		now_ms >"$TMPD/h.head"
 	} &
 	job=$!

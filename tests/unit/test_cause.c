@@ -674,6 +674,43 @@ static void test_journal_runq(void **state)
 	assert_true(c.blames[0].ns == 800 * MS);
 }
 
+/* Woken by the journal after 1.3 s of the victim's wait, the journal runnable only 46 ms of the
+ * window (36 on a run queue, 10 on a CPU) and asleep the rest (on throttled I/O the split did
+ * not see as its I/O wait): the hogs get at most its 36 ms, the journal the rest. The ratio
+ * alone put 1,017 ms on the hogs (a trial's throttled SQLite: "cpu dd (565 pids)" through
+ * [jbd2/loop0-8] where the journal's schedstat had 36 ms of run_delay). */
+static void test_journal_runq_capped(void **state)
+{
+	struct il_window w;
+	__u64 cpu_ns = 0;
+
+	(void)state;
+	kthread_waiter(&w, "fsyncer", "jbd2/loop3-8");
+	ops[0].v.part_ns[SPLIT_OTHER] = 1300 * MS;
+	wks[0].v.ns = 1300 * MS;
+	cpus[0].runq_ns = 36 * MS;
+	cpus[0].cpu_ns = 10 * MS;
+	cpu(&w, 40, "hog", 450);
+	il_cause(&w, &c);
+	assert_int_equal(c.blames[0].kind, IL_CK_JOURNAL);
+	for (int i = 0; i < c.nblames; i++)
+		if ((c.blames[i].kind == IL_CK_CPU || c.blames[i].kind == IL_CK_SELF) &&
+		    !strcmp(c.blames[i].via, "jbd2/loop3-8"))
+			cpu_ns += c.blames[i].ns;
+	assert_true(cpu_ns > 35 * MS && cpu_ns <= 36 * MS);
+	assert_true(c.blames[0].ns >= 1264 * MS);
+	/* a second row of the same thread (another waker kind of the same op) shares the cap */
+	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 300, 0);
+	ops[0].v.part_ns[SPLIT_OTHER] = 1600 * MS;
+	il_cause(&w, &c);
+	cpu_ns = 0;
+	for (int i = 0; i < c.nblames; i++)
+		if ((c.blames[i].kind == IL_CK_CPU || c.blames[i].kind == IL_CK_SELF) &&
+		    !strcmp(c.blames[i].via, "jbd2/loop3-8"))
+			cpu_ns += c.blames[i].ns;
+	assert_true(cpu_ns <= 36 * MS);
+}
+
 /* A logger pinned beside two CPU hogs: its own block I/O (280 ms, the device's) is the largest
  * part, but the hogs held its CPU for most of its run-queue time (200 ms) and the journal's
  * while it waited for a commit (150 of 250 ms): 327 ms in all, the culprit. */
@@ -1254,7 +1291,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fdatasync_word), cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_kthread_own_threads), cmocka_unit_test(test_journal_for),
 		cmocka_unit_test(test_lock), cmocka_unit_test(test_journal_followed),
-		cmocka_unit_test(test_journal_runq), cmocka_unit_test(test_hogs_across_parts),
+		cmocka_unit_test(test_journal_runq),
+		cmocka_unit_test(test_journal_runq_capped), cmocka_unit_test(test_hogs_across_parts),
 		cmocka_unit_test(test_worker_completion), cmocka_unit_test(test_cpu_unnamed),
 		cmocka_unit_test(test_dirtier_cgroup),
 		cmocka_unit_test(test_victim_choice), cmocka_unit_test(test_dirty),

@@ -641,16 +641,40 @@ static void blame_runq(struct ctx *x, __u32 victim, __u32 op, __u64 ns)
 	}
 }
 
+/* A kernel thread's run-queue time over the window, and how much of it the victim's waits
+ * took so far (waker_runq). */
+struct kt_runq {
+	__u32 pid;
+	__u64 used;
+};
+#define KT_RUNQ_MAX 8
+
 /* Of ns, the time a kernel thread the victim waited for (pid) spent itself waiting for a
  * CPU: ns times its share of run-queue time in its runnable time over the window
- * (schedstat's run_delay / (run_delay + on-CPU)); 0 when /proc did not tell. */
-static __u64 waker_runq(const struct il_window *w, __u32 pid, __u64 ns)
+ * (schedstat's run_delay / (run_delay + on-CPU)), and at most the run-queue time it had in the
+ * window less what the victim's other waits for it took (kt[], *nkt: per victim). The ratio
+ * alone reads a thread that mostly slept as mostly waiting for a CPU: a trial's journal, runnable
+ * 46 ms (36 of them on a run queue) of a window where it slept on throttled I/O, had 1.27 s of
+ * the victim's waits put on CPU hogs. 0 when /proc did not tell. */
+static __u64 waker_runq(const struct il_window *w, __u32 pid, __u64 ns, struct kt_runq *kt, int *nkt)
 {
 	const struct il_proc_cpu *p = il_proc_cpu_find(w->cpu, w->ncpu, pid);
+	struct kt_runq *k = NULL, spare = { pid, 0 };
+	__u64 rq;
 
 	if (!p || !p->runq_ns)
 		return 0;
-	return (__u64)((double)ns * p->runq_ns / (p->runq_ns + p->cpu_ns));
+	for (int i = 0; i < *nkt && !k; i++)
+		if (kt[i].pid == pid)
+			k = &kt[i];
+	if (!k)
+		k = *nkt < KT_RUNQ_MAX ? &kt[(*nkt)++] : &spare;
+	k->pid = pid;
+	rq = (__u64)((double)ns * p->runq_ns / (p->runq_ns + p->cpu_ns));
+	if (rq > p->runq_ns - k->used)
+		rq = p->runq_ns > k->used ? p->runq_ns - k->used : 0;
+	k->used += rq;
+	return rq;
 }
 
 /* Dirty throttling: the processes whose pages kernel threads wrote back to the victim's disk
@@ -965,6 +989,8 @@ static void follow(struct ctx *x, const struct il_split_op_row *op, __u64 uring_
 	__u64 woken = 0, off = op->v.part_ns[SPLIT_IOWAIT_BLOCK] + op->v.part_ns[SPLIT_IOWAIT_TASK] +
 				op->v.part_ns[SPLIT_OTHER];
 	bool dirty = strstr(w->m.iw_top_frame, "balance_dirty_pages");
+	struct kt_runq kt[KT_RUNQ_MAX];
+	int nkt = 0;
 
 	x->a->part = IL_CP_CPU;
 	blame(x->a, IL_CK_SELF, pid, NULL, false, 0, NULL, op->v.part_ns[SPLIT_ONCPU]);
@@ -1005,7 +1031,7 @@ static void follow(struct ctx *x, const struct il_split_op_row *op, __u64 uring_
 			if (!victim_uses(w, pid, r->v.io_disk))
 				io = 0;
 			blame_disk(x, r->v.io_disk, io, pid, r->k.wk_tgid, comm);
-			rq = waker_runq(w, r->k.wk_tgid, ns - io);
+			rq = waker_runq(w, r->k.wk_tgid, ns - io, kt, &nkt);
 			blame_cpu_of(x, pid, r->k.wk_tgid, comm, rq);
 			/* a workqueue worker that did not wait for I/O itself runs the work that
 			 * ends an I/O (xfs's log and unwritten-extent completions, ext4's
