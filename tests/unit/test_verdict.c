@@ -5,11 +5,13 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "libiolayer.h"
 #include "verdict.h"
 #include "measure.h"
+#include "whoview.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -693,6 +695,44 @@ static void test_why_clauses(void **state)
 	assert_null(il_why_clause(&why, &n));
 }
 
+/* The processes table ranks by time in file operations and I/O wait; a process whose disk load
+ * no call timed (Linux AIO) comes after the rows, when it sent more than any of them. */
+static void test_table_heavy_submitter(void **state)
+{
+	struct il_who_sum p[3] = { { .pid = 10, .iowait_ns = 500 * MS, .bio_bytes = 10 << 10 },
+				   { .pid = 20, .iowait_ns = 400 * MS, .bio_bytes = 20 << 10 },
+				   { .pid = 30, .bio_bytes = 1300 << 20 } };
+	struct il_who_view v = { .procs = p, .nprocs = 3 };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	strcpy(p[0].comm, "logger");
+	strcpy(p[1].comm, "sync");
+	strcpy(p[2].comm, "fio");
+	f = open_memstream(&out, &len);
+	il_who_view_print(f, &v, 10, 2);
+	fclose(f);
+	assert_non_null(strstr(out, "(and the process that sent the most to disk, below the top 2 by time:)\n30 "));
+	free(out);
+	/* one shown sent as much: nothing more */
+	p[2].bio_bytes = 15 << 10;
+	f = open_memstream(&out, &len);
+	il_who_view_print(f, &v, 10, 2);
+	fclose(f);
+	assert_null(strstr(out, "sent the most to disk"));
+	assert_null(strstr(out, "\n30 "));
+	free(out);
+	/* all shown (--top 0): nothing more */
+	p[2].bio_bytes = 1300 << 20;
+	f = open_memstream(&out, &len);
+	il_who_view_print(f, &v, 10, 0);
+	fclose(f);
+	assert_null(strstr(out, "sent the most to disk"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +752,7 @@ int main(void)
 		cmocka_unit_test(test_culprit_file_way), cmocka_unit_test(test_culprit_direct), cmocka_unit_test(test_block_accounts_quoted),
 		cmocka_unit_test(test_fmt_rate), cmocka_unit_test(test_verdict_json),
 		cmocka_unit_test(test_lat_json), cmocka_unit_test(test_why_clauses),
+		cmocka_unit_test(test_table_heavy_submitter),
 	};
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

@@ -84,7 +84,9 @@ int il_who_view_disks(const struct il_who_view *v, __u32 pid, __u32 *devs, int m
  * a kernel thread only when no other process was seen. */
 __u32 il_who_view_top_pid(const struct il_who_view *v);
 
-/* "top processes" and "top files" tables, top rows of each (0: all). */
+/* "top processes" and "top files" tables, top rows of each (0: all); after the processes'
+ * rows, the process that sent the most bytes to disk when it is not among them and none of
+ * them sent as much (a disk load no call timed: Linux AIO). */
 void il_who_view_print(FILE *f, const struct il_who_view *v, double elapsed_s, int top);
 
 /* processes[] and files[] (top of each) added to o. */
