@@ -12,31 +12,28 @@
 
 #define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h PF_KTHREAD */
 
-__u64 il_cpu_list_mask(const char *list)
+/* The stat file at path (/proc/PID/stat or /proc/PID/task/TID/stat) into buf (size bytes,
+ * NUL-terminated): the ')' that ends its comm, which may hold any byte, ')' too (the last one
+ * ends it), followed by " STATE ..."; NULL when the task is gone or the file is not that. */
+static char *stat_read(const char *path, char *buf, size_t size)
 {
-	__u64 mask = 0;
-	const char *p = list;
+	ssize_t n;
+	char *rp;
+	int fd;
 
-	while (p && *p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p || a < 0)
-			return 0;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtol(p, &end, 10);
-			if (end == p || b < a)
-				return 0;
-		}
-		for (long c = a; c <= b && c - a < 64; c++)
-			mask |= 1ULL << (c % 64);
-		p = *end == ',' ? end + 1 : end;
-	}
-	return mask;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	rp = strrchr(buf, ')');
+	return rp && strchr(buf, '(') && rp[1] == ' ' && rp[2] ? rp : NULL;
 }
 
-/* One process from /proc/PID/stat and /proc/PID/status into r: 0, or -1 when it is gone. */
+/* One process from /proc/PID/stat, its schedstat (a kernel thread) and its CPU affinity into
+ * r: 0, or -1 when it is gone. */
 static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 {
 	char path[64], buf[1024], *rp;
@@ -47,14 +44,7 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	if (!(f = fopen(path, "r")))
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* the comm is in parentheses and may hold any byte, ')' too: the last ')' ends it */
-	rp = strrchr(buf, ')');
-	if (!rp || !strchr(buf, '('))
+	if (!(rp = stat_read(path, buf, sizeof(buf))))
 		return -1;
 	memset(r, 0, sizeof(*r));
 	r->pid = pid;
@@ -87,9 +77,9 @@ static int read_proc(__u32 pid, struct il_proc_cpu *r, long hz)
 
 		CPU_ZERO(&set);
 		if (!sched_getaffinity(pid, sizeof(set), &set))
-			for (int c = 0; c < 64 && c < CPU_SETSIZE; c++)
+			for (int c = 0; c < CPU_SETSIZE; c++)
 				if (CPU_ISSET(c, &set))
-					r->cpus |= 1ULL << c;
+					r->cpus |= 1ULL << (c % 64);
 	}
 	return 0;
 }
@@ -104,19 +94,9 @@ bool il_proc_kthread(__u32 pid)
 bool il_proc_task_state(__u32 tgid, __u32 tid, char *state)
 {
 	char path[64], buf[512], *rp;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", tgid, tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* "pid (comm) S ...": the comm may hold any byte, ')' too: the last ')' ends it */
-	if (!(rp = strrchr(buf, ')')) || rp[1] != ' ' || !rp[2])
+	if (!(rp = stat_read(path, buf, sizeof(buf))))
 		return false;
 	*state = rp[2];
 	return true;

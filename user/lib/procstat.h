@@ -21,8 +21,9 @@ struct il_proc_cpu {
 	__u64 runq_ns;          /* a kernel thread's time waiting on a run queue
 				 * (/proc/PID/schedstat field 2, sched_info.run_delay; needs
 				 * CONFIG_SCHED_INFO), ns; 0 for a process or when unreadable */
-	__u64 cpus;             /* Cpus_allowed_list of /proc/PID/status as a mask: bit i for
-				 * CPU i, CPUs 64 and above on bit i % 64 */
+	__u64 cpus;             /* the CPUs it may run on (sched_getaffinity(), its main
+				 * thread's) as a mask: bit i for CPU i, CPUs 64 and above on
+				 * bit i % 64 */
 };
 
 /* Every process of /proc (a kernel thread with its schedstat too) into a malloc'ed array sorted by pid (*rows, freed by the caller).
@@ -47,8 +48,5 @@ bool il_proc_task_status(__u32 tgid, __u32 tid, char *state, unsigned long long 
 /* Thread tid's comm, raw (from /proc/TGID/task/TID/comm: status escapes it), into comm[16];
  * "" when it is gone. */
 void il_proc_task_comm(__u32 tgid, __u32 tid, char comm[16]);
-
-/* "0-3,8,10-11" as a mask (bit i % 64 for CPU i); 0 when it cannot be read. */
-__u64 il_cpu_list_mask(const char *list);
 
 #endif
