@@ -68,6 +68,7 @@ static int nmod_fds;
 
 static struct answers {
 	bool tried;        /* the file read, or found missing or unusable */
+	bool off;          /* no kernel key or no usable cache directory: nothing to write */
 	bool dirty;        /* answers not in the file */
 	int n;
 	struct answer {
@@ -105,10 +106,17 @@ static bool ans_parse(char *text, const char *key)
 	return true;
 }
 
-static void ans_free(void)
+/* Drop the answers kept (the array stays). */
+static void ans_clear(void)
 {
 	for (int i = 0; i < ans.n; i++)
 		free(ans.v[i].name);
+	ans.n = 0;
+}
+
+static void ans_free(void)
+{
+	ans_clear();
 	free(ans.v);
 	memset(&ans, 0, sizeof(ans));
 }
@@ -124,9 +132,12 @@ static void ans_read(void)
 	if (ans.tried)
 		return;
 	ans.tried = true;
-	if (!(ans.v = calloc(ANSWERS_MAX, sizeof(*ans.v))) || !(key = il_kernel_key()) ||
-	    (dfd = il_cache_subdir("btf-answers", "BTF answers")) < 0)
+	if (!(ans.v = calloc(ANSWERS_MAX, sizeof(*ans.v))))
 		return;
+	if (!(key = il_kernel_key()) || (dfd = il_cache_subdir("btf-answers", "BTF answers")) < 0) {
+		ans.off = true;
+		return;
+	}
 	fd = openat(dfd, key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	close(dfd);
 	if (fd < 0)
@@ -135,9 +146,7 @@ static void ans_read(void)
 	    (text = malloc(st.st_size + 1)) && read(fd, text, st.st_size) == st.st_size) {
 		text[st.st_size] = 0;
 		if (!ans_parse(text, key)) { /* all or nothing: made again from the BTF */
-			for (int i = 0; i < ans.n; i++)
-				free(ans.v[i].name);
-			ans.n = 0;
+			ans_clear();
 			ans.dirty = true;
 		}
 	}
@@ -187,7 +196,7 @@ static void ans_write(void)
 	int dfd, fd;
 	FILE *f;
 
-	if (!ans.dirty || !(key = il_kernel_key()) ||
+	if (!ans.dirty || ans.off || !(key = il_kernel_key()) ||
 	    (dfd = il_cache_subdir("btf-answers", "BTF answers")) < 0)
 		return;
 	snprintf(sub, sizeof(sub), "/proc/%d/fd/%d", (int)getpid(), dfd);
