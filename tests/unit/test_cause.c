@@ -674,6 +674,18 @@ static void test_journal_runq(void **state)
 	assert_true(c.blames[0].ns == 800 * MS);
 }
 
+/* The CPU waits (the hogs' and the victim's own threads') c puts through kernel thread via. */
+static __u64 cpu_through(const char *via)
+{
+	__u64 ns = 0;
+
+	for (int i = 0; i < c.nblames; i++)
+		if ((c.blames[i].kind == IL_CK_CPU || c.blames[i].kind == IL_CK_SELF) &&
+		    !strcmp(c.blames[i].via, via))
+			ns += c.blames[i].ns;
+	return ns;
+}
+
 /* Woken by the journal after 1.3 s of the victim's wait, the journal runnable only 46 ms of the
  * window (36 on a run queue, 10 on a CPU) and asleep the rest (on throttled I/O the split did
  * not see as its I/O wait): the hogs get at most its 36 ms, the journal the rest. The ratio
@@ -682,7 +694,7 @@ static void test_journal_runq(void **state)
 static void test_journal_runq_capped(void **state)
 {
 	struct il_window w;
-	__u64 cpu_ns = 0;
+	__u64 cpu_ns;
 
 	(void)state;
 	kthread_waiter(&w, "fsyncer", "jbd2/loop3-8");
@@ -693,22 +705,14 @@ static void test_journal_runq_capped(void **state)
 	cpu(&w, 40, "hog", 450);
 	il_cause(&w, &c);
 	assert_int_equal(c.blames[0].kind, IL_CK_JOURNAL);
-	for (int i = 0; i < c.nblames; i++)
-		if ((c.blames[i].kind == IL_CK_CPU || c.blames[i].kind == IL_CK_SELF) &&
-		    !strcmp(c.blames[i].via, "jbd2/loop3-8"))
-			cpu_ns += c.blames[i].ns;
+	cpu_ns = cpu_through("jbd2/loop3-8");
 	assert_true(cpu_ns > 35 * MS && cpu_ns <= 36 * MS);
 	assert_true(c.blames[0].ns >= 1264 * MS);
 	/* a second row of the same thread (another waker kind of the same op) shares the cap */
 	woken(&w, 10, FS_OP_FSYNC, SPLIT_WK_TASK, 5, "jbd2/loop3-8", true, 300, 0);
 	ops[0].v.part_ns[SPLIT_OTHER] = 1600 * MS;
 	il_cause(&w, &c);
-	cpu_ns = 0;
-	for (int i = 0; i < c.nblames; i++)
-		if ((c.blames[i].kind == IL_CK_CPU || c.blames[i].kind == IL_CK_SELF) &&
-		    !strcmp(c.blames[i].via, "jbd2/loop3-8"))
-			cpu_ns += c.blames[i].ns;
-	assert_true(cpu_ns <= 36 * MS);
+	assert_true(cpu_through("jbd2/loop3-8") <= 36 * MS);
 }
 
 /* A logger pinned beside two CPU hogs: its own block I/O (280 ms, the device's) is the largest

@@ -695,6 +695,19 @@ static void test_why_clauses(void **state)
 	assert_null(il_why_clause(&why, &n));
 }
 
+/* The processes table of view v with top rows (il_who_view_print, 10 s), as a string to free. */
+static char *table_of(const struct il_who_view *v, int top)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	il_who_view_print(f, v, 10, top);
+	fclose(f);
+	return out;
+}
+
 /* The processes table ranks by time in file operations and I/O wait; a process whose disk load
  * no call timed (Linux AIO) comes after the rows, when it sent more than any of them. */
 static void test_table_heavy_submitter(void **state)
@@ -703,32 +716,24 @@ static void test_table_heavy_submitter(void **state)
 				   { .pid = 20, .iowait_ns = 400 * MS, .bio_bytes = 20 << 10 },
 				   { .pid = 30, .bio_bytes = 1300 << 20 } };
 	struct il_who_view v = { .procs = p, .nprocs = 3 };
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 
 	(void)state;
 	strcpy(p[0].comm, "logger");
 	strcpy(p[1].comm, "sync");
 	strcpy(p[2].comm, "fio");
-	f = open_memstream(&out, &len);
-	il_who_view_print(f, &v, 10, 2);
-	fclose(f);
+	out = table_of(&v, 2);
 	assert_non_null(strstr(out, "(and the process that sent the most to disk, below the top 2 by time:)\n30 "));
 	free(out);
 	/* one shown sent as much: nothing more */
 	p[2].bio_bytes = 15 << 10;
-	f = open_memstream(&out, &len);
-	il_who_view_print(f, &v, 10, 2);
-	fclose(f);
+	out = table_of(&v, 2);
 	assert_null(strstr(out, "sent the most to disk"));
 	assert_null(strstr(out, "\n30 "));
 	free(out);
 	/* all shown (--top 0): nothing more */
 	p[2].bio_bytes = 1300 << 20;
-	f = open_memstream(&out, &len);
-	il_who_view_print(f, &v, 10, 0);
-	fclose(f);
+	out = table_of(&v, 0);
 	assert_null(strstr(out, "sent the most to disk"));
 	free(out);
 }
